@@ -1,0 +1,4 @@
+export * from './errors';
+export * from './money';
+export * from './time';
+export * from './chain';

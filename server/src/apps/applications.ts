@@ -1,0 +1,163 @@
+import * as crypto from 'node:crypto';
+import type { Sequelize, Transaction } from 'sequelize';
+import { WcsError, invalidParameter, formatLocalDateTime, type Environment } from '@wcs/core';
+import { ApplicationCallbackModel, ApplicationModel, ApplicationSecretModel } from '../db/models';
+import type { SecretBox } from '../crypto/secret-box';
+import type { Catalogue } from '../catalogue/catalogue';
+import { validateCallbackUrl } from './callback-url';
+
+export const BIZ_TYPES = ['RECHARGE', 'WITHDRAW', 'COLLECT', 'TRANSFER', 'CHAIN_EVENT'] as const;
+export type BizType = (typeof BIZ_TYPES)[number];
+export const APP_CHANGED_CHANNEL = 'wcs_app_changed';
+
+export interface ApplicationView {
+  id: number;
+  name: string;
+  environment: Environment;
+  apiKey: string;
+  status: 'ACTIVE' | 'DISABLED';
+  chains: string[];
+  callbacks: Partial<Record<BizType, string>>;
+  createTime: string;
+  updateTime: string;
+}
+
+export interface CreatedApplication extends ApplicationView {
+  /** Shown once, here; stored only sealed. */
+  apiSecret: string;
+}
+
+function newApiKey(env: Environment): string {
+  return `pk_${env}_${crypto.randomBytes(16).toString('hex')}`;
+}
+function newApiSecret(): string {
+  return crypto.randomBytes(32).toString('hex');
+}
+
+/** Operator-side management of merchant applications (CLI and future admin console). */
+export class ApplicationService {
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly box: SecretBox,
+    private readonly catalogue: Catalogue,
+  ) {}
+
+  private normaliseChains(env: Environment, chains: readonly string[]): string[] {
+    const out: string[] = [];
+    for (const raw of chains) {
+      const code = raw.trim().toUpperCase();
+      if (code === '') continue;
+      if (!this.catalogue.has(env, code)) {
+        throw new WcsError('CHAIN_UNKNOWN', { message: `Unknown chain code for ${env} applications: ${code}`, details: { chainCode: code } });
+      }
+      if (!out.includes(code)) out.push(code);
+    }
+    return out;
+  }
+
+  private async notify(apiKey: string, transaction: Transaction): Promise<void> {
+    await this.sequelize.query('SELECT pg_notify(:ch, :key)', { replacements: { ch: APP_CHANGED_CHANNEL, key: apiKey }, transaction });
+  }
+
+  async create(input: { name: string; environment: string; chains: readonly string[] }): Promise<CreatedApplication> {
+    const name = (input.name ?? '').trim();
+    if (name.length < 1 || name.length > 100) throw invalidParameter('name', 'must be 1 to 100 characters');
+    if (input.environment !== 'test' && input.environment !== 'live') throw invalidParameter('env', 'must be test or live');
+    const environment = input.environment;
+    const chains = this.normaliseChains(environment, input.chains);
+    const apiSecret = newApiSecret();
+    const app = await this.sequelize.transaction(async (transaction) => {
+      const row = await ApplicationModel.create({ name, environment, apiKey: newApiKey(environment), enabledChains: chains }, { transaction });
+      const sealed = this.box.seal(apiSecret, row.id);
+      await ApplicationSecretModel.create({ applicationId: row.id, ...sealed, expiresAt: null }, { transaction });
+      await this.notify(row.apiKey, transaction); // clears any negative cache entry for the key
+      return row;
+    });
+    return { ...(await this.view(app)), apiSecret };
+  }
+
+  async list(): Promise<ApplicationView[]> {
+    const rows = await ApplicationModel.findAll({ order: [['id', 'ASC']] });
+    return Promise.all(rows.map((r) => this.view(r)));
+  }
+
+  async get(id: number): Promise<ApplicationView> {
+    return this.view(await this.row(id));
+  }
+
+  private async row(id: number, transaction?: Transaction): Promise<ApplicationModel> {
+    if (!Number.isSafeInteger(id) || id <= 0) throw invalidParameter('app', 'must be a positive integer application id');
+    const row = await ApplicationModel.findByPk(id, { transaction, ...(transaction ? { lock: transaction.LOCK.UPDATE } : {}) });
+    if (!row) throw new WcsError('APPLICATION_NOT_FOUND', { message: `Application ${id} not found` });
+    return row;
+  }
+
+  private async view(row: ApplicationModel): Promise<ApplicationView> {
+    const cbs = await ApplicationCallbackModel.findAll({ where: { applicationId: row.id } });
+    const callbacks: Partial<Record<BizType, string>> = {};
+    for (const c of cbs) callbacks[c.bizType as BizType] = c.url;
+    return {
+      id: row.id, name: row.name, environment: row.environment, apiKey: row.apiKey, status: row.status,
+      chains: [...row.enabledChains], callbacks,
+      createTime: formatLocalDateTime(row.createdAt)!, updateTime: formatLocalDateTime(row.updatedAt)!,
+    };
+  }
+
+  async setCallback(id: number, bizType: string, url: string): Promise<ApplicationView> {
+    if (!(BIZ_TYPES as readonly string[]).includes(bizType)) throw invalidParameter('biz-type', `must be one of ${BIZ_TYPES.join(', ')}`);
+    return this.sequelize.transaction(async (transaction) => {
+      const row = await this.row(id, transaction);
+      const checked = validateCallbackUrl(url, row.environment);
+      await ApplicationCallbackModel.upsert({ applicationId: id, bizType, url: checked, updatedAt: new Date() }, { transaction });
+      row.updatedAt = new Date();
+      await row.save({ transaction });
+      await this.notify(row.apiKey, transaction);
+      return this.view(row);
+    });
+  }
+
+  async setChains(id: number, chains: readonly string[]): Promise<ApplicationView> {
+    return this.sequelize.transaction(async (transaction) => {
+      const row = await this.row(id, transaction);
+      row.enabledChains = this.normaliseChains(row.environment, chains);
+      row.updatedAt = new Date();
+      await row.save({ transaction });
+      await this.notify(row.apiKey, transaction);
+      return this.view(row);
+    });
+  }
+
+  async setStatus(id: number, status: 'ACTIVE' | 'DISABLED'): Promise<ApplicationView> {
+    return this.sequelize.transaction(async (transaction) => {
+      const row = await this.row(id, transaction);
+      row.status = status;
+      row.updatedAt = new Date();
+      await row.save({ transaction });
+      await this.notify(row.apiKey, transaction);
+      return this.view(row);
+    });
+  }
+
+  /**
+   * Issues a new secret. Secrets issued earlier stay valid until now + graceSeconds
+   * (an earlier, shorter expiry is kept); with grace 0 they stop at once.
+   */
+  async rotateSecret(id: number, graceSeconds: number): Promise<{ application: ApplicationView; apiSecret: string; previousSecretsValidUntil: string }> {
+    if (!Number.isSafeInteger(graceSeconds) || graceSeconds < 0) throw invalidParameter('grace', 'must be a whole number of seconds >= 0');
+    const apiSecret = newApiSecret();
+    return this.sequelize.transaction(async (transaction) => {
+      const row = await this.row(id, transaction);
+      const until = new Date(Date.now() + graceSeconds * 1000);
+      await this.sequelize.query(
+        `UPDATE application_secrets SET expires_at = LEAST(COALESCE(expires_at, :until), :until)
+          WHERE application_id = :id`,
+        { replacements: { id, until }, transaction },
+      );
+      await ApplicationSecretModel.create({ applicationId: id, ...this.box.seal(apiSecret, id), expiresAt: null }, { transaction });
+      row.updatedAt = new Date();
+      await row.save({ transaction });
+      await this.notify(row.apiKey, transaction);
+      return { application: await this.view(row), apiSecret, previousSecretsValidUntil: formatLocalDateTime(until)! };
+    });
+  }
+}

@@ -1,0 +1,23 @@
+import { WcsError, type Environment } from '@wcs/core';
+
+/**
+ * Checks a merchant callback URL at configuration time: absolute http(s), no
+ * credentials or fragment, https for live applications. Address-range checks
+ * (private, loopback, metadata) belong to callback delivery.
+ */
+export function validateCallbackUrl(raw: string, environment: Environment): string {
+  const fail = (why: string) => new WcsError('CALLBACK_URL_INVALID', { message: `Callback URL ${why}` });
+  if (typeof raw !== 'string' || raw.length === 0) throw fail('is required');
+  if (raw.length > 2048) throw fail('is longer than 2048 characters');
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw fail('is not an absolute URL');
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw fail('must use https (or http for test applications)');
+  if (environment === 'live' && u.protocol !== 'https:') throw fail('must use https for live applications');
+  if (u.username || u.password) throw fail('must not contain credentials');
+  if (u.hash) throw fail('must not contain a fragment');
+  return u.toString();
+}

@@ -1,0 +1,260 @@
+import { Command, CommanderError, Option } from 'commander';
+import { isWcsError, ENVIRONMENTS, formatLocalDateTime } from '@wcs/core';
+import { loadConfig, ConfigError, type ServiceConfig } from '../config/config';
+import { createLogger, type Logger } from '../config/logger';
+import { openStorage, WcsService, type StorageHandle } from '../service';
+import { BIZ_TYPES, type ApplicationView } from '../apps/applications';
+import { generateMasterKeyText } from '../crypto/secret-box';
+import { resolveCatalogue } from '../catalogue/catalogue';
+import { migrate } from '../db/migrations';
+
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+class ExitSignal extends Error {
+  constructor(readonly exitCode: number) {
+    super(`exit ${exitCode}`);
+  }
+}
+
+function parseId(v: string): number {
+  if (!/^\d{1,10}$/.test(v)) throw new ConfigError(`--app: must be a positive integer application id, got "${v}"`);
+  return Number(v);
+}
+
+function parseChains(v: string): string[] {
+  return v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+function appTable(apps: ApplicationView[]): string {
+  if (apps.length === 0) return 'no applications';
+  const rows = apps.map((a) => [String(a.id), a.name, a.environment, a.status, a.apiKey, a.chains.join(',') || '-']);
+  const head = ['ID', 'NAME', 'ENV', 'STATUS', 'API KEY', 'CHAINS'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(head), ...rows.map(line)].join('\n');
+}
+
+function describeApp(a: ApplicationView): string {
+  const cbs = Object.entries(a.callbacks).map(([k, v]) => `  ${k}: ${v}`);
+  return [
+    `id:          ${a.id}`,
+    `name:        ${a.name}`,
+    `environment: ${a.environment}`,
+    `status:      ${a.status}`,
+    `apiKey:      ${a.apiKey}`,
+    `chains:      ${a.chains.join(', ') || '(none)'}`,
+    `callbacks:${cbs.length ? '\n' + cbs.join('\n') : ' (none)'}`,
+  ].join('\n');
+}
+
+/** The `wcs` operator CLI. Returns the process exit code. */
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, io: Io = {
+  out: (s) => process.stdout.write(s + '\n'),
+  err: (s) => process.stderr.write(s + '\n'),
+}): Promise<number> {
+  let json = false;
+  const program = new Command('wcs')
+    .description('Wallet custody service: API server, workers and operator commands')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
+    .showHelpAfterError();
+
+  const config = (): ServiceConfig => loadConfig(env);
+  const cliLogger = (cfg: ServiceConfig): Logger =>
+    createLogger({ level: env.WCS_LOG_LEVEL ? cfg.logLevel : 'warn', format: env.WCS_LOG_FORMAT ? cfg.logFormat : 'pretty' });
+
+  /** Runs fn with storage open (migrations applied, catalogue seeded), then closes it. */
+  const withStorage = async <T>(fn: (s: StorageHandle) => Promise<T>): Promise<T> => {
+    const cfg = config();
+    const storage = await openStorage(cfg, cliLogger(cfg));
+    try {
+      return await fn(storage);
+    } finally {
+      await storage.close();
+    }
+  };
+
+  const emit = (data: unknown, human: () => string) => io.out(json ? JSON.stringify(data, null, 2) : human());
+  const jsonOpt = () => new Option('--json', 'print machine-readable JSON');
+  const setJson = (o: { json?: boolean }) => {
+    json = Boolean(o.json);
+  };
+
+  program
+    .command('start')
+    .description('run the API and the background workers (PORT, default 8080)')
+    .option('--api-only', 'run only the HTTP API')
+    .option('--workers-only', 'run only the background workers')
+    .action(async (o: { apiOnly?: boolean; workersOnly?: boolean }) => {
+      if (o.apiOnly && o.workersOnly) throw new ConfigError('--api-only and --workers-only exclude each other');
+      const cfg = config();
+      const logger = createLogger({ level: cfg.logLevel, format: cfg.logFormat });
+      const svc = await WcsService.start(cfg, logger, { api: !o.workersOnly, workers: !o.apiOnly });
+      await new Promise<void>((resolve) => {
+        const stop = (sig: string) => {
+          logger.info('shutting down', { signal: sig });
+          void svc.stop().then(resolve, resolve);
+        };
+        process.once('SIGINT', () => stop('SIGINT'));
+        process.once('SIGTERM', () => stop('SIGTERM'));
+      });
+    });
+
+  program
+    .command('migrate')
+    .description('apply pending database migrations and seed the catalogue')
+    .addOption(jsonOpt())
+    .action(async (o) => {
+      setJson(o);
+      const cfg = config();
+      // openStorage migrates; report what was applied by migrating first on a plain handle.
+      const applied = await withStorage(async (s) => migrate(s.database.sequelize));
+      emit({ applied, status: 'up-to-date' }, () => (applied.length ? `applied ${applied.join(', ')}` : 'database is up to date'));
+      void cfg;
+    });
+
+  program
+    .command('keygen')
+    .description('print a new random master key for WCS_MASTER_KEY (stores nothing)')
+    .addOption(jsonOpt())
+    .action((o) => {
+      setJson(o);
+      const key = generateMasterKeyText();
+      emit({ masterKey: key }, () => key);
+    });
+
+  program
+    .command('config-check')
+    .description('validate the environment and the config file without touching the database')
+    .addOption(jsonOpt())
+    .action((o) => {
+      setJson(o);
+      const cfg = config();
+      const cat = resolveCatalogue(cfg.file);
+      emit(
+        { ok: true, chains: cat.chains.length, tokens: cat.tokens.length, database: cfg.databaseUrl ? 'url' : 'embedded', dataDir: cfg.dataDir },
+        () => `configuration OK: ${cat.chains.length} chains, ${cat.tokens.length} tokens, database ${cfg.databaseUrl ? 'DATABASE_URL' : 'embedded under ' + cfg.dataDir}`,
+      );
+    });
+
+  const app = program.command('app').description('manage merchant applications');
+  app
+    .command('create')
+    .description('create an application; prints its API secret once')
+    .requiredOption('--name <name>', 'display name')
+    .addOption(new Option('--env <env>', 'environment').choices([...ENVIRONMENTS]).makeOptionMandatory())
+    .option('--chains <codes>', 'comma-separated chain codes, e.g. ETH,BTC', '')
+    .addOption(jsonOpt())
+    .action(async (o: { name: string; env: string; chains: string; json?: boolean }) => {
+      setJson(o);
+      const created = await withStorage((s) => s.applications.create({ name: o.name, environment: o.env, chains: parseChains(o.chains) }));
+      emit(created, () => `${describeApp(created)}\napiSecret:   ${created.apiSecret}\n\nStore the API secret now: it is not shown again.`);
+    });
+  app
+    .command('list')
+    .description('list applications')
+    .addOption(jsonOpt())
+    .action(async (o) => {
+      setJson(o);
+      const apps = await withStorage((s) => s.applications.list());
+      emit(apps, () => appTable(apps));
+    });
+  app
+    .command('show')
+    .description('show one application')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; json?: boolean }) => {
+      setJson(o);
+      const a = await withStorage((s) => s.applications.get(o.app));
+      emit(a, () => describeApp(a));
+    });
+  app
+    .command('set-callback')
+    .description('set the callback URL for one business type')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .addOption(new Option('--biz-type <type>', 'business type').choices([...BIZ_TYPES]).makeOptionMandatory())
+    .requiredOption('--url <url>', 'https URL (http allowed for test applications)')
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; bizType: string; url: string; json?: boolean }) => {
+      setJson(o);
+      const a = await withStorage((s) => s.applications.setCallback(o.app, o.bizType, o.url));
+      emit(a, () => describeApp(a));
+    });
+  app
+    .command('set-chains')
+    .description('replace the enabled chains')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .requiredOption('--chains <codes>', 'comma-separated chain codes')
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; chains: string; json?: boolean }) => {
+      setJson(o);
+      const a = await withStorage((s) => s.applications.setChains(o.app, parseChains(o.chains)));
+      emit(a, () => describeApp(a));
+    });
+  app
+    .command('rotate-secret')
+    .description('issue a new API secret; earlier secrets stay valid for the grace period')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .option('--grace <seconds>', 'grace period for the old secret (default WCS_SECRET_GRACE_SECONDS)')
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; grace?: string; json?: boolean }) => {
+      setJson(o);
+      const cfg = config();
+      let grace = cfg.secretGraceSeconds;
+      if (o.grace !== undefined) {
+        if (!/^\d{1,8}$/.test(o.grace)) throw new ConfigError(`--grace: must be a whole number of seconds, got "${o.grace}"`);
+        grace = Number(o.grace);
+      }
+      const r = await withStorage((s) => s.applications.rotateSecret(o.app, grace));
+      emit(
+        { ...r.application, apiSecret: r.apiSecret, previousSecretsValidUntil: r.previousSecretsValidUntil },
+        () => `${describeApp(r.application)}\napiSecret:   ${r.apiSecret}\nprevious secrets valid until ${r.previousSecretsValidUntil} (UTC)\n\nStore the API secret now: it is not shown again.`,
+      );
+    });
+  for (const [cmd, status, text] of [['disable', 'DISABLED', 'disable an application (its requests are refused)'], ['enable', 'ACTIVE', 're-enable an application']] as const) {
+    app
+      .command(cmd)
+      .description(text)
+      .requiredOption('--app <id>', 'application id', parseId)
+      .addOption(jsonOpt())
+      .action(async (o: { app: number; json?: boolean }) => {
+        setJson(o);
+        const a = await withStorage((s) => s.applications.setStatus(o.app, status));
+        emit(a, () => describeApp(a));
+      });
+  }
+
+  program
+    .command('chains')
+    .description('list the chain catalogue')
+    .addOption(new Option('--env <env>', 'environment').choices([...ENVIRONMENTS]))
+    .addOption(jsonOpt())
+    .action(async (o: { env?: 'test' | 'live'; json?: boolean }) => {
+      setJson(o);
+      const chains = await withStorage(async (s) => (o.env ? s.catalogue.chains(o.env) : [...s.catalogue.chains('live'), ...s.catalogue.chains('test')]));
+      emit(chains, () =>
+        chains.map((c) => `${String(c.id).padEnd(4)} ${c.environment.padEnd(4)} ${c.code.padEnd(8)} ${c.network.padEnd(12)} ${c.tokens.map((t) => `${t.symbol}#${t.id}`).join(' ')}`).join('\n'),
+      );
+    });
+
+  try {
+    await program.parseAsync(argv);
+    return 0;
+  } catch (e) {
+    if (e instanceof ExitSignal) return e.exitCode;
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    const known = e instanceof ConfigError || isWcsError(e);
+    const msg = e instanceof Error ? e.message : String(e);
+    if (json) {
+      io.out(JSON.stringify({ error: { code: isWcsError(e) ? e.code : null, name: isWcsError(e) ? e.errorName : (e as Error)?.name ?? 'Error', msg }, time: formatLocalDateTime(new Date()) }, null, 2));
+    } else {
+      io.err(`wcs: ${msg}`);
+    }
+    if (!known && env.WCS_DEBUG) io.err(String((e as Error)?.stack ?? e));
+    return 1;
+  }
+}

@@ -1,0 +1,145 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { CHAIN_CODE_RE, CHAIN_FAMILIES, ENVIRONMENTS } from '@wcs/core';
+
+/** Raised when configuration is invalid; the message names the offending key. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const chainSchema = z.strictObject({
+  id: z.number().int().positive(),
+  code: z.string().regex(CHAIN_CODE_RE, 'must be 2-16 upper-case letters, digits or _'),
+  name: z.string().min(1).max(64),
+  family: z.enum(CHAIN_FAMILIES),
+  environment: z.enum(ENVIRONMENTS as [string, ...string[]]),
+  network: z.string().min(1).max(64),
+  nativeSymbol: z.string().min(1).max(16),
+  decimals: z.number().int().min(0).max(36),
+  confirmations: z.number().int().min(0).max(100000),
+  evmChainId: z.number().int().positive().nullable().optional(),
+});
+
+const tokenSchema = z.strictObject({
+  id: z.number().int().positive(),
+  chainCode: z.string().regex(CHAIN_CODE_RE),
+  environment: z.enum(ENVIRONMENTS as [string, ...string[]]),
+  symbol: z.string().min(1).max(16),
+  name: z.string().min(1).max(64),
+  contract: z.string().min(1).max(128).nullable(),
+  decimals: z.number().int().min(0).max(36),
+});
+
+export const configFileSchema = z.strictObject({
+  /** When true (default) the built-in catalogue is kept and entries here add to or replace it by (code, environment) / id. */
+  includeDefaultCatalogue: z.boolean().optional(),
+  chains: z.array(chainSchema).optional(),
+  tokens: z.array(tokenSchema).optional(),
+});
+
+export type ChainConfig = z.infer<typeof chainSchema>;
+export type TokenConfig = z.infer<typeof tokenSchema>;
+export type ConfigFile = z.infer<typeof configFileSchema>;
+
+export interface ServiceConfig {
+  port: number;
+  host: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  embeddedPgPort: number;
+  masterKey: { source: 'env' | 'file' | 'dev-file'; value: string | null; file: string | null };
+  configFile: string | null;
+  file: ConfigFile;
+  bodyLimitBytes: number;
+  secretGraceSeconds: number;
+  nonceSweepSeconds: number;
+  logLevel: 'error' | 'warn' | 'info' | 'debug';
+  logFormat: 'json' | 'pretty';
+  dbPoolMax: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function intVar(env: Env, key: string, dflt: number, min: number, max: number): number {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return dflt;
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${key}: must be an integer, got "${raw}"`);
+  const n = Number(raw.trim());
+  if (n < min || n > max) throw new ConfigError(`${key}: must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function enumVar<T extends string>(env: Env, key: string, dflt: T, allowed: readonly T[]): T {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return dflt;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${key}: must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+export function readConfigFile(file: string): ConfigFile {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`WCS_CONFIG: cannot read ${file}: ${(e as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`WCS_CONFIG: ${file} is not valid JSON: ${(e as Error).message}`);
+  }
+  const parsed = configFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+    throw new ConfigError(`WCS_CONFIG: ${file}: ${where || '(root)'}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+/** Loads and validates the whole configuration from the environment (and the optional config file). */
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): ServiceConfig {
+  const databaseUrl = env.DATABASE_URL && env.DATABASE_URL.trim() !== '' ? env.DATABASE_URL.trim() : null;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL: must be a postgres:// or postgresql:// URL');
+  }
+  const dataDir = path.resolve(cwd, env.WCS_DATA_DIR && env.WCS_DATA_DIR !== '' ? env.WCS_DATA_DIR : 'data');
+  const configFile = env.WCS_CONFIG && env.WCS_CONFIG !== '' ? path.resolve(cwd, env.WCS_CONFIG) : null;
+
+  let masterKey: ServiceConfig['masterKey'];
+  if (env.WCS_MASTER_KEY && env.WCS_MASTER_KEY !== '') {
+    masterKey = { source: 'env', value: env.WCS_MASTER_KEY, file: null };
+  } else if (env.WCS_MASTER_KEY_FILE && env.WCS_MASTER_KEY_FILE !== '') {
+    masterKey = { source: 'file', value: null, file: path.resolve(cwd, env.WCS_MASTER_KEY_FILE) };
+  } else if (!databaseUrl) {
+    masterKey = { source: 'dev-file', value: null, file: path.join(dataDir, 'master.key') };
+  } else {
+    throw new ConfigError(
+      'WCS_MASTER_KEY: required (or WCS_MASTER_KEY_FILE) when DATABASE_URL is set; generate one with `wcs keygen`',
+    );
+  }
+
+  return {
+    port: intVar(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST && env.HOST !== '' ? env.HOST : '127.0.0.1',
+    databaseUrl,
+    dataDir,
+    embeddedPgPort: intVar(env, 'WCS_EMBEDDED_PG_PORT', 54329, 1024, 65535),
+    masterKey,
+    configFile,
+    file: configFile ? readConfigFile(configFile) : {},
+    bodyLimitBytes: intVar(env, 'WCS_BODY_LIMIT_BYTES', 1048576, 1024, 64 * 1048576),
+    secretGraceSeconds: intVar(env, 'WCS_SECRET_GRACE_SECONDS', 86400, 0, 90 * 86400),
+    nonceSweepSeconds: intVar(env, 'WCS_NONCE_SWEEP_SECONDS', 60, 1, 3600),
+    logLevel: enumVar(env, 'WCS_LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug'] as const),
+    logFormat: enumVar(env, 'WCS_LOG_FORMAT', 'json', ['json', 'pretty'] as const),
+    dbPoolMax: intVar(env, 'WCS_DB_POOL_MAX', 10, 1, 200),
+  };
+}

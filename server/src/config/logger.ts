@@ -1,0 +1,70 @@
+import * as winston from 'winston';
+
+const SENSITIVE_KEY = /(secret|password|passphrase|signature|api[-_]?key|authorization|\bpin\b|seed|mnemonic|private|master[-_]?key|cipher)/i;
+
+/** Masks a secret-looking value, keeping a short prefix so operators can tell keys apart. */
+export function maskValue(v: unknown): string {
+  if (typeof v !== 'string') return '***';
+  const m = /^(pk_(?:test|live)_)/.exec(v);
+  if (m) return `${m[1]}***${v.slice(-4)}`;
+  return '***';
+}
+
+const INLINE_PATTERNS: Array<[RegExp, string]> = [
+  [/(postgres(?:ql)?:\/\/[^:/@\s]+:)[^@\s]+@/gi, '$1***@'],
+  [/\b(pk_(?:test|live)_)[A-Za-z0-9]+([A-Za-z0-9]{4})\b/g, '$1***$2'],
+  [/\b[0-9a-f]{64}\b/g, '***'],
+];
+
+export function scrubText(s: string): string {
+  let out = s;
+  for (const [re, rep] of INLINE_PATTERNS) out = out.replace(re, rep);
+  return out;
+}
+
+/** Deep-copies a log record with secret keys masked and secret-looking text scrubbed. */
+export function redact(value: unknown, depth = 0): unknown {
+  if (depth > 6) return '[depth]';
+  if (typeof value === 'string') return scrubText(value);
+  if (Buffer.isBuffer(value)) return `[${value.length} bytes]`;
+  if (value instanceof Error) {
+    return { name: value.name, message: scrubText(value.message), ...(value.stack ? { stack: scrubText(value.stack) } : {}) };
+  }
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      out[k] = SENSITIVE_KEY.test(k) ? maskValue(v) : redact(v, depth + 1);
+    }
+    return out;
+  }
+  return value;
+}
+
+const redactFormat = winston.format((info) => {
+  for (const key of Object.keys(info)) {
+    const v = (info as Record<string, unknown>)[key];
+    (info as Record<string, unknown>)[key] = SENSITIVE_KEY.test(key) ? maskValue(v) : redact(v);
+  }
+  return info;
+});
+
+export type Logger = winston.Logger;
+
+export function createLogger(opts: { level: string; format: 'json' | 'pretty'; stream?: NodeJS.WritableStream }): Logger {
+  const fmt =
+    opts.format === 'json'
+      ? winston.format.combine(redactFormat(), winston.format.timestamp(), winston.format.json())
+      : winston.format.combine(
+          redactFormat(),
+          winston.format.timestamp(),
+          winston.format.printf(({ timestamp, level, message, ...rest }) => {
+            const extra = Object.keys(rest).length ? ' ' + JSON.stringify(rest) : '';
+            return `${String(timestamp)} ${level} ${String(message)}${extra}`;
+          }),
+        );
+  const transport = opts.stream
+    ? new winston.transports.Stream({ stream: opts.stream })
+    : new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'] });
+  return winston.createLogger({ level: opts.level, format: fmt, transports: [transport] });
+}

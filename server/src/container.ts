@@ -1,0 +1,71 @@
+import 'reflect-metadata';
+import { container as rootContainer, type DependencyContainer, instanceCachingFactory } from 'tsyringe';
+import type { ServiceConfig } from './config/config';
+import type { Logger } from './config/logger';
+import { Database } from './db/database';
+import { SecretBox } from './crypto/secret-box';
+import { Catalogue } from './catalogue/catalogue';
+import { CredentialStore } from './auth/credentials';
+import { NonceStore } from './auth/nonces';
+import { Authenticator } from './auth/authenticate';
+import { ApplicationService } from './apps/applications';
+import { supportRoutes } from './http/support-routes';
+import type { ApiRoute } from './http/routes';
+import { IntervalWorker, type Worker } from './workers/worker';
+
+/** Injection tokens. The composition root below is the only place that wires them. */
+export const TOKENS = {
+  Config: Symbol('Config'),
+  Logger: Symbol('Logger'),
+  Database: Symbol('Database'),
+  SecretBox: Symbol('SecretBox'),
+  Catalogue: Symbol('Catalogue'),
+  CredentialStore: Symbol('CredentialStore'),
+  NonceStore: Symbol('NonceStore'),
+  Authenticator: Symbol('Authenticator'),
+  ApplicationService: Symbol('ApplicationService'),
+  ApiRoutes: Symbol('ApiRoutes'),
+  Workers: Symbol('Workers'),
+} as const;
+
+/**
+ * Stage 1: what exists before storage is open. Stage 2 (registerStorageDependents)
+ * adds what needs an open database and the loaded catalogue.
+ */
+export function createContainer(config: ServiceConfig, logger: Logger): DependencyContainer {
+  const c = rootContainer.createChildContainer();
+  c.register(TOKENS.Config, { useValue: config });
+  c.register(TOKENS.Logger, { useValue: logger });
+  c.register(TOKENS.Database, { useFactory: instanceCachingFactory(() => new Database(config, logger)) });
+  c.register(TOKENS.SecretBox, { useFactory: instanceCachingFactory(() => SecretBox.fromConfig(config)) });
+  return c;
+}
+
+export function registerStorageDependents(c: DependencyContainer, catalogue: Catalogue, extraRoutes: readonly ApiRoute[] = []): void {
+  const config = c.resolve<ServiceConfig>(TOKENS.Config);
+  const logger = c.resolve<Logger>(TOKENS.Logger);
+  const db = c.resolve<Database>(TOKENS.Database);
+  c.register(TOKENS.Catalogue, { useValue: catalogue });
+  c.register(TOKENS.NonceStore, { useFactory: instanceCachingFactory(() => new NonceStore(db.sequelize)) });
+  c.register(TOKENS.CredentialStore, {
+    useFactory: instanceCachingFactory((x) => new CredentialStore(db.sequelize, x.resolve(TOKENS.SecretBox), db.url, logger)),
+  });
+  c.register(TOKENS.Authenticator, {
+    useFactory: instanceCachingFactory((x) => new Authenticator(x.resolve(TOKENS.CredentialStore), x.resolve(TOKENS.NonceStore))),
+  });
+  c.register(TOKENS.ApplicationService, {
+    useFactory: instanceCachingFactory((x) => new ApplicationService(db.sequelize, x.resolve(TOKENS.SecretBox), catalogue)),
+  });
+  c.register(TOKENS.ApiRoutes, { useValue: [...supportRoutes(catalogue), ...extraRoutes] });
+  c.register(TOKENS.Workers, {
+    useFactory: instanceCachingFactory((x): Worker[] => {
+      const nonces = x.resolve<NonceStore>(TOKENS.NonceStore);
+      return [
+        new IntervalWorker('nonce-sweeper', config.nonceSweepSeconds * 1000, async () => {
+          const n = await nonces.sweep();
+          if (n > 0) logger.debug('expired nonces removed', { count: n });
+        }, logger),
+      ];
+    }),
+  });
+}

@@ -1,0 +1,123 @@
+import type { Sequelize, Transaction } from 'sequelize';
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/**
+ * Versioned, append-only migrations. Never edit a released one: add the next version.
+ * All amounts are NUMERIC; all ids that merchants see are integers.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'applications, secrets, callbacks, catalogue, nonces',
+    sql: `
+CREATE TABLE applications (
+  id            SERIAL PRIMARY KEY,
+  name          VARCHAR(100) NOT NULL,
+  environment   VARCHAR(8) NOT NULL CHECK (environment IN ('test','live')),
+  api_key       VARCHAR(64) NOT NULL UNIQUE,
+  status        VARCHAR(16) NOT NULL DEFAULT 'ACTIVE' CHECK (status IN ('ACTIVE','DISABLED')),
+  enabled_chains TEXT[] NOT NULL DEFAULT '{}',
+  created_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
+  updated_at    TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+
+CREATE TABLE application_secrets (
+  id             SERIAL PRIMARY KEY,
+  application_id INTEGER NOT NULL REFERENCES applications(id),
+  ciphertext     BYTEA NOT NULL,
+  iv             BYTEA NOT NULL,
+  auth_tag       BYTEA NOT NULL,
+  key_id         VARCHAR(32) NOT NULL,
+  created_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
+  expires_at     TIMESTAMPTZ NULL
+);
+CREATE INDEX application_secrets_app ON application_secrets(application_id);
+
+CREATE TABLE application_callbacks (
+  application_id INTEGER NOT NULL REFERENCES applications(id),
+  biz_type       VARCHAR(16) NOT NULL CHECK (biz_type IN ('RECHARGE','WITHDRAW','COLLECT','TRANSFER','CHAIN_EVENT')),
+  url            VARCHAR(2048) NOT NULL,
+  updated_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (application_id, biz_type)
+);
+
+CREATE TABLE chains (
+  id            INTEGER PRIMARY KEY,
+  code          VARCHAR(16) NOT NULL,
+  name          VARCHAR(64) NOT NULL,
+  family        VARCHAR(16) NOT NULL,
+  environment   VARCHAR(8) NOT NULL CHECK (environment IN ('test','live')),
+  network       VARCHAR(64) NOT NULL,
+  curve         VARCHAR(16) NOT NULL,
+  addressing    VARCHAR(8) NOT NULL CHECK (addressing IN ('hd','memo')),
+  native_symbol VARCHAR(16) NOT NULL,
+  decimals      INTEGER NOT NULL CHECK (decimals BETWEEN 0 AND 36),
+  confirmations INTEGER NOT NULL CHECK (confirmations >= 0),
+  evm_chain_id  BIGINT NULL,
+  active        BOOLEAN NOT NULL DEFAULT true,
+  updated_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (code, environment)
+);
+
+CREATE TABLE chain_tokens (
+  id            INTEGER PRIMARY KEY,
+  chain_id      INTEGER NOT NULL REFERENCES chains(id),
+  symbol        VARCHAR(16) NOT NULL,
+  name          VARCHAR(64) NOT NULL,
+  contract      VARCHAR(128) NULL,
+  decimals      INTEGER NOT NULL CHECK (decimals BETWEEN 0 AND 36),
+  active        BOOLEAN NOT NULL DEFAULT true,
+  updated_at    TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX chain_tokens_contract ON chain_tokens(chain_id, COALESCE(contract, ''));
+
+CREATE TABLE api_nonces (
+  api_key     VARCHAR(64) NOT NULL,
+  nonce       VARCHAR(128) NOT NULL,
+  expires_at  TIMESTAMPTZ NOT NULL,
+  PRIMARY KEY (api_key, nonce)
+);
+CREATE INDEX api_nonces_expiry ON api_nonces(expires_at);
+`,
+  },
+];
+
+const LOCK_KEY = 7_420_001; // advisory lock id for migrations
+
+/** Applies pending migrations in order, each in its own transaction, under an advisory lock. Returns versions applied. */
+export async function migrate(sequelize: Sequelize, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  const applied: number[] = [];
+  await sequelize.transaction(async (t: Transaction) => {
+    await sequelize.query('SELECT pg_advisory_xact_lock(:k)', { replacements: { k: LOCK_KEY }, transaction: t });
+    await sequelize.query(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (
+         version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+      { transaction: t },
+    );
+    const [rows] = await sequelize.query('SELECT version FROM schema_migrations', { transaction: t });
+    const done = new Set((rows as Array<{ version: number }>).map((r) => Number(r.version)));
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (done.has(m.version)) continue;
+      await sequelize.query(m.sql, { transaction: t });
+      await sequelize.query('INSERT INTO schema_migrations(version, name) VALUES (:v, :n)', {
+        replacements: { v: m.version, n: m.name },
+        transaction: t,
+      });
+      applied.push(m.version);
+    }
+  });
+  return applied;
+}
+
+export async function pendingMigrations(sequelize: Sequelize): Promise<number[]> {
+  const [rows] = await sequelize.query(
+    `SELECT version FROM schema_migrations`,
+  ).catch(() => [[] as unknown[]] as const);
+  const done = new Set((rows as Array<{ version: number }>).map((r) => Number(r.version)));
+  return MIGRATIONS.filter((m) => !done.has(m.version)).map((m) => m.version);
+}

@@ -1,0 +1,136 @@
+import { DataTypes, Model, type Sequelize, type InferAttributes, type InferCreationAttributes, type CreationOptional } from 'sequelize';
+
+export class ApplicationModel extends Model<InferAttributes<ApplicationModel>, InferCreationAttributes<ApplicationModel>> {
+  declare id: CreationOptional<number>;
+  declare name: string;
+  declare environment: 'test' | 'live';
+  declare apiKey: string;
+  declare status: CreationOptional<'ACTIVE' | 'DISABLED'>;
+  declare enabledChains: string[];
+  declare createdAt: CreationOptional<Date>;
+  declare updatedAt: CreationOptional<Date>;
+}
+
+export class ApplicationSecretModel extends Model<
+  InferAttributes<ApplicationSecretModel>,
+  InferCreationAttributes<ApplicationSecretModel>
+> {
+  declare id: CreationOptional<number>;
+  declare applicationId: number;
+  declare ciphertext: Buffer;
+  declare iv: Buffer;
+  declare authTag: Buffer;
+  declare keyId: string;
+  declare createdAt: CreationOptional<Date>;
+  declare expiresAt: Date | null;
+}
+
+export class ApplicationCallbackModel extends Model<
+  InferAttributes<ApplicationCallbackModel>,
+  InferCreationAttributes<ApplicationCallbackModel>
+> {
+  declare applicationId: number;
+  declare bizType: string;
+  declare url: string;
+  declare updatedAt: CreationOptional<Date>;
+}
+
+export class ChainModel extends Model<InferAttributes<ChainModel>, InferCreationAttributes<ChainModel>> {
+  declare id: number;
+  declare code: string;
+  declare name: string;
+  declare family: string;
+  declare environment: 'test' | 'live';
+  declare network: string;
+  declare curve: string;
+  declare addressing: 'hd' | 'memo';
+  declare nativeSymbol: string;
+  declare decimals: number;
+  declare confirmations: number;
+  declare evmChainId: string | null;
+  declare active: CreationOptional<boolean>;
+  declare updatedAt: CreationOptional<Date>;
+}
+
+export class ChainTokenModel extends Model<InferAttributes<ChainTokenModel>, InferCreationAttributes<ChainTokenModel>> {
+  declare id: number;
+  declare chainId: number;
+  declare symbol: string;
+  declare name: string;
+  declare contract: string | null;
+  declare decimals: number;
+  declare active: CreationOptional<boolean>;
+  declare updatedAt: CreationOptional<Date>;
+}
+
+/** Binds the models to a Sequelize instance; the tables come from migrations, never from sync(). */
+export function initModels(sequelize: Sequelize): void {
+  const opts = { sequelize, underscored: true, timestamps: false } as const;
+  ApplicationModel.init(
+    {
+      id: { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true },
+      name: { type: DataTypes.STRING(100), allowNull: false },
+      environment: { type: DataTypes.STRING(8), allowNull: false },
+      apiKey: { type: DataTypes.STRING(64), allowNull: false, unique: true },
+      status: { type: DataTypes.STRING(16), allowNull: false, defaultValue: 'ACTIVE' },
+      enabledChains: { type: DataTypes.ARRAY(DataTypes.TEXT), allowNull: false, defaultValue: [] },
+      createdAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW },
+      updatedAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW },
+    },
+    { ...opts, tableName: 'applications' },
+  );
+  ApplicationSecretModel.init(
+    {
+      id: { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true },
+      applicationId: { type: DataTypes.INTEGER, allowNull: false },
+      ciphertext: { type: DataTypes.BLOB, allowNull: false },
+      iv: { type: DataTypes.BLOB, allowNull: false },
+      authTag: { type: DataTypes.BLOB, allowNull: false },
+      keyId: { type: DataTypes.STRING(32), allowNull: false },
+      createdAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW },
+      expiresAt: { type: DataTypes.DATE, allowNull: true },
+    },
+    { ...opts, tableName: 'application_secrets' },
+  );
+  ApplicationCallbackModel.init(
+    {
+      applicationId: { type: DataTypes.INTEGER, primaryKey: true },
+      bizType: { type: DataTypes.STRING(16), primaryKey: true },
+      url: { type: DataTypes.STRING(2048), allowNull: false },
+      updatedAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW },
+    },
+    { ...opts, tableName: 'application_callbacks' },
+  );
+  ChainModel.init(
+    {
+      id: { type: DataTypes.INTEGER, primaryKey: true },
+      code: { type: DataTypes.STRING(16), allowNull: false },
+      name: { type: DataTypes.STRING(64), allowNull: false },
+      family: { type: DataTypes.STRING(16), allowNull: false },
+      environment: { type: DataTypes.STRING(8), allowNull: false },
+      network: { type: DataTypes.STRING(64), allowNull: false },
+      curve: { type: DataTypes.STRING(16), allowNull: false },
+      addressing: { type: DataTypes.STRING(8), allowNull: false },
+      nativeSymbol: { type: DataTypes.STRING(16), allowNull: false },
+      decimals: { type: DataTypes.INTEGER, allowNull: false },
+      confirmations: { type: DataTypes.INTEGER, allowNull: false },
+      evmChainId: { type: DataTypes.BIGINT, allowNull: true },
+      active: { type: DataTypes.BOOLEAN, defaultValue: true },
+      updatedAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW },
+    },
+    { ...opts, tableName: 'chains' },
+  );
+  ChainTokenModel.init(
+    {
+      id: { type: DataTypes.INTEGER, primaryKey: true },
+      chainId: { type: DataTypes.INTEGER, allowNull: false },
+      symbol: { type: DataTypes.STRING(16), allowNull: false },
+      name: { type: DataTypes.STRING(64), allowNull: false },
+      contract: { type: DataTypes.STRING(128), allowNull: true },
+      decimals: { type: DataTypes.INTEGER, allowNull: false },
+      active: { type: DataTypes.BOOLEAN, defaultValue: true },
+      updatedAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW },
+    },
+    { ...opts, tableName: 'chain_tokens' },
+  );
+}

@@ -1,0 +1,164 @@
+import * as crypto from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { TextDecoder } from 'node:util';
+import { WcsError, isWcsError, ErrorCodes } from '@wcs/core';
+import type { Logger } from '../config/logger';
+import type { Authenticator } from '../auth/authenticate';
+import { sendError, sendOk } from './envelope';
+import { QueryReader } from './query';
+import { API_PREFIX, type ApiRoute } from './routes';
+
+export interface ReadyReport {
+  ready: boolean;
+  checks: Record<string, string>;
+}
+
+export interface HttpAppOptions {
+  authenticator: Authenticator;
+  logger: Logger;
+  bodyLimitBytes: number;
+  routes: readonly ApiRoute[];
+  readiness: () => Promise<ReadyReport>;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const JSON_TYPE_RE = /^application\/json\s*(;|$)/i;
+
+function isJsonContentType(req: Request): boolean {
+  const ct = req.headers['content-type'];
+  return typeof ct === 'string' && JSON_TYPE_RE.test(ct);
+}
+
+function parseJson(req: Request, raw: Buffer): unknown {
+  if (raw.length === 0) throw new WcsError('INVALID_JSON', { message: 'Request body is required' });
+  if (!isJsonContentType(req)) throw new WcsError('UNSUPPORTED_MEDIA_TYPE');
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    throw new WcsError('INVALID_JSON', { message: 'Request body is not valid UTF-8' });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new WcsError('INVALID_JSON', { message: `Request body is not valid JSON: ${(e as Error).message}` });
+  }
+}
+
+/** Maps any thrown value to (httpStatus, WcsError); unknown faults become INTERNAL_ERROR. */
+export function toWcsError(err: unknown): { error: WcsError; fault: boolean } {
+  if (isWcsError(err)) return { error: err, fault: err.errorClass === 'INTERNAL' };
+  const e = err as { type?: string; status?: number; name?: string };
+  switch (e?.type) {
+    case 'entity.too.large':
+      return { error: new WcsError('BODY_TOO_LARGE', { cause: err }), fault: false };
+    case 'encoding.unsupported':
+      return { error: new WcsError('UNSUPPORTED_MEDIA_TYPE', { message: 'Content-Encoding is not supported', cause: err }), fault: false };
+    case 'charset.unsupported':
+      return { error: new WcsError('UNSUPPORTED_MEDIA_TYPE', { message: 'Only UTF-8 bodies are accepted', cause: err }), fault: false };
+    case 'request.size.invalid':
+    case 'request.aborted':
+      return { error: new WcsError('INVALID_PARAMETER', { message: 'Request body was incomplete', cause: err }), fault: false };
+  }
+  if (e?.name && /^Sequelize(Connection|ConnectionRefused|ConnectionTimedOut|HostNotReachable|ConnectionAcquireTimeout)Error$/.test(e.name)) {
+    return { error: new WcsError('SERVICE_UNAVAILABLE', { cause: err }), fault: true };
+  }
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+    return { error: new WcsError('INVALID_PARAMETER', { message: 'Malformed request', cause: err }), fault: false };
+  }
+  return { error: new WcsError('INTERNAL_ERROR', { cause: err }), fault: true };
+}
+
+/**
+ * The HTTP surface: /healthz and /readyz (unauthenticated) and the signed API under /api/v1.
+ * Every response, errors included, is the {code, data, msg} envelope.
+ */
+export function createHttpApp(opts: HttpAppOptions): express.Express {
+  const { logger } = opts;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
+  app.set('query parser', 'simple');
+
+  app.use((_req: Request, res: Response, next: NextFunction) => {
+    const id = crypto.randomUUID();
+    res.locals.requestId = id;
+    res.locals.started = process.hrtime.bigint();
+    res.setHeader('X-Request-Id', id);
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+
+  app.get('/healthz', (_req: Request, res: Response) => sendOk(res, { status: 'ok' }));
+  app.get('/readyz', async (_req, res) => {
+    const report = await opts.readiness().catch((e: unknown) => ({ ready: false, checks: { readiness: String((e as Error)?.message ?? e) } }));
+    if (report.ready) sendOk(res, { status: 'ready', checks: report.checks });
+    else sendError(res, 503, ErrorCodes.SERVICE_UNAVAILABLE.code, 'Service is not ready', { status: 'not_ready', checks: report.checks });
+  });
+
+  const rawBody = express.raw({ type: () => true, limit: opts.bodyLimitBytes });
+  const byPath = new Map<string, ApiRoute[]>();
+  for (const r of opts.routes) {
+    const full = API_PREFIX + r.path;
+    byPath.set(full, [...(byPath.get(full) ?? []), r]);
+  }
+
+  for (const [full, routes] of byPath) {
+    for (const route of routes) {
+      app[route.method === 'GET' ? 'get' : 'post'](full, rawBody, async (req: Request, res: Response, next: NextFunction) => {
+        try {
+          const raw: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+          req.body = undefined;
+          const credentials = await opts.authenticator.authenticate(req, raw);
+          res.locals.applicationId = credentials.applicationId;
+          let body: unknown;
+          if (route.body === 'json') body = parseJson(req, raw);
+          else if (raw.length > 0) throw new WcsError('BODY_NOT_ALLOWED');
+          const data = await route.handler({
+            app: credentials,
+            query: new QueryReader(req.query as Record<string, unknown>),
+            body,
+            requestId: res.locals.requestId as string,
+          });
+          sendOk(res, data ?? null);
+        } catch (e) {
+          next(e);
+        }
+      });
+    }
+  }
+
+  // Unknown path: 404; known path, other method: 405 with Allow.
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    const routes = byPath.get(req.path);
+    if (routes) {
+      const allow = [...new Set(routes.map((r) => r.method))].join(', ');
+      next(new WcsError('METHOD_NOT_ALLOWED', { message: `Method ${req.method} is not allowed; use ${allow}`, headers: { Allow: allow } }));
+    } else {
+      next(new WcsError('NOT_FOUND', { message: `No endpoint ${req.method} ${req.path}` }));
+    }
+  });
+
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const { error, fault } = toWcsError(err);
+    const requestId = res.locals.requestId as string | undefined;
+    if (fault) {
+      logger.error('request failed', { requestId, method: req.method, path: req.path, code: error.code, error: err });
+    } else {
+      logger.debug('request rejected', { requestId, method: req.method, path: req.path, code: error.code, reason: error.message });
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    if (error.headers) for (const [k, v] of Object.entries(error.headers)) res.setHeader(k, v);
+    // Faults never reveal their cause; input problems say exactly what is wrong.
+    const msg = fault ? ErrorCodes[error.errorName as keyof typeof ErrorCodes]?.message ?? 'Internal error' : error.message;
+    sendError(res, error.httpStatus, error.code, msg);
+  });
+
+  return app;
+}

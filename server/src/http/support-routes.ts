@@ -1,0 +1,69 @@
+import { WcsError, CHAIN_CODE_RE } from '@wcs/core';
+import type { Catalogue, ChainView } from '../catalogue/catalogue';
+import type { AppCredentials } from '../auth/credentials';
+import type { ApiRoute } from './routes';
+
+/** A chain as GET support/chains returns it (docs/api.md). */
+export function chainJson(c: ChainView) {
+  return {
+    chainId: c.id,
+    chainCode: c.code,
+    chainName: c.name,
+    family: c.family,
+    network: c.network,
+    nativeSymbol: c.nativeSymbol,
+    decimals: c.decimals,
+    minConfirmations: c.confirmations,
+    memoRequired: c.addressing === 'memo',
+    evmChainId: c.evmChainId,
+  };
+}
+
+function enabledChains(catalogue: Catalogue, app: AppCredentials): ChainView[] {
+  const out: ChainView[] = [];
+  for (const code of app.enabledChains) {
+    if (catalogue.has(app.environment, code)) out.push(catalogue.chain(app.environment, code));
+  }
+  return out.sort((a, b) => a.id - b.id);
+}
+
+export function supportRoutes(catalogue: Catalogue): ApiRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: '/wallet/support/chains',
+      body: 'none',
+      handler: ({ app, query }) => {
+        query.noOthers();
+        return enabledChains(catalogue, app).map(chainJson);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/wallet/support/tokens',
+      body: 'none',
+      handler: ({ app, query }) => {
+        const chainCode = query.string('chainCode', { pattern: CHAIN_CODE_RE, patternText: 'must be an upper-case chain code such as ETH' });
+        query.noOthers();
+        let chains = enabledChains(catalogue, app);
+        if (chainCode !== undefined) {
+          catalogue.chain(app.environment, chainCode); // CHAIN_UNKNOWN when absent
+          chains = chains.filter((c) => c.code === chainCode);
+          if (chains.length === 0) throw new WcsError('CHAIN_NOT_ENABLED', { message: `Chain ${chainCode} is not enabled for this application` });
+        }
+        return chains.flatMap((c) =>
+          c.tokens.map((t) => ({
+            chainTokenId: t.id,
+            chainId: c.id,
+            chainCode: c.code,
+            symbol: t.symbol,
+            name: t.name,
+            contractAddress: t.contract,
+            decimals: t.decimals,
+            native: t.contract === null,
+          })),
+        );
+      },
+    },
+  ];
+}

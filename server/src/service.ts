@@ -1,0 +1,160 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { DependencyContainer } from 'tsyringe';
+import type { ServiceConfig } from './config/config';
+import type { Logger } from './config/logger';
+import { Database } from './db/database';
+import { migrate, pendingMigrations } from './db/migrations';
+import { initModels } from './db/models';
+import { Catalogue, seedCatalogue } from './catalogue/catalogue';
+import { createContainer, registerStorageDependents, TOKENS } from './container';
+import { createHttpApp, type ReadyReport } from './http/app';
+import type { ApiRoute } from './http/routes';
+import type { CredentialStore } from './auth/credentials';
+import type { Worker } from './workers/worker';
+import type { ApplicationService } from './apps/applications';
+import type { SecretBox } from './crypto/secret-box';
+
+export interface StorageHandle {
+  readonly container: DependencyContainer;
+  readonly database: Database;
+  readonly catalogue: Catalogue;
+  readonly applications: ApplicationService;
+  close(): Promise<void>;
+}
+
+/** Opens the database (URL or embedded), applies migrations, seeds the catalogue. Used by `wcs start` and every CLI command. */
+export async function openStorage(config: ServiceConfig, logger: Logger, extraRoutes: readonly ApiRoute[] = []): Promise<StorageHandle> {
+  const container = createContainer(config, logger);
+  container.resolve<SecretBox>(TOKENS.SecretBox); // fail fast on a bad master key
+  const database = container.resolve<Database>(TOKENS.Database);
+  await database.open();
+  try {
+    initModels(database.sequelize);
+    const applied = await migrate(database.sequelize);
+    if (applied.length) logger.info('migrations applied', { versions: applied });
+    await seedCatalogue(database.sequelize, config.file);
+    const catalogue = await Catalogue.load();
+    registerStorageDependents(container, catalogue, extraRoutes);
+    return {
+      container,
+      database,
+      catalogue,
+      applications: container.resolve<ApplicationService>(TOKENS.ApplicationService),
+      close: () => database.close(),
+    };
+  } catch (e) {
+    await database.close();
+    throw e;
+  }
+}
+
+export interface ServiceOptions {
+  api: boolean;
+  workers: boolean;
+  /** Extra signed routes (tests mount a POST echo route here). */
+  extraRoutes?: readonly ApiRoute[];
+}
+
+/** The running service: API and/or workers over one storage handle. */
+export class WcsService {
+  private server: Server | null = null;
+  private workers: Worker[] = [];
+  private credentials: CredentialStore | null = null;
+  private stopping: Promise<void> | null = null;
+
+  private constructor(
+    readonly config: ServiceConfig,
+    readonly logger: Logger,
+    readonly storage: StorageHandle,
+  ) {}
+
+  static async start(config: ServiceConfig, logger: Logger, options: ServiceOptions): Promise<WcsService> {
+    const storage = await openStorage(config, logger, options.extraRoutes);
+    const svc = new WcsService(config, logger, storage);
+    try {
+      if (options.api) await svc.startApi();
+      if (options.workers) await svc.startWorkers();
+    } catch (e) {
+      await svc.stop();
+      throw e;
+    }
+    return svc;
+  }
+
+  get url(): string {
+    const a = this.server?.address() as AddressInfo | null;
+    if (!a) throw new Error('API not started');
+    const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+    return `http://${host}:${a.port}`;
+  }
+
+  async readiness(): Promise<ReadyReport> {
+    const checks: Record<string, string> = {};
+    let ready = true;
+    try {
+      await this.storage.database.ping();
+      const pending = await pendingMigrations(this.storage.database.sequelize);
+      checks.database = pending.length ? `pending migrations ${pending.join(',')}` : 'ok';
+      if (pending.length) ready = false;
+    } catch (e) {
+      checks.database = `unreachable: ${(e as Error).message}`;
+      ready = false;
+    }
+    checks.credentialCache = this.credentials?.cacheActive ? 'listening' : 'bypassed';
+    return { ready, checks };
+  }
+
+  private async startApi(): Promise<void> {
+    const c = this.storage.container;
+    this.credentials = c.resolve<CredentialStore>(TOKENS.CredentialStore);
+    await this.credentials.start();
+    const app = createHttpApp({
+      authenticator: c.resolve(TOKENS.Authenticator),
+      logger: this.logger,
+      bodyLimitBytes: this.config.bodyLimitBytes,
+      routes: c.resolve<ApiRoute[]>(TOKENS.ApiRoutes),
+      readiness: () => this.readiness(),
+    });
+    await new Promise<void>((resolve, reject) => {
+      const server = app.listen(this.config.port, this.config.host);
+      server.once('listening', () => resolve());
+      server.once('error', reject);
+      server.keepAliveTimeout = 65_000;
+      server.headersTimeout = 66_000;
+      server.requestTimeout = 30_000;
+      this.server = server;
+    });
+    this.logger.info(`API listening on ${this.url}`, { url: this.url, database: this.storage.database.mode });
+  }
+
+  private async startWorkers(): Promise<void> {
+    this.workers = this.storage.container.resolve<Worker[]>(TOKENS.Workers);
+    for (const w of this.workers) await w.start();
+    this.logger.info('workers started', { workers: this.workers.map((w) => w.name) });
+  }
+
+  stop(): Promise<void> {
+    if (!this.stopping) this.stopping = this.doStop();
+    return this.stopping;
+  }
+
+  private async doStop(): Promise<void> {
+    if (this.server) {
+      const s = this.server;
+      await new Promise<void>((resolve) => {
+        s.close(() => resolve());
+        s.closeIdleConnections();
+        setTimeout(() => {
+          s.closeAllConnections();
+          resolve();
+        }, 10_000).unref();
+      });
+      this.server = null;
+    }
+    for (const w of this.workers) await w.stop();
+    if (this.credentials) await this.credentials.stop();
+    await this.storage.close();
+    this.logger.info('stopped');
+  }
+}
