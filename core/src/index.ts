@@ -2,3 +2,4 @@ export * from './errors';
 export * from './money';
 export * from './time';
 export * from './chain';
+export * from './errors-doc';

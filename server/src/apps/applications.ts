@@ -92,8 +92,8 @@ export class ApplicationService {
     return row;
   }
 
-  private async view(row: ApplicationModel): Promise<ApplicationView> {
-    const cbs = await ApplicationCallbackModel.findAll({ where: { applicationId: row.id } });
+  private async view(row: ApplicationModel, transaction?: Transaction): Promise<ApplicationView> {
+    const cbs = await ApplicationCallbackModel.findAll({ where: { applicationId: row.id }, transaction });
     const callbacks: Partial<Record<BizType, string>> = {};
     for (const c of cbs) callbacks[c.bizType as BizType] = c.url;
     return {
@@ -112,7 +112,7 @@ export class ApplicationService {
       row.updatedAt = new Date();
       await row.save({ transaction });
       await this.notify(row.apiKey, transaction);
-      return this.view(row);
+      return this.view(row, transaction);
     });
   }
 
@@ -123,7 +123,7 @@ export class ApplicationService {
       row.updatedAt = new Date();
       await row.save({ transaction });
       await this.notify(row.apiKey, transaction);
-      return this.view(row);
+      return this.view(row, transaction);
     });
   }
 
@@ -134,7 +134,7 @@ export class ApplicationService {
       row.updatedAt = new Date();
       await row.save({ transaction });
       await this.notify(row.apiKey, transaction);
-      return this.view(row);
+      return this.view(row, transaction);
     });
   }
 
@@ -157,7 +157,7 @@ export class ApplicationService {
       row.updatedAt = new Date();
       await row.save({ transaction });
       await this.notify(row.apiKey, transaction);
-      return { application: await this.view(row), apiSecret, previousSecretsValidUntil: formatLocalDateTime(until)! };
+      return { application: await this.view(row, transaction), apiSecret, previousSecretsValidUntil: formatLocalDateTime(until)! };
     });
   }
 }

@@ -1,0 +1,38 @@
+import { expect } from 'chai';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { loadConfig, ConfigError } from './config';
+
+describe('config: environment and config file', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-cfg-'));
+  after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  it('has working defaults for a newcomer (embedded database, dev master key file)', () => {
+    const c = loadConfig({}, tmp);
+    expect(c.port).to.equal(8080);
+    expect(c.databaseUrl).to.equal(null);
+    expect(c.dataDir).to.equal(path.join(tmp, 'data'));
+    expect(c.masterKey).to.deep.equal({ source: 'dev-file', value: null, file: path.join(tmp, 'data', 'master.key') });
+    expect(c.bodyLimitBytes).to.equal(1048576);
+  });
+
+  it('names the bad key', () => {
+    expect(() => loadConfig({ PORT: 'abc' }, tmp)).to.throw(ConfigError, /^PORT: must be an integer/);
+    expect(() => loadConfig({ PORT: '70000' }, tmp)).to.throw(ConfigError, /^PORT: must be between/);
+    expect(() => loadConfig({ WCS_LOG_LEVEL: 'loud' }, tmp)).to.throw(ConfigError, /^WCS_LOG_LEVEL: must be one of/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' }, tmp)).to.throw(ConfigError, /^DATABASE_URL:/);
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://x/y' }, tmp)).to.throw(ConfigError, /^WCS_MASTER_KEY: required/);
+  });
+
+  it('validates the config file and names the offending entry', () => {
+    const f = path.join(tmp, 'bad.json');
+    fs.writeFileSync(f, JSON.stringify({ chains: [{ id: 9, code: 'BASE', name: 'Base', family: 'evm', environment: 'live', network: 'mainnet', nativeSymbol: 'ETH', decimals: 'eighteen', confirmations: 12, evmChainId: 8453 }] }));
+    expect(() => loadConfig({ WCS_CONFIG: f }, tmp)).to.throw(ConfigError, /chains\[0\]\.decimals/);
+    fs.writeFileSync(f, JSON.stringify({ chainz: [] }));
+    expect(() => loadConfig({ WCS_CONFIG: f }, tmp)).to.throw(ConfigError, /WCS_CONFIG: .*chainz|Unrecognized key/);
+    fs.writeFileSync(f, '{ not json');
+    expect(() => loadConfig({ WCS_CONFIG: f }, tmp)).to.throw(ConfigError, /not valid JSON/);
+    expect(() => loadConfig({ WCS_CONFIG: path.join(tmp, 'missing.json') }, tmp)).to.throw(ConfigError, /cannot read/);
+  });
+});

@@ -1,0 +1,40 @@
+import { expect } from 'chai';
+import { PassThrough } from 'node:stream';
+import { createLogger } from './logger';
+
+function capture(format: 'json' | 'pretty') {
+  const stream = new PassThrough();
+  let out = '';
+  stream.on('data', (d: Buffer) => (out += d.toString()));
+  const logger = createLogger({ level: 'debug', format, stream });
+  return { logger, text: () => out };
+}
+
+describe('logger: masks secrets itself', () => {
+  const secret = 'f4d148839a68814fecc7e31f302daad317cd902947ba112d4616d92ce492792f';
+  const apiKey = 'pk_live_e731c410de81fc267813036415cffcff';
+
+  for (const format of ['json', 'pretty'] as const) {
+    it(`masks secret fields, signatures, keys and URL passwords (${format})`, async () => {
+      const { logger, text } = capture(format);
+      logger.info('created', {
+        apiSecret: secret,
+        headers: { 'x-signature': secret, 'X-Api-Key': apiKey, 'content-type': 'application/json' },
+        url: 'postgres://postgres:hunter2pass@127.0.0.1:5432/wcs',
+        note: `key ${apiKey} signed ${secret}`,
+        nested: { deeper: { privateKey: 'abc', pin: '1234', passphrase: 'p' } },
+        error: new Error(`boom with ${secret}`),
+      });
+      await new Promise((r) => setImmediate(r));
+      const out = text();
+      expect(out).to.contain('created');
+      expect(out).not.to.contain(secret);
+      expect(out).not.to.contain('hunter2pass');
+      expect(out).not.to.contain('e731c410de81fc267813036415cf');
+      expect(out).to.contain('pk_live_***fcff');
+      expect(out).not.to.contain('"abc"');
+      expect(out).not.to.contain('1234');
+      expect(out).to.contain('application/json');
+    });
+  }
+});
