@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import * as sinon from 'sinon';
 import { openStorage, type StorageHandle } from '../service';
 import { createTestDatabase, testConfig, testLogger, TEST_MASTER_KEY, type TestDatabase } from '../testing';
 import { CredentialStore } from '../auth/credentials';
@@ -91,5 +92,36 @@ describe('applications: create, secrets at rest, rotation, callbacks', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect((await creds.get(app.apiKey))!.status).to.equal('DISABLED');
     expect(await creds.get('pk_test_unknown0000')).to.equal(null);
+  });
+
+  it('does not cache a credential read that a change notification overtook', async () => {
+    const app = await storage.applications.create({ name: 'Race', environment: 'test', chains: ['ETH'] });
+    await new Promise((r) => setTimeout(r, 200));
+    const sequelize = storage.database.sequelize;
+    const realQuery = sequelize.query.bind(sequelize);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let held = false;
+    const stub = sinon.stub(sequelize, 'query').callsFake((async (...args: Parameters<typeof realQuery>) => {
+      const result = await realQuery(...args);
+      if (!held && String(args[0]).includes('FROM applications a')) {
+        held = true; // the read is done (ACTIVE); hold it until the disable has been notified
+        await gate;
+      }
+      return result;
+    }) as unknown as typeof sequelize.query);
+    try {
+      const pending = creds.get(app.apiKey);
+      while (!held) await new Promise((r) => setTimeout(r, 5));
+      stub.restore();
+      await storage.applications.setStatus(app.id, 'DISABLED');
+      await new Promise((r) => setTimeout(r, 200)); // notification delivered during the load
+      release();
+      expect((await pending)!.status).to.equal('ACTIVE'); // what was read
+      expect((await creds.get(app.apiKey))!.status).to.equal('DISABLED'); // not cached: re-read
+    } finally {
+      stub.restore();
+      release();
+    }
   });
 });

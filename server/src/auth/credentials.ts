@@ -31,6 +31,8 @@ const MAX_ENTRIES = 10000;
  */
 export class CredentialStore {
   private cache = new Map<string, Entry>();
+  /** Bumped on every change notification and listener loss; a load that overlaps a bump is not cached. */
+  private epoch = 0;
   private listener: Client | null = null;
   private listening = false;
   private stopped = false;
@@ -53,6 +55,7 @@ export class CredentialStore {
     const down = (why: unknown) => {
       if (this.listener !== client) return;
       this.listening = false;
+      this.epoch++;
       this.cache.clear();
       this.listener = null;
       client.end().catch(() => undefined);
@@ -65,12 +68,16 @@ export class CredentialStore {
     client.on('error', down);
     client.on('end', () => down('connection ended'));
     client.on('notification', (msg) => {
-      if (msg.channel === APP_CHANGED_CHANNEL && msg.payload) this.cache.delete(msg.payload);
+      if (msg.channel === APP_CHANGED_CHANNEL && msg.payload) {
+        this.epoch++;
+        this.cache.delete(msg.payload);
+      }
     });
     this.listener = client;
     try {
       await client.connect();
       await client.query(`LISTEN ${APP_CHANGED_CHANNEL}`);
+      this.epoch++;
       this.cache.clear();
       this.listening = true;
     } catch (e) {
@@ -91,8 +98,10 @@ export class CredentialStore {
       const hit = this.cache.get(apiKey);
       if (hit && (hit.value !== null || Date.now() - hit.at < NEGATIVE_TTL_MS)) return hit.value;
     }
+    const epoch = this.epoch;
     const value = await this.load(apiKey);
-    if (this.listening) {
+    // A change committed while we were loading may not be in what we read: serve it, don't cache it.
+    if (this.listening && epoch === this.epoch) {
       if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
       this.cache.set(apiKey, { value, at: Date.now() });
     }

