@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { WcsError } from '@wcs/core';
 import type { AppCredentials, CredentialStore } from './credentials';
 import type { NonceStore } from './nonces';
-import { hmacHex, sha256Hex, signaturesEqual, stringToSign } from './signature';
+import { EMPTY_BODY_SHA256, hmacHex, sha256Hex, signaturesEqual, stringToSign } from './signature';
 
 export const MAX_CLOCK_SKEW_MS = 300_000;
 const TIMESTAMP_RE = /^\d{13}$/;
@@ -57,7 +57,7 @@ export class Authenticator {
     const app = await this.credentials.get(apiKey);
     if (!app) throw new WcsError('AUTH_API_KEY_UNKNOWN');
 
-    const message = stringToSign(req.method, signedPath(req), timestamp, nonce, sha256Hex(rawBody));
+    const message = stringToSign(req.method, signedPath(req), timestamp, nonce, rawBody.length === 0 ? EMPTY_BODY_SHA256 : sha256Hex(rawBody));
     const nowMs = this.now();
     let valid = false;
     for (const s of app.secrets) {
