@@ -30,6 +30,8 @@ export interface ChainDefinition {
   readonly confirmations: number;
   /** EIP-155 chain id for EVM chains, null otherwise. */
   readonly evmChainId: number | null;
+  /** Adapter-specific settings (e.g. EOS `depositAccount`); validated by the adapter. */
+  readonly options: Readonly<Record<string, string>>;
 }
 
 export interface TokenDefinition {

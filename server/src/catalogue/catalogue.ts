@@ -27,6 +27,7 @@ export function resolveCatalogue(file: ConfigFile): { chains: ChainDefinition[];
       id: c.id, code: c.code, name: c.name, family, environment: c.environment as Environment, network: c.network,
       curve: FAMILY_TRAITS[family].curve, addressing: FAMILY_TRAITS[family].addressing,
       nativeSymbol: c.nativeSymbol, decimals: c.decimals, confirmations: c.confirmations, evmChainId: c.evmChainId ?? null,
+      options: Object.freeze({ ...(c.options ?? {}) }),
     });
   }
   const tokens: TokenDefinition[] = [];
@@ -63,7 +64,7 @@ export async function seedCatalogue(sequelize: Sequelize, file: ConfigFile): Pro
       await ChainModel.upsert({
         id: c.id, code: c.code, name: c.name, family: c.family, environment: c.environment, network: c.network, curve: c.curve,
         addressing: c.addressing, nativeSymbol: c.nativeSymbol, decimals: c.decimals, confirmations: c.confirmations,
-        evmChainId: c.evmChainId === null ? null : String(c.evmChainId), active: true, updatedAt: new Date(),
+        evmChainId: c.evmChainId === null ? null : String(c.evmChainId), options: { ...c.options }, active: true, updatedAt: new Date(),
       }, { transaction });
     }
     await sequelize.query('UPDATE chains SET active = false WHERE NOT (id = ANY($1::int[]))', { bind: [chains.map((c) => c.id)], transaction });
@@ -100,6 +101,7 @@ export class Catalogue {
         id: c.id, code: c.code, name: c.name, family, environment: c.environment, network: c.network,
         curve: FAMILY_TRAITS[family].curve, addressing: c.addressing, nativeSymbol: c.nativeSymbol, decimals: c.decimals,
         confirmations: c.confirmations, evmChainId: c.evmChainId === null ? null : Number(c.evmChainId),
+        options: Object.freeze({ ...(c.options ?? {}) }),
       };
       const chainTokens: TokenDefinition[] = tokens
         .filter((t) => t.chainId === c.id)

@@ -22,6 +22,8 @@ const chainSchema = z.strictObject({
   decimals: z.number().int().min(0).max(36),
   confirmations: z.number().int().min(0).max(100000),
   evmChainId: z.number().int().positive().nullable().optional(),
+  /** Adapter-specific settings, e.g. { "depositAccount": "wcsdeposit11" } for EOS. */
+  options: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9]{0,31}$/), z.string().max(256)).optional(),
 });
 
 const tokenSchema = z.strictObject({
@@ -39,6 +41,8 @@ export const configFileSchema = z.strictObject({
   includeDefaultCatalogue: z.boolean().optional(),
   chains: z.array(chainSchema).optional(),
   tokens: z.array(tokenSchema).optional(),
+  /** Adapter packages to load (default: the six built-in families). */
+  adapters: z.array(z.string().min(1).max(214)).optional(),
 });
 
 export type ChainConfig = z.infer<typeof chainSchema>;

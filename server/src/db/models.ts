@@ -48,6 +48,7 @@ export class ChainModel extends Model<InferAttributes<ChainModel>, InferCreation
   declare decimals: number;
   declare confirmations: number;
   declare evmChainId: string | null;
+  declare options: CreationOptional<Record<string, string>>;
   declare active: CreationOptional<boolean>;
   declare updatedAt: CreationOptional<Date>;
 }
@@ -115,6 +116,7 @@ export function initModels(sequelize: Sequelize): void {
       decimals: { type: DataTypes.INTEGER, allowNull: false },
       confirmations: { type: DataTypes.INTEGER, allowNull: false },
       evmChainId: { type: DataTypes.BIGINT, allowNull: true },
+      options: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
       active: { type: DataTypes.BOOLEAN, defaultValue: true },
       updatedAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW },
     },

@@ -1,0 +1,2 @@
+// @wcs/adapter-bitcoin: filled in by this issue
+export {};

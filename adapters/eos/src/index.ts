@@ -1,0 +1,2 @@
+// @wcs/adapter-eos: filled in by this issue
+export {};

@@ -1,0 +1,2 @@
+// @wcs/adapter-evm: filled in by this issue
+export {};

@@ -1,0 +1,2 @@
+// @wcs/adapter-solana: filled in by this issue
+export {};

@@ -1,0 +1,2 @@
+// @wcs/adapter-stellar: filled in by this issue
+export {};

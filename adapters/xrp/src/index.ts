@@ -1,0 +1,2 @@
+// @wcs/adapter-xrp: filled in by this issue
+export {};

@@ -1,0 +1,63 @@
+import type { Curve } from './chain';
+
+/** What a key is for. Deposit keys are per user (HD chains) or per application (memo chains). */
+export type KeyPurpose = 'deposit' | 'hot' | 'fee';
+
+/**
+ * How a family lays out its keys. The software keystore reads the path template
+ * (BIP-32 for secp256k1, SLIP-10 for ed25519); an HSM keystore uses `namespace` only,
+ * as part of the key's identity, and generates one key per KeyRef.
+ */
+export interface KeySpec {
+  /** Stable key namespace: chains that share keys share it (all EVM chains use "evm"). */
+  readonly namespace: string;
+  readonly curve: Curve;
+  /**
+   * Derivation path with placeholders {account} (the application's hardened account) and
+   * {index} (the key index), e.g. "m/84'/1'/{account}'/0/{index}". For secp256k1 the levels
+   * after {account}' should be unhardened, so per-user keys come from the cached account xpub.
+   */
+  readonly pathTemplate: string;
+}
+
+export interface KeyRef {
+  readonly applicationId: number;
+  readonly spec: KeySpec;
+  readonly purpose: KeyPurpose;
+  /** Non-negative key index below 2^31. */
+  readonly index: number;
+}
+
+export interface PublicKey {
+  readonly curve: Curve;
+  /** secp256k1: 33-byte compressed point; ed25519: 32 bytes. */
+  readonly bytes: Uint8Array;
+}
+
+export interface KeySignature {
+  readonly curve: Curve;
+  /** secp256k1: r || s (64 bytes, low-S); ed25519: the 64-byte signature. */
+  readonly bytes: Uint8Array;
+  /** secp256k1 only: recovery id 0 or 1. */
+  readonly recovery: number | null;
+}
+
+/**
+ * The only place private keys exist. Backends (software, PKCS#11) are lifecycle
+ * strategies: init before use, destroy at shutdown.
+ */
+export interface KeyStore {
+  readonly name: string;
+  readonly pluginApiVersion: number;
+  init(): Promise<void>;
+  destroy(): Promise<void>;
+  /** Creates (HSM) or derives (HD) the key for ref if needed and returns its public key. */
+  getPublicKey(ref: KeyRef): Promise<PublicKey>;
+  /**
+   * Signs for ref. secp256k1: `payload` is a 32-byte digest (ECDSA, low-S, with recovery id).
+   * ed25519: `payload` is the message itself (EdDSA hashes internally).
+   */
+  sign(ref: KeyRef, payload: Uint8Array): Promise<KeySignature>;
+  /** Operator-facing facts, never secret material (fingerprints, key counts). */
+  status(): Promise<Record<string, unknown>>;
+}

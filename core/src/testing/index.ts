@@ -1,0 +1,1 @@
+export { runAdapterConformance, type AdapterFixture } from './adapter-conformance';

@@ -1,0 +1,2 @@
+// @wcs/custody-software: filled in by this issue
+export {};
