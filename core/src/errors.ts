@@ -48,6 +48,10 @@ export const ErrorCodes = Object.freeze({
   CHAIN_UNKNOWN: spec(1003001001, 'CHAIN_UNKNOWN', 'BUSINESS', 200, 'Unknown chain code'),
   CHAIN_NOT_ENABLED: spec(1003001002, 'CHAIN_NOT_ENABLED', 'BUSINESS', 200, 'Chain is not enabled for this application'),
   TOKEN_UNKNOWN: spec(1003001003, 'TOKEN_UNKNOWN', 'BUSINESS', 200, 'Unknown chainTokenId'),
+  CHAIN_NOT_CONFIGURED: spec(1003001004, 'CHAIN_NOT_CONFIGURED', 'BUSINESS', 200, 'Chain is not fully configured on this service'),
+  // 1004 001 xxx: addresses
+  ADDRESS_MEMO_EXHAUSTED: spec(1004001001, 'ADDRESS_MEMO_EXHAUSTED', 'BUSINESS', 200, 'No memo is left for the shared deposit address'),
+  ADDRESS_INDEX_EXHAUSTED: spec(1004001002, 'ADDRESS_INDEX_EXHAUSTED', 'BUSINESS', 200, 'No derivation index is left for this application'),
   // 1007 004 xxx: withdrawal funding (given by the spec)
   HOT_WALLET_BALANCE_TOO_LOW: spec(1007004002, 'HOT_WALLET_BALANCE_TOO_LOW', 'BUSINESS', 200, 'Hot wallet balance is insufficient for this withdrawal'),
 } as const);

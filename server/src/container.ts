@@ -12,6 +12,9 @@ import { ApplicationService } from './apps/applications';
 import { supportRoutes } from './http/support-routes';
 import type { ApiRoute } from './http/routes';
 import { IntervalWorker, type Worker } from './workers/worker';
+import { addressRoutes } from './http/address-routes';
+import { AddressService } from './addresses/address-service';
+import { keyStoreOptions, loadAdapters, loadKeyStorePlugin } from './plugins/loader';
 
 /** Injection tokens. The composition root below is the only place that wires them. */
 export const TOKENS = {
@@ -25,6 +28,9 @@ export const TOKENS = {
   Authenticator: Symbol('Authenticator'),
   ApplicationService: Symbol('ApplicationService'),
   ApiRoutes: Symbol('ApiRoutes'),
+  AdapterRegistry: Symbol('AdapterRegistry'),
+  KeyStore: Symbol('KeyStore'),
+  AddressService: Symbol('AddressService'),
   Workers: Symbol('Workers'),
 } as const;
 
@@ -56,7 +62,15 @@ export function registerStorageDependents(c: DependencyContainer, catalogue: Cat
   c.register(TOKENS.ApplicationService, {
     useFactory: instanceCachingFactory((x) => new ApplicationService(db.sequelize, x.resolve(TOKENS.SecretBox), catalogue)),
   });
-  c.register(TOKENS.ApiRoutes, { useValue: [...supportRoutes(catalogue), ...extraRoutes] });
+  // Adapters and the key store are loaded on first use (the API), not by every CLI command.
+  c.register(TOKENS.AdapterRegistry, { useFactory: instanceCachingFactory(() => loadAdapters(config)) });
+  c.register(TOKENS.KeyStore, { useFactory: instanceCachingFactory(() => loadKeyStorePlugin(config).create(keyStoreOptions(config))) });
+  c.register(TOKENS.AddressService, {
+    useFactory: instanceCachingFactory((x) => new AddressService(db.sequelize, catalogue, x.resolve(TOKENS.AdapterRegistry), x.resolve(TOKENS.KeyStore))),
+  });
+  c.register(TOKENS.ApiRoutes, {
+    useFactory: instanceCachingFactory((x): ApiRoute[] => [...supportRoutes(catalogue), ...addressRoutes(x.resolve(TOKENS.AddressService)), ...extraRoutes]),
+  });
   c.register(TOKENS.Workers, {
     useFactory: instanceCachingFactory((x): Worker[] => {
       const nonces = x.resolve<NonceStore>(TOKENS.NonceStore);

@@ -14,6 +14,7 @@ import type { CredentialStore } from './auth/credentials';
 import type { Worker } from './workers/worker';
 import type { ApplicationService } from './apps/applications';
 import type { SecretBox } from './crypto/secret-box';
+import type { AdapterRegistry, KeyStore } from '@wcs/core';
 
 export interface StorageHandle {
   readonly container: DependencyContainer;
@@ -61,6 +62,7 @@ export class WcsService {
   private server: Server | null = null;
   private workers: Worker[] = [];
   private credentials: CredentialStore | null = null;
+  private keystore: KeyStore | null = null;
   private stopping: Promise<void> | null = null;
 
   private constructor(
@@ -102,11 +104,26 @@ export class WcsService {
       ready = false;
     }
     checks.credentialCache = this.credentials?.cacheActive ? 'listening' : 'bypassed';
+    if (this.keystore) {
+      try {
+        const st = await this.keystore.status();
+        checks.keystore = st.unlocked === false ? 'locked' : 'ok';
+        if (st.unlocked === false) ready = false;
+      } catch (e) {
+        checks.keystore = `unavailable: ${(e as Error).message}`;
+        ready = false;
+      }
+    }
     return { ready, checks };
   }
 
   private async startApi(): Promise<void> {
     const c = this.storage.container;
+    // Every chain of the catalogue must have an adapter: fail at start, not on a merchant's request.
+    const registry = c.resolve<AdapterRegistry>(TOKENS.AdapterRegistry);
+    for (const env of ['test', 'live'] as const) for (const chain of this.storage.catalogue.chains(env)) registry.forChain(chain);
+    this.keystore = c.resolve<KeyStore>(TOKENS.KeyStore);
+    await this.keystore.init();
     this.credentials = c.resolve<CredentialStore>(TOKENS.CredentialStore);
     await this.credentials.start();
     const app = createHttpApp({
@@ -154,6 +171,7 @@ export class WcsService {
     }
     for (const w of this.workers) await w.stop();
     if (this.credentials) await this.credentials.stop();
+    if (this.keystore) await this.keystore.destroy().catch((e: unknown) => this.logger.error('keystore destroy failed', { error: e }));
     await this.storage.close();
     this.logger.info('stopped');
   }

@@ -7,6 +7,8 @@ import { BIZ_TYPES, type ApplicationView } from '../apps/applications';
 import { generateMasterKeyText } from '../crypto/secret-box';
 import { resolveCatalogue } from '../catalogue/catalogue';
 import { migrate } from '../db/migrations';
+import * as fs from 'node:fs';
+import { keyStoreOptions, loadKeyStorePlugin } from '../plugins/loader';
 
 interface Io {
   out: (s: string) => void;
@@ -138,6 +140,37 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         { ok: true, chains: cat.chains.length, tokens: cat.tokens.length, database: cfg.databaseUrl ? 'url' : 'embedded', dataDir: cfg.dataDir },
         () => `configuration OK: ${cat.chains.length} chains, ${cat.tokens.length} tokens, database ${cfg.databaseUrl ? 'DATABASE_URL' : 'embedded under ' + cfg.dataDir}`,
       );
+    });
+
+  const keystore = program.command('keystore').description('the key store holding every private key');
+  keystore
+    .command('init')
+    .description('create the key material (software: a new encrypted BIP-39 seed) or check the HSM')
+    .option('--mnemonic-file <file>', 'software backend: import this BIP-39 mnemonic instead of generating one')
+    .addOption(jsonOpt())
+    .action(async (o: { mnemonicFile?: string; json?: boolean }) => {
+      setJson(o);
+      const cfg = config();
+      const plugin = loadKeyStorePlugin(cfg);
+      const mnemonic = o.mnemonicFile ? fs.readFileSync(o.mnemonicFile, 'utf8').trim() : undefined;
+      const facts = await plugin.initialize(keyStoreOptions(cfg), mnemonic ? { mnemonic } : {});
+      emit(facts, () => Object.entries(facts).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join('\n'));
+    });
+  keystore
+    .command('status')
+    .description('unlock the key store and show its fingerprints (never secrets)')
+    .addOption(jsonOpt())
+    .action(async (o: { json?: boolean }) => {
+      setJson(o);
+      const cfg = config();
+      const store = loadKeyStorePlugin(cfg).create(keyStoreOptions(cfg));
+      await store.init();
+      try {
+        const st = await store.status();
+        emit(st, () => Object.entries(st).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join('\n'));
+      } finally {
+        await store.destroy();
+      }
     });
 
   const app = program.command('app').description('manage merchant applications');

@@ -64,6 +64,9 @@ export interface ServiceConfig {
   logLevel: 'error' | 'warn' | 'info' | 'debug';
   logFormat: 'json' | 'pretty';
   dbPoolMax: number;
+  keystoreBackend: string;
+  /** The environment the config was read from (backends read their own variables from it). */
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 type Env = Record<string, string | undefined>;
@@ -145,5 +148,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel: enumVar(env, 'WCS_LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug'] as const),
     logFormat: enumVar(env, 'WCS_LOG_FORMAT', 'json', ['json', 'pretty'] as const),
     dbPoolMax: intVar(env, 'WCS_DB_POOL_MAX', 10, 1, 200),
+    keystoreBackend: env.WCS_KEYSTORE_BACKEND && env.WCS_KEYSTORE_BACKEND !== '' ? env.WCS_KEYSTORE_BACKEND : 'software',
+    env: Object.freeze({ ...env }),
   };
 }

@@ -85,6 +85,75 @@ CREATE TABLE api_nonces (
 CREATE INDEX api_nonces_expiry ON api_nonces(expires_at);
 `,
   },
+  {
+    version: 2,
+    name: 'chain options, user keys, memo deposit accounts, addresses',
+    sql: `
+ALTER TABLE chains ADD COLUMN options JSONB NOT NULL DEFAULT '{}';
+
+-- next key index per (application, key namespace, purpose); the row lock serialises allocation
+CREATE TABLE key_counters (
+  application_id INTEGER NOT NULL REFERENCES applications(id),
+  namespace      VARCHAR(64) NOT NULL,
+  purpose        VARCHAR(16) NOT NULL,
+  next_index     BIGINT NOT NULL,
+  PRIMARY KEY (application_id, namespace, purpose)
+);
+
+-- HD chains: a user's key in a namespace (all EVM chains share "evm"); an index is used once
+CREATE TABLE user_keys (
+  id               SERIAL PRIMARY KEY,
+  application_id   INTEGER NOT NULL REFERENCES applications(id),
+  namespace        VARCHAR(64) NOT NULL,
+  external_user_id VARCHAR(64) NOT NULL,
+  key_index        BIGINT NOT NULL CHECK (key_index >= 0 AND key_index < 2147483648),
+  public_key       BYTEA NOT NULL,
+  created_at       TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (application_id, namespace, external_user_id),
+  UNIQUE (application_id, namespace, key_index)
+);
+
+-- memo chains: the shared deposit address of an application on a chain, and its memo counter
+CREATE TABLE deposit_accounts (
+  id             SERIAL PRIMARY KEY,
+  application_id INTEGER NOT NULL REFERENCES applications(id),
+  chain_id       INTEGER NOT NULL REFERENCES chains(id),
+  address        VARCHAR(128) NOT NULL,
+  key_index      BIGINT NOT NULL,
+  public_key     BYTEA NOT NULL,
+  created_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (application_id, chain_id)
+);
+CREATE TABLE memo_counters (
+  chain_id   INTEGER NOT NULL REFERENCES chains(id),
+  address    VARCHAR(128) NOT NULL,
+  next_index NUMERIC(20,0) NOT NULL,
+  PRIMARY KEY (chain_id, address)
+);
+
+CREATE TABLE addresses (
+  id               SERIAL PRIMARY KEY,
+  application_id   INTEGER NOT NULL REFERENCES applications(id),
+  chain_id         INTEGER NOT NULL REFERENCES chains(id),
+  chain_code       VARCHAR(16) NOT NULL,
+  external_user_id VARCHAR(64) NOT NULL,
+  address          VARCHAR(128) NOT NULL,
+  memo             VARCHAR(64) NULL,
+  address_type     VARCHAR(16) NOT NULL DEFAULT 'USER',
+  status           VARCHAR(16) NOT NULL DEFAULT 'ACTIVE',
+  user_key_id      INTEGER NULL REFERENCES user_keys(id),
+  deposit_account_id INTEGER NULL REFERENCES deposit_accounts(id),
+  created_at       TIMESTAMPTZ NOT NULL DEFAULT now(),
+  updated_at       TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (application_id, chain_id, external_user_id),
+  CHECK ((user_key_id IS NULL) <> (deposit_account_id IS NULL))
+);
+-- an HD address belongs to one user; a (shared address, memo) pair to one user
+CREATE UNIQUE INDEX addresses_hd_unique ON addresses (chain_id, address) WHERE memo IS NULL;
+CREATE UNIQUE INDEX addresses_memo_unique ON addresses (chain_id, address, memo) WHERE memo IS NOT NULL;
+CREATE INDEX addresses_by_user ON addresses (application_id, external_user_id);
+`,
+  },
 ];
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations

@@ -1,4 +1,6 @@
 import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { TextDecoder } from 'node:util';
 import { WcsError, isWcsError, ErrorCodes } from '@wcs/core';
@@ -21,6 +23,7 @@ export interface HttpAppOptions {
   readiness: () => Promise<ReadyReport>;
 }
 
+const OPENAPI_TEXT = fs.readFileSync(path.resolve(__dirname, '../../openapi.json'), 'utf8');
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const JSON_TYPE_RE = /^application\/json\s*(;|$)/i;
 
@@ -91,6 +94,9 @@ export function createHttpApp(opts: HttpAppOptions): express.Express {
     next();
   });
 
+  app.get('/openapi.json', (_req: Request, res: Response) => {
+    res.status(200).type('application/json').send(OPENAPI_TEXT);
+  });
   app.get('/healthz', (_req: Request, res: Response) => sendOk(res, { status: 'ok' }));
   app.get('/readyz', async (_req, res) => {
     const report = await opts.readiness().catch((e: unknown) => ({ ready: false, checks: { readiness: String((e as Error)?.message ?? e) } }));

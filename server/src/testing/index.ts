@@ -10,6 +10,7 @@ import { EmbeddedPostgres } from '../db/embedded';
 import { WcsService } from '../service';
 import type { ApiRoute } from '../http/routes';
 import type { CreatedApplication } from '../apps/applications';
+import { keyStoreOptions, loadKeyStorePlugin } from '../plugins/loader';
 
 /**
  * Real Postgres for tests: each call gets its own fresh database, on DATABASE_URL's
@@ -96,6 +97,30 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 /** A fixed master key per test process (tests share it with the CLI processes they spawn). */
 export const TEST_MASTER_KEY = crypto.randomBytes(32).toString('hex');
 
+/** The BIP-39 mnemonic of the test key store (the well-known all-"abandon" test vector: never fund it). */
+export const TEST_MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+
+let keystoreEnv: Record<string, string> | null = null;
+let keystoreDir: string | null = null;
+
+/**
+ * Creates this test process's software key store (from TEST_MNEMONIC) once; testEnv()
+ * then points services and CLI children at it. Called by the mocha root hook.
+ */
+export async function prepareTestKeystore(): Promise<Record<string, string>> {
+  if (keystoreEnv) return keystoreEnv;
+  keystoreDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-test-ks-'));
+  const env = {
+    WCS_KEYSTORE_BACKEND: 'software',
+    WCS_KEYSTORE_FILE: path.join(keystoreDir, 'keystore.json'),
+    WCS_KEYSTORE_PASSPHRASE: crypto.randomBytes(16).toString('hex'),
+  };
+  const cfg = loadConfig({ DATABASE_URL: 'postgres://unused/unused', WCS_MASTER_KEY: TEST_MASTER_KEY, ...env });
+  await loadKeyStorePlugin(cfg).initialize(keyStoreOptions(cfg), { mnemonic: TEST_MNEMONIC });
+  keystoreEnv = env;
+  return env;
+}
+
 export function testEnv(databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
     DATABASE_URL: databaseUrl,
@@ -103,6 +128,7 @@ export function testEnv(databaseUrl: string, extra: Record<string, string> = {})
     PORT: '0',
     HOST: '127.0.0.1',
     WCS_LOG_LEVEL: process.env.WCS_TEST_LOG_LEVEL ?? 'error',
+    ...(keystoreEnv ?? {}),
     ...extra,
   };
 }
@@ -125,6 +151,7 @@ export interface TestService {
 
 /** Starts a real service (API and workers) on a fresh database and a random port. */
 export async function startTestService(opts: { extraRoutes?: readonly ApiRoute[]; env?: Record<string, string>; workers?: boolean } = {}): Promise<TestService> {
+  await prepareTestKeystore();
   const db = await createTestDatabase();
   const service = await WcsService.start(testConfig(db.url, opts.env), testLogger(), {
     api: true,
@@ -150,7 +177,13 @@ export async function startTestService(opts: { extraRoutes?: readonly ApiRoute[]
 
 /** Mocha root hooks: `require: "@wcs/server/testing/hooks"` equivalent via mochaHooks export. */
 export const mochaHooks = {
+  async beforeAll(): Promise<void> {
+    await prepareTestKeystore();
+  },
   async afterAll(): Promise<void> {
     await stopTestCluster();
+    if (keystoreDir) fs.rmSync(keystoreDir, { recursive: true, force: true });
+    keystoreDir = null;
+    keystoreEnv = null;
   },
 };

@@ -1,0 +1,50 @@
+import { AdapterRegistry, PLUGIN_API_VERSION, PluginError, type KeyStore } from '@wcs/core';
+import type { ServiceConfig } from '../config/config';
+
+/** The adapter packages loaded when the config file names none. */
+export const DEFAULT_ADAPTER_PACKAGES: readonly string[] = [
+  '@wcs/adapter-bitcoin',
+  '@wcs/adapter-evm',
+  '@wcs/adapter-solana',
+  '@wcs/adapter-xrp',
+  '@wcs/adapter-stellar',
+  '@wcs/adapter-eos',
+];
+
+/** Key-store backends by name (WCS_KEYSTORE_BACKEND). */
+export const KEYSTORE_PACKAGES: Readonly<Record<string, string>> = {
+  software: '@wcs/custody-software',
+  pkcs11: '@wcs/custody-pkcs11',
+};
+
+interface KeyStorePluginLike {
+  readonly name: string;
+  readonly pluginApiVersion: number;
+  readonly backend: string;
+  create(options: { dataDir: string; env: Readonly<Record<string, string | undefined>>; devMode: boolean }): KeyStore;
+  initialize(options: { dataDir: string; env: Readonly<Record<string, string | undefined>>; devMode: boolean }, params: { mnemonic?: string }): Promise<Record<string, unknown>>;
+}
+
+export function loadAdapters(config: ServiceConfig): AdapterRegistry {
+  return AdapterRegistry.load(config.file.adapters ?? DEFAULT_ADAPTER_PACKAGES);
+}
+
+export function loadKeyStorePlugin(config: ServiceConfig, requireFn: (id: string) => unknown = require): KeyStorePluginLike {
+  const backend = config.keystoreBackend;
+  const pkg = KEYSTORE_PACKAGES[backend];
+  if (!pkg) throw new PluginError(`WCS_KEYSTORE_BACKEND: unknown backend "${backend}" (known: ${Object.keys(KEYSTORE_PACKAGES).join(', ')})`);
+  let mod: { plugin?: KeyStorePluginLike };
+  try {
+    mod = requireFn(pkg) as { plugin?: KeyStorePluginLike };
+  } catch (e) {
+    throw new PluginError(`WCS_KEYSTORE_BACKEND=${backend}: cannot load ${pkg}: ${(e as Error).message}`, { cause: e });
+  }
+  const p = mod.plugin;
+  if (!p || typeof p.create !== 'function' || p.backend !== backend) throw new PluginError(`${pkg} does not export a key-store plugin for backend ${backend}`);
+  if (p.pluginApiVersion !== PLUGIN_API_VERSION) throw new PluginError(`${pkg} is built for plugin API ${p.pluginApiVersion}; this core provides ${PLUGIN_API_VERSION}`);
+  return p;
+}
+
+export function keyStoreOptions(config: ServiceConfig) {
+  return { dataDir: config.dataDir, env: config.env, devMode: config.databaseUrl === null };
+}
