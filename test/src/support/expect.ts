@@ -31,6 +31,8 @@ export const Codes = {
   CHAIN_UNKNOWN: 1003001001,
   CHAIN_NOT_ENABLED: 1003001002,
   TOKEN_UNKNOWN: 1003001003,
+  CHAIN_NOT_CONFIGURED: 1003001004,
+  ADDRESS_MEMO_EXHAUSTED: 1004001001,
 } as const;
 
 function describeResponse(res: ClientResponse): string {
