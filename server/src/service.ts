@@ -21,6 +21,8 @@ export interface StorageHandle {
   readonly database: Database;
   readonly catalogue: Catalogue;
   readonly applications: ApplicationService;
+  /** Migration versions this open applied (empty when the schema was current). */
+  readonly appliedMigrations: readonly number[];
   close(): Promise<void>;
 }
 
@@ -42,6 +44,7 @@ export async function openStorage(config: ServiceConfig, logger: Logger, extraRo
       database,
       catalogue,
       applications: container.resolve<ApplicationService>(TOKENS.ApplicationService),
+      appliedMigrations: applied,
       close: () => database.close(),
     };
   } catch (e) {

@@ -6,19 +6,12 @@ import { openStorage, WcsService, type StorageHandle } from '../service';
 import { BIZ_TYPES, type ApplicationView } from '../apps/applications';
 import { generateMasterKeyText } from '../crypto/secret-box';
 import { resolveCatalogue } from '../catalogue/catalogue';
-import { migrate } from '../db/migrations';
 import * as fs from 'node:fs';
-import { keyStoreOptions, loadKeyStorePlugin } from '../plugins/loader';
+import { keyStoreOptions, loadAdapters, loadKeyStorePlugin } from '../plugins/loader';
 
 interface Io {
   out: (s: string) => void;
   err: (s: string) => void;
-}
-
-class ExitSignal extends Error {
-  constructor(readonly exitCode: number) {
-    super(`exit ${exitCode}`);
-  }
 }
 
 function parseId(v: string): number {
@@ -111,11 +104,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     .addOption(jsonOpt())
     .action(async (o) => {
       setJson(o);
-      const cfg = config();
-      // openStorage migrates; report what was applied by migrating first on a plain handle.
-      const applied = await withStorage(async (s) => migrate(s.database.sequelize));
+      const applied = await withStorage(async (s) => [...s.appliedMigrations]);
       emit({ applied, status: 'up-to-date' }, () => (applied.length ? `applied ${applied.join(', ')}` : 'database is up to date'));
-      void cfg;
     });
 
   program
@@ -136,6 +126,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       setJson(o);
       const cfg = config();
       const cat = resolveCatalogue(cfg.file);
+      // every chain needs an adapter, and the key-store backend must load
+      const registry = loadAdapters(cfg);
+      for (const chain of cat.chains) registry.forChain(chain);
+      loadKeyStorePlugin(cfg);
       emit(
         { ok: true, chains: cat.chains.length, tokens: cat.tokens.length, database: cfg.databaseUrl ? 'url' : 'embedded', dataDir: cfg.dataDir },
         () => `configuration OK: ${cat.chains.length} chains, ${cat.tokens.length} tokens, database ${cfg.databaseUrl ? 'DATABASE_URL' : 'embedded under ' + cfg.dataDir}`,
@@ -278,7 +272,6 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     await program.parseAsync(argv);
     return 0;
   } catch (e) {
-    if (e instanceof ExitSignal) return e.exitCode;
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
     const known = e instanceof ConfigError || isWcsError(e);
     const msg = e instanceof Error ? e.message : String(e);
