@@ -61,3 +61,23 @@ export interface KeyStore {
   /** Operator-facing facts, never secret material (fingerprints, key counts). */
   status(): Promise<Record<string, unknown>>;
 }
+
+/** How a KeyStore backend is configured: the server's data directory and environment. */
+export interface KeyStoreOptions {
+  readonly dataDir: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** embedded/dev set-up: may create missing key material on first start */
+  readonly devMode: boolean;
+}
+
+/** What a keystore backend package exports (as `plugin`); the backend is selected by config. */
+export interface KeyStorePlugin {
+  /** The npm package name. */
+  readonly name: string;
+  readonly pluginApiVersion: number;
+  /** Config value that selects this backend ("software", "pkcs11"). */
+  readonly backend: string;
+  create(options: KeyStoreOptions): KeyStore;
+  /** `wcs keystore init`: create key material (software: new encrypted seed) or check the device; returns operator facts, never secrets */
+  initialize(options: KeyStoreOptions, params: { mnemonic?: string }): Promise<Record<string, unknown>>;
+}

@@ -3,6 +3,7 @@ import { container as rootContainer, type DependencyContainer, instanceCachingFa
 import type { ServiceConfig } from './config/config';
 import type { Logger } from './config/logger';
 import { Database } from './db/database';
+import type { Models } from './db/models';
 import { SecretBox } from './crypto/secret-box';
 import { Catalogue } from './catalogue/catalogue';
 import { CredentialStore } from './auth/credentials';
@@ -47,7 +48,7 @@ export function createContainer(config: ServiceConfig, logger: Logger): Dependen
   return c;
 }
 
-export function registerStorageDependents(c: DependencyContainer, catalogue: Catalogue, extraRoutes: readonly ApiRoute[] = []): void {
+export function registerStorageDependents(c: DependencyContainer, models: Models, catalogue: Catalogue, extraRoutes: readonly ApiRoute[] = []): void {
   const config = c.resolve<ServiceConfig>(TOKENS.Config);
   const logger = c.resolve<Logger>(TOKENS.Logger);
   const db = c.resolve<Database>(TOKENS.Database);
@@ -60,7 +61,7 @@ export function registerStorageDependents(c: DependencyContainer, catalogue: Cat
     useFactory: instanceCachingFactory((x) => new Authenticator(x.resolve(TOKENS.CredentialStore), x.resolve(TOKENS.NonceStore))),
   });
   c.register(TOKENS.ApplicationService, {
-    useFactory: instanceCachingFactory((x) => new ApplicationService(db.sequelize, x.resolve(TOKENS.SecretBox), catalogue)),
+    useFactory: instanceCachingFactory((x) => new ApplicationService(db.sequelize, models, x.resolve(TOKENS.SecretBox), catalogue)),
   });
   // Adapters and the key store are loaded on first use (the API), not by every CLI command.
   c.register(TOKENS.AdapterRegistry, { useFactory: instanceCachingFactory(() => loadAdapters(config)) });

@@ -5,7 +5,7 @@ import type { ServiceConfig } from './config/config';
 import type { Logger } from './config/logger';
 import { Database } from './db/database';
 import { migrate, pendingMigrations } from './db/migrations';
-import { initModels } from './db/models';
+import { defineModels, type Models } from './db/models';
 import { Catalogue, seedCatalogue } from './catalogue/catalogue';
 import { createContainer, registerStorageDependents, TOKENS } from './container';
 import { createHttpApp, type ReadyReport } from './http/app';
@@ -33,12 +33,12 @@ export async function openStorage(config: ServiceConfig, logger: Logger, extraRo
   const database = container.resolve<Database>(TOKENS.Database);
   await database.open();
   try {
-    initModels(database.sequelize);
+    const models: Models = defineModels(database.sequelize);
     const applied = await migrate(database.sequelize);
     if (applied.length) logger.info('migrations applied', { versions: applied });
-    await seedCatalogue(database.sequelize, config.file);
-    const catalogue = await Catalogue.load();
-    registerStorageDependents(container, catalogue, extraRoutes);
+    await seedCatalogue(database.sequelize, models, config.file);
+    const catalogue = await Catalogue.load(models);
+    registerStorageDependents(container, models, catalogue, extraRoutes);
     return {
       container,
       database,

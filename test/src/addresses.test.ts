@@ -203,7 +203,7 @@ describe('deposit addresses through the signed API (real Postgres, software key 
       [{ chainCode: 'ETH' }, 400, Codes.INVALID_PARAMETER],
       [{ chainCode: 'ETH', externalUserId: 'u', memo: 'x' }, 400, Codes.INVALID_PARAMETER],
       [[{ chainCode: 'ETH', externalUserId: 'u' }], 400, Codes.INVALID_PARAMETER],
-      ['ETH', 400, Codes.INVALID_PARAMETER],
+      ['"ETH"', 400, Codes.INVALID_PARAMETER], // a JSON string, not an object
     ];
     for (const [body, status, code] of cases) expectError(await c.post(CREATE, body), status, code);
     expect(await count(`SELECT count(*) AS n FROM addresses`)).to.equal(before);
@@ -243,9 +243,9 @@ describe('deposit addresses through the signed API (real Postgres, software key 
     expect((await v(live, 'BTC', 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx')).valid).to.equal(false);
     expect((await v(test, 'BTC', 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu')).valid).to.equal(false);
     expect((await v(live, 'BTC', 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyv')).valid).to.equal(false);
-    // XRP X-address (XLS-5d vector): tag carried; conflicting memo refused; other network refused
+    // XRP X-address (XLS-5d table, rGWrZyQqhTp9Xu7G5Pkayo7bXjH4k4QYpf with tag 4294967295): tag carried; conflicting memo refused; other network refused
     const x = await v(live, 'XRP', 'XVLhHMPHU98es4dbozjVtdWzVrDjtV18pX8yuPT7y4xaEHi');
-    expect(x).to.include({ valid: true, normalizedAddress: 'rGWrZyQqhTp9Xu7G5Pkayo7bXjH4k4QYpf', memo: '12345', memoRequired: true });
+    expect(x).to.include({ valid: true, normalizedAddress: 'rGWrZyQqhTp9Xu7G5Pkayo7bXjH4k4QYpf', memo: '4294967295', memoRequired: true });
     expect((await v(live, 'XRP', 'XVLhHMPHU98es4dbozjVtdWzVrDjtV18pX8yuPT7y4xaEHi', '999')).valid).to.equal(false);
     expect((await v(test, 'XRP', 'XVLhHMPHU98es4dbozjVtdWzVrDjtV18pX8yuPT7y4xaEHi')).valid).to.equal(false);
     expect(await v(live, 'XRP', 'rGWrZyQqhTp9Xu7G5Pkayo7bXjH4k4QYpf', '42')).to.include({ valid: true, memo: '42' });

@@ -1,2 +1,4 @@
-// @wcs/adapter-evm: filled in by this issue
-export {};
+// @wcs/adapter-evm: every EVM chain by definition (chain.evmChainId), EIP-55 addresses.
+export { plugin, createEvmAdapter, PACKAGE_NAME } from './plugin';
+export { EvmAddressCodec } from './address';
+export { evmKeySpec, EVM_KEY_NAMESPACE, CHANGE_LEVEL } from './keys';

@@ -1,2 +1,53 @@
-// @wcs/adapter-solana: filled in by this issue
-export {};
+import {
+  AdapterConfigError, PLUGIN_API_VERSION, type AddressCodec,
+  type AdapterPlugin, type ChainAdapter, type ChainDefinition, type KeyPurpose, type KeySpec,
+} from '@wcs/core';
+import { solanaAddressFromPublicKey, validateSolanaAddress } from './address';
+
+export { solanaAddressFromPublicKey, validateSolanaAddress, isOnCurve } from './address';
+
+/**
+ * Key layout (SLIP-10 ed25519, every level hardened). Deposit keys have the shape of the common
+ * wallet path m/44'/501'/n'/0' with n = the application's account and the last level = the
+ * user's key index. Hot and fee keys add one more hardened level (1' and 2') below the index,
+ * so they never coincide with a deposit key.
+ */
+export const SOLANA_KEY_SPECS: Readonly<Record<KeyPurpose, KeySpec>> = Object.freeze({
+  deposit: Object.freeze({ namespace: 'sol', curve: 'ed25519', pathTemplate: "m/44'/501'/{account}'/{index}'" }),
+  hot: Object.freeze({ namespace: 'sol', curve: 'ed25519', pathTemplate: "m/44'/501'/{account}'/{index}'/1'" }),
+  fee: Object.freeze({ namespace: 'sol', curve: 'ed25519', pathTemplate: "m/44'/501'/{account}'/{index}'/2'" }),
+});
+
+function checkChain(chain: ChainDefinition): void {
+  if (chain.family !== 'solana' || chain.curve !== 'ed25519' || chain.addressing !== 'hd') {
+    throw new AdapterConfigError(
+      `@wcs/adapter-solana serves family solana (ed25519, hd); chain ${chain.code} is ${chain.family} (${chain.curve}, ${chain.addressing})`,
+    );
+  }
+}
+
+export function createSolanaAdapter(chain: ChainDefinition): ChainAdapter {
+  checkChain(chain);
+  return Object.freeze({
+    chain,
+    addressing: 'hd' as const,
+    curve: 'ed25519' as const,
+    keySpec: (purpose) => {
+      const spec = SOLANA_KEY_SPECS[purpose];
+      if (!spec) throw new TypeError(`unknown key purpose ${String(purpose)}`);
+      return spec;
+    },
+    address: Object.freeze<AddressCodec>({
+      addressFromPublicKey: solanaAddressFromPublicKey,
+      validate: (address, memo) => validateSolanaAddress(address, memo ?? null),
+    }),
+    memo: null,
+  } satisfies ChainAdapter);
+}
+
+export const plugin: AdapterPlugin = Object.freeze({
+  name: '@wcs/adapter-solana',
+  pluginApiVersion: PLUGIN_API_VERSION,
+  families: Object.freeze(['solana'] as const),
+  create: createSolanaAdapter,
+});

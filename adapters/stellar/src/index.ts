@@ -1,2 +1,50 @@
-// @wcs/adapter-stellar: filled in by this issue
-export {};
+import {
+  AdapterConfigError, PLUGIN_API_VERSION, type AddressCodec,
+  type AdapterPlugin, type ChainAdapter, type ChainDefinition, type KeyPurpose, type KeySpec,
+} from '@wcs/core';
+import { stellarAddressFromPublicKey, validateStellarAddress } from './address';
+import { memoIdCodec } from './memo';
+
+export { stellarAddressFromPublicKey, validateStellarAddress } from './address';
+export { MAX_MEMO_ID, MAX_MEMO_TEXT_BYTES, isMemoId, isMemoText, memoIdCodec, withdrawalMemoType } from './memo';
+
+/**
+ * Key layout (SLIP-10 ed25519, every level hardened). SEP-0005 uses m/44'/148'/x'; the deposit
+ * template adds one hardened level for the key index, and the application's shared deposit
+ * account is index 0: m/44'/148'/{account}'/0'. Hot and fee keys add 1' / 2' below the index.
+ */
+export const STELLAR_KEY_SPECS: Readonly<Record<KeyPurpose, KeySpec>> = Object.freeze({
+  deposit: Object.freeze({ namespace: 'xlm', curve: 'ed25519', pathTemplate: "m/44'/148'/{account}'/{index}'" }),
+  hot: Object.freeze({ namespace: 'xlm', curve: 'ed25519', pathTemplate: "m/44'/148'/{account}'/{index}'/1'" }),
+  fee: Object.freeze({ namespace: 'xlm', curve: 'ed25519', pathTemplate: "m/44'/148'/{account}'/{index}'/2'" }),
+});
+
+export function createStellarAdapter(chain: ChainDefinition): ChainAdapter {
+  if (chain.family !== 'stellar' || chain.curve !== 'ed25519' || chain.addressing !== 'memo') {
+    throw new AdapterConfigError(
+      `@wcs/adapter-stellar serves family stellar (ed25519, memo); chain ${chain.code} is ${chain.family} (${chain.curve}, ${chain.addressing})`,
+    );
+  }
+  return Object.freeze({
+    chain,
+    addressing: 'memo' as const,
+    curve: 'ed25519' as const,
+    keySpec: (purpose) => {
+      const spec = STELLAR_KEY_SPECS[purpose];
+      if (!spec) throw new TypeError(`unknown key purpose ${String(purpose)}`);
+      return spec;
+    },
+    address: Object.freeze<AddressCodec>({
+      addressFromPublicKey: stellarAddressFromPublicKey,
+      validate: (address, memo) => validateStellarAddress(address, memo ?? null),
+    }),
+    memo: memoIdCodec,
+  } satisfies ChainAdapter);
+}
+
+export const plugin: AdapterPlugin = Object.freeze({
+  name: '@wcs/adapter-stellar',
+  pluginApiVersion: PLUGIN_API_VERSION,
+  families: Object.freeze(['stellar'] as const),
+  create: createStellarAdapter,
+});

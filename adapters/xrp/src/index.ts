@@ -1,2 +1,56 @@
-// @wcs/adapter-xrp: filled in by this issue
-export {};
+import {
+  AdapterConfigError, PLUGIN_API_VERSION, type AddressCodec,
+  type AdapterPlugin, type ChainAdapter, type ChainDefinition, type KeyPurpose, type KeySpec,
+} from '@wcs/core';
+import { validateXrpAddress, xrpAddressFromPublicKey } from './address';
+import { destinationTagCodec } from './memo';
+
+export { validateXrpAddress, xrpAddressFromPublicKey } from './address';
+export { MAX_DESTINATION_TAG, destinationTagCodec, isDestinationTag } from './memo';
+
+/**
+ * Key layout (BIP-32 secp256k1, unhardened below the account so keys come from the account xpub).
+ * The application's shared deposit account is deposit index 0: m/44'/144'/{account}'/0/0.
+ * Hot and fee keys use the next chain levels (1 and 2).
+ */
+export const XRP_KEY_SPECS: Readonly<Record<KeyPurpose, KeySpec>> = Object.freeze({
+  deposit: Object.freeze({ namespace: 'xrp', curve: 'secp256k1', pathTemplate: "m/44'/144'/{account}'/0/{index}" }),
+  hot: Object.freeze({ namespace: 'xrp', curve: 'secp256k1', pathTemplate: "m/44'/144'/{account}'/1/{index}" }),
+  fee: Object.freeze({ namespace: 'xrp', curve: 'secp256k1', pathTemplate: "m/44'/144'/{account}'/2/{index}" }),
+});
+
+/** Network "mainnet" takes X… X-addresses; every other network name is a test network (T…). */
+export function isTestNetwork(chain: ChainDefinition): boolean {
+  return chain.network !== 'mainnet';
+}
+
+export function createXrpAdapter(chain: ChainDefinition): ChainAdapter {
+  if (chain.family !== 'xrp' || chain.curve !== 'secp256k1' || chain.addressing !== 'memo') {
+    throw new AdapterConfigError(
+      `@wcs/adapter-xrp serves family xrp (secp256k1, memo); chain ${chain.code} is ${chain.family} (${chain.curve}, ${chain.addressing})`,
+    );
+  }
+  const test = isTestNetwork(chain);
+  return Object.freeze({
+    chain,
+    addressing: 'memo' as const,
+    curve: 'secp256k1' as const,
+    keySpec: (purpose) => {
+      const spec = XRP_KEY_SPECS[purpose];
+      if (!spec) throw new TypeError(`unknown key purpose ${String(purpose)}`);
+      return spec;
+    },
+    address: Object.freeze<AddressCodec>({
+      addressFromPublicKey: xrpAddressFromPublicKey,
+      validate: (address, memo) => validateXrpAddress(address, memo ?? null, test),
+    }),
+    memo: destinationTagCodec,
+  } satisfies ChainAdapter);
+}
+
+export const plugin: AdapterPlugin = Object.freeze({
+  name: '@wcs/adapter-xrp',
+  pluginApiVersion: PLUGIN_API_VERSION,
+  families: Object.freeze(['xrp'] as const),
+  create: createXrpAdapter,
+});

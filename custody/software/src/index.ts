@@ -1,2 +1,14 @@
-// @wcs/custody-software: filled in by this issue
-export {};
+// @wcs/custody-software: encrypted BIP-39 seed, BIP-32 (secp256k1) and SLIP-10 (ed25519) derivation.
+export { plugin } from './plugin';
+export {
+  SoftwareKeyStore,
+  initializeSoftwareKeystore,
+  PACKAGE_NAME,
+  BACKEND,
+  MAX_ED25519_PAYLOAD,
+  type SoftwareKeyStoreTuning,
+} from './software-keystore';
+export { KeyStoreError, type KeyStoreErrorCode } from './errors';
+export { ENV, DEFAULT_KEYSTORE_FILE, DEV_PASSPHRASE_FILE, resolveConfig, type SoftwareKeyStoreConfig, type PassphraseSource } from './config';
+export { SCRYPT_N, SCRYPT_R, SCRYPT_P, type KeystoreFileV1 } from './keystore-file';
+export { CACHE_LIMITS } from './hd';

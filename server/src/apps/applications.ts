@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto';
 import type { Sequelize, Transaction } from 'sequelize';
 import { WcsError, invalidParameter, formatLocalDateTime, type Environment } from '@wcs/core';
-import { ApplicationCallbackModel, ApplicationModel, ApplicationSecretModel } from '../db/models';
+import type { ApplicationRow, Models } from '../db/models';
 import type { SecretBox } from '../crypto/secret-box';
 import type { Catalogue } from '../catalogue/catalogue';
 import { validateCallbackUrl } from './callback-url';
@@ -38,6 +38,7 @@ function newApiSecret(): string {
 export class ApplicationService {
   constructor(
     private readonly sequelize: Sequelize,
+    private readonly models: Models,
     private readonly box: SecretBox,
     private readonly catalogue: Catalogue,
   ) {}
@@ -67,9 +68,9 @@ export class ApplicationService {
     const chains = this.normaliseChains(environment, input.chains);
     const apiSecret = newApiSecret();
     const app = await this.sequelize.transaction(async (transaction) => {
-      const row = await ApplicationModel.create({ name, environment, apiKey: newApiKey(environment), enabledChains: chains }, { transaction });
+      const row = await this.models.Application.create({ name, environment, apiKey: newApiKey(environment), enabledChains: chains }, { transaction });
       const sealed = this.box.seal(apiSecret, row.id);
-      await ApplicationSecretModel.create({ applicationId: row.id, ...sealed, expiresAt: null }, { transaction });
+      await this.models.ApplicationSecret.create({ applicationId: row.id, ...sealed, expiresAt: null }, { transaction });
       await this.notify(row.apiKey, transaction); // clears any negative cache entry for the key
       return row;
     });
@@ -77,7 +78,7 @@ export class ApplicationService {
   }
 
   async list(): Promise<ApplicationView[]> {
-    const rows = await ApplicationModel.findAll({ order: [['id', 'ASC']] });
+    const rows = await this.models.Application.findAll({ order: [['id', 'ASC']] });
     return Promise.all(rows.map((r) => this.view(r)));
   }
 
@@ -85,15 +86,15 @@ export class ApplicationService {
     return this.view(await this.row(id));
   }
 
-  private async row(id: number, transaction?: Transaction): Promise<ApplicationModel> {
+  private async row(id: number, transaction?: Transaction): Promise<ApplicationRow> {
     if (!Number.isSafeInteger(id) || id <= 0) throw invalidParameter('app', 'must be a positive integer application id');
-    const row = await ApplicationModel.findByPk(id, { transaction, ...(transaction ? { lock: transaction.LOCK.UPDATE } : {}) });
+    const row = await this.models.Application.findByPk(id, { transaction, ...(transaction ? { lock: transaction.LOCK.UPDATE } : {}) });
     if (!row) throw new WcsError('APPLICATION_NOT_FOUND', { message: `Application ${id} not found` });
     return row;
   }
 
-  private async view(row: ApplicationModel, transaction?: Transaction): Promise<ApplicationView> {
-    const cbs = await ApplicationCallbackModel.findAll({ where: { applicationId: row.id }, transaction });
+  private async view(row: ApplicationRow, transaction?: Transaction): Promise<ApplicationView> {
+    const cbs = await this.models.ApplicationCallback.findAll({ where: { applicationId: row.id }, transaction });
     const callbacks: Partial<Record<BizType, string>> = {};
     for (const c of cbs) callbacks[c.bizType as BizType] = c.url;
     return {
@@ -108,7 +109,7 @@ export class ApplicationService {
     return this.sequelize.transaction(async (transaction) => {
       const row = await this.row(id, transaction);
       const checked = validateCallbackUrl(url, row.environment);
-      await ApplicationCallbackModel.upsert({ applicationId: id, bizType, url: checked, updatedAt: new Date() }, { transaction });
+      await this.models.ApplicationCallback.upsert({ applicationId: id, bizType, url: checked, updatedAt: new Date() }, { transaction });
       row.updatedAt = new Date();
       await row.save({ transaction });
       await this.notify(row.apiKey, transaction);
@@ -153,7 +154,7 @@ export class ApplicationService {
           WHERE application_id = :id`,
         { replacements: { id, until }, transaction },
       );
-      await ApplicationSecretModel.create({ applicationId: id, ...this.box.seal(apiSecret, id), expiresAt: null }, { transaction });
+      await this.models.ApplicationSecret.create({ applicationId: id, ...this.box.seal(apiSecret, id), expiresAt: null }, { transaction });
       row.updatedAt = new Date();
       await row.save({ transaction });
       await this.notify(row.apiKey, transaction);

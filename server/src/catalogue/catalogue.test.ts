@@ -4,7 +4,7 @@ import { resolveCatalogue, seedCatalogue, Catalogue } from './catalogue';
 import { ConfigError } from '../config/config';
 import { createTestDatabase, type TestDatabase } from '../testing';
 import { migrate } from '../db/migrations';
-import { initModels } from '../db/models';
+import { defineModels, type Models } from '../db/models';
 
 const BASE = { id: 9, code: 'BASE', name: 'Base', family: 'evm' as const, environment: 'live' as const, network: 'mainnet', nativeSymbol: 'ETH', decimals: 18, confirmations: 12, evmChainId: 8453 };
 
@@ -33,10 +33,11 @@ describe('catalogue: chains and tokens as data', () => {
   describe('seeding into Postgres', () => {
     let db: TestDatabase;
     let sequelize: Sequelize;
+    let models: Models;
     before(async () => {
       db = await createTestDatabase();
       sequelize = new Sequelize(db.url, { dialect: 'postgres', logging: false });
-      initModels(sequelize);
+      models = defineModels(sequelize);
       await migrate(sequelize);
     });
     after(async () => {
@@ -45,24 +46,24 @@ describe('catalogue: chains and tokens as data', () => {
     });
 
     it('is idempotent, keeps ids permanent and deactivates removed entries', async () => {
-      await seedCatalogue(sequelize, {});
-      await seedCatalogue(sequelize, {});
-      let cat = await Catalogue.load();
+      await seedCatalogue(sequelize, models, {});
+      await seedCatalogue(sequelize, models, {});
+      let cat = await Catalogue.load(models);
       expect(cat.chains('live')).to.have.length(8);
-      await seedCatalogue(sequelize, { chains: [BASE] });
-      cat = await Catalogue.load();
+      await seedCatalogue(sequelize, models, { chains: [BASE] });
+      cat = await Catalogue.load(models);
       expect(cat.chain('live', 'BASE').id).to.equal(9);
       // the id of a stored chain cannot change
       let err: unknown;
       try {
-        await seedCatalogue(sequelize, { chains: [{ ...BASE, id: 10 }] });
+        await seedCatalogue(sequelize, models, { chains: [{ ...BASE, id: 10 }] });
       } catch (e) {
         err = e;
       }
       expect(err).to.be.instanceOf(ConfigError);
       expect((err as Error).message).to.match(/ids are permanent/);
-      await seedCatalogue(sequelize, {});
-      cat = await Catalogue.load();
+      await seedCatalogue(sequelize, models, {});
+      cat = await Catalogue.load(models);
       expect(cat.has('live', 'BASE')).to.equal(false);
       expect(() => cat.chain('live', 'BASE')).to.throw(/Unknown chain code: BASE/);
       const [rows] = await sequelize.query(`SELECT active FROM chains WHERE id = 9`);

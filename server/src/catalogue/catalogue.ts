@@ -2,7 +2,7 @@ import { FAMILY_TRAITS, type ChainDefinition, type ChainFamily, type Environment
 import type { Sequelize } from 'sequelize';
 import type { ConfigFile, ChainConfig, TokenConfig } from '../config/config';
 import { ConfigError } from '../config/config';
-import { ChainModel, ChainTokenModel } from '../db/models';
+import type { Models } from '../db/models';
 import { DEFAULT_CHAINS, DEFAULT_TOKENS } from './default-catalogue';
 
 /** Merges the built-in catalogue with the config file and checks it is consistent. */
@@ -49,7 +49,8 @@ export function resolveCatalogue(file: ConfigFile): { chains: ChainDefinition[];
  * Writes the resolved catalogue into storage. Ids are stable: a chain id or a token id
  * never changes meaning; entries no longer configured are marked inactive, not deleted.
  */
-export async function seedCatalogue(sequelize: Sequelize, file: ConfigFile): Promise<void> {
+export async function seedCatalogue(sequelize: Sequelize, models: Models, file: ConfigFile): Promise<void> {
+  const { Chain: ChainModel, ChainToken: ChainTokenModel } = models;
   const { chains, tokens } = resolveCatalogue(file);
   await sequelize.transaction(async (transaction) => {
     await sequelize.query('SELECT pg_advisory_xact_lock(7420002)', { transaction });
@@ -91,7 +92,8 @@ export class Catalogue {
   private byEnvCode = new Map<string, ChainView>();
   private tokenById = new Map<number, TokenDefinition & { chainId: number }>();
 
-  static async load(): Promise<Catalogue> {
+  static async load(models: Models): Promise<Catalogue> {
+    const { Chain: ChainModel, ChainToken: ChainTokenModel } = models;
     const cat = new Catalogue();
     const chains = await ChainModel.findAll({ where: { active: true }, order: [['id', 'ASC']] });
     const tokens = await ChainTokenModel.findAll({ where: { active: true }, order: [['id', 'ASC']] });

@@ -1,5 +1,7 @@
 import { DataTypes, Model, type Sequelize, type InferAttributes, type InferCreationAttributes, type CreationOptional } from 'sequelize';
 
+/* Typed model shapes. They are never bound to a connection themselves: defineModels() makes
+ * a subclass of each per Sequelize instance. */
 export class ApplicationModel extends Model<InferAttributes<ApplicationModel>, InferCreationAttributes<ApplicationModel>> {
   declare id: CreationOptional<number>;
   declare name: string;
@@ -64,10 +66,15 @@ export class ChainTokenModel extends Model<InferAttributes<ChainTokenModel>, Inf
   declare updatedAt: CreationOptional<Date>;
 }
 
-/** Binds the models to a Sequelize instance; the tables come from migrations, never from sync(). */
-export function initModels(sequelize: Sequelize): void {
+/**
+ * Defines the models on one Sequelize instance. Models are per instance (never global
+ * classes bound to "the last" connection), so several services can live in one process.
+ * The tables come from migrations, never from sync().
+ */
+export function defineModels(sequelize: Sequelize): Models {
   const opts = { sequelize, underscored: true, timestamps: false } as const;
-  ApplicationModel.init(
+  class Application extends ApplicationModel {}
+  Application.init(
     {
       id: { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true },
       name: { type: DataTypes.STRING(100), allowNull: false },
@@ -80,7 +87,8 @@ export function initModels(sequelize: Sequelize): void {
     },
     { ...opts, tableName: 'applications' },
   );
-  ApplicationSecretModel.init(
+  class ApplicationSecret extends ApplicationSecretModel {}
+  ApplicationSecret.init(
     {
       id: { type: DataTypes.INTEGER, primaryKey: true, autoIncrement: true },
       applicationId: { type: DataTypes.INTEGER, allowNull: false },
@@ -93,7 +101,8 @@ export function initModels(sequelize: Sequelize): void {
     },
     { ...opts, tableName: 'application_secrets' },
   );
-  ApplicationCallbackModel.init(
+  class ApplicationCallback extends ApplicationCallbackModel {}
+  ApplicationCallback.init(
     {
       applicationId: { type: DataTypes.INTEGER, primaryKey: true },
       bizType: { type: DataTypes.STRING(16), primaryKey: true },
@@ -102,7 +111,8 @@ export function initModels(sequelize: Sequelize): void {
     },
     { ...opts, tableName: 'application_callbacks' },
   );
-  ChainModel.init(
+  class Chain extends ChainModel {}
+  Chain.init(
     {
       id: { type: DataTypes.INTEGER, primaryKey: true },
       code: { type: DataTypes.STRING(16), allowNull: false },
@@ -122,7 +132,8 @@ export function initModels(sequelize: Sequelize): void {
     },
     { ...opts, tableName: 'chains' },
   );
-  ChainTokenModel.init(
+  class ChainToken extends ChainTokenModel {}
+  ChainToken.init(
     {
       id: { type: DataTypes.INTEGER, primaryKey: true },
       chainId: { type: DataTypes.INTEGER, allowNull: false },
@@ -135,4 +146,21 @@ export function initModels(sequelize: Sequelize): void {
     },
     { ...opts, tableName: 'chain_tokens' },
   );
+  return {
+    Application,
+    ApplicationSecret,
+    ApplicationCallback,
+    Chain,
+    ChainToken,
+  };
 }
+
+export interface Models {
+  readonly Application: typeof ApplicationModel;
+  readonly ApplicationSecret: typeof ApplicationSecretModel;
+  readonly ApplicationCallback: typeof ApplicationCallbackModel;
+  readonly Chain: typeof ChainModel;
+  readonly ChainToken: typeof ChainTokenModel;
+}
+
+export type ApplicationRow = ApplicationModel;

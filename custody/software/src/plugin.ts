@@ -1,0 +1,13 @@
+import { PLUGIN_API_VERSION, type KeyStorePlugin } from '@wcs/core';
+import { BACKEND, initializeSoftwareKeystore, PACKAGE_NAME, SoftwareKeyStore } from './software-keystore';
+
+const softwarePlugin: KeyStorePlugin = {
+  name: PACKAGE_NAME,
+  pluginApiVersion: PLUGIN_API_VERSION,
+  backend: BACKEND,
+  create: (options) => new SoftwareKeyStore(options),
+  initialize: (options, params) => initializeSoftwareKeystore(options, params),
+};
+
+/** The software keystore backend (selected by keystore backend "software" in config). */
+export const plugin: KeyStorePlugin = Object.freeze(softwarePlugin);
