@@ -3,7 +3,7 @@ import { secp256k1 } from '@noble/curves/secp256k1';
 import { bytesToNumberBE } from '@noble/curves/utils';
 import { hmac } from '@noble/hashes/hmac';
 import { sha512 } from '@noble/hashes/sha2';
-import { ed25519DerivePath, ed25519MasterFromSeed, ed25519PublicKey, wipeEd25519Node, type Ed25519Node } from './slip10';
+import { ed25519DeriveChild, ed25519DerivePath, ed25519MasterFromSeed, ed25519PublicKey, wipeEd25519Node, type Ed25519Node } from './slip10';
 import { formatPath, HARDENED } from './path';
 import { LruCache } from './lru';
 
@@ -43,6 +43,12 @@ export class HdKeys {
   private edMaster: Ed25519Node | null;
   private readonly publicNodes = new LruCache<string, PublicNode>(CACHE_LIMITS.publicNodes);
   private readonly publicKeys = new LruCache<string, Uint8Array>(CACHE_LIMITS.publicKeys);
+  /**
+   * SLIP-10 parents (the level above the last, e.g. an application's account): ed25519 has no
+   * public derivation, so a new user key is one private step from its cached parent instead of
+   * a walk from the master. They are private nodes: wiped on eviction and in wipe().
+   */
+  private readonly edParents = new LruCache<string, Ed25519Node>(CACHE_LIMITS.publicNodes, wipeEd25519Node);
   /** Counters for status and tests: how many derivations went which way. */
   readonly counters = { secpPrivateDerivations: 0, secpPublicDerivations: 0, ed25519Derivations: 0 };
 
@@ -173,7 +179,15 @@ export class HdKeys {
   ed25519Node(indices: readonly number[]): Ed25519Node {
     for (const i of indices) if (i < HARDENED) throw new RangeError('SLIP-10 ed25519 supports hardened levels only');
     this.counters.ed25519Derivations++;
-    return ed25519DerivePath(this.ed(), indices);
+    if (indices.length < 2) return ed25519DerivePath(this.ed(), indices);
+    const prefix = indices.slice(0, -1);
+    const key = formatPath(prefix);
+    let parent = this.edParents.get(key);
+    if (!parent) {
+      parent = ed25519DerivePath(this.ed(), prefix);
+      this.edParents.set(key, parent);
+    }
+    return ed25519DeriveChild(parent, indices[indices.length - 1]!);
   }
 
   /** 32-byte ed25519 public key (private derivation, cached in a bounded map). */
@@ -203,5 +217,6 @@ export class HdKeys {
     this.edMaster = null;
     this.publicNodes.clear();
     this.publicKeys.clear();
+    this.edParents.clear();
   }
 }
