@@ -1,2 +1,5 @@
-// @wcs/adapter-bitcoin: filled in by this issue
-export {};
+// @wcs/adapter-bitcoin: native segwit P2WPKH (BIP-84) on mainnet, testnet and regtest.
+export { plugin, createBitcoinAdapter, PACKAGE_NAME } from './plugin';
+export { BitcoinAddressCodec } from './address';
+export { bitcoinKeySpec, CHANGE_LEVEL } from './keys';
+export { resolveNetwork, DEFAULT_REGTEST_HRP, type BitcoinNetwork } from './network';
