@@ -1,0 +1,48 @@
+import { expect } from 'chai';
+import { AdapterRegistry, PluginError } from './registry';
+import { PLUGIN_API_VERSION, type AdapterPlugin, type ChainAdapter } from './adapter';
+import { WcsError } from './errors';
+import type { ChainDefinition } from './chain';
+
+const chain = (family: ChainDefinition['family'], code = 'X'): ChainDefinition => ({
+  id: 1, code, name: code, family, environment: 'live', network: 'mainnet', curve: 'secp256k1', addressing: 'hd',
+  nativeSymbol: code, decimals: 8, confirmations: 1, evmChainId: family === 'evm' ? 1 : null, options: {},
+});
+
+function fakePlugin(name: string, families: AdapterPlugin['families'], version = PLUGIN_API_VERSION): AdapterPlugin & { created: number } {
+  const p = {
+    name, pluginApiVersion: version, families, created: 0,
+    create(c: ChainDefinition): ChainAdapter {
+      p.created++;
+      return { chain: c } as unknown as ChainAdapter;
+    },
+  };
+  return p;
+}
+
+describe('adapter registry', () => {
+  it('serves a chain by its family and builds each chain adapter once', () => {
+    const evm = fakePlugin('@x/evm', ['evm']);
+    const reg = AdapterRegistry.load(['@x/evm'], () => ({ plugin: evm }));
+    const eth = chain('evm', 'ETH');
+    expect(reg.forChain(eth).chain).to.equal(eth);
+    reg.forChain(eth);
+    expect(evm.created).to.equal(1);
+    expect(reg.families()).to.deep.equal(['evm']);
+  });
+
+  it('throws on a chain whose family no plugin serves (no fallback)', () => {
+    const reg = AdapterRegistry.load(['@x/evm'], () => ({ plugin: fakePlugin('@x/evm', ['evm']) }));
+    expect(() => reg.forChain(chain('bitcoin', 'BTC'))).to.throw(WcsError, /No adapter is loaded for chain BTC/);
+  });
+
+  it('refuses a plugin built for another plugin-API version, a second plugin for a family, and a bad export', () => {
+    expect(() => AdapterRegistry.load(['@x/old'], () => ({ plugin: fakePlugin('@x/old', ['evm'], PLUGIN_API_VERSION + 1) })))
+      .to.throw(PluginError, new RegExp(`@x/old is built for plugin API ${PLUGIN_API_VERSION + 1}; this core provides ${PLUGIN_API_VERSION}`));
+    const mods: Record<string, unknown> = { a: { plugin: fakePlugin('a', ['evm']) }, b: { plugin: fakePlugin('b', ['evm']) } };
+    expect(() => AdapterRegistry.load(['a', 'b'], (id) => mods[id])).to.throw(PluginError, /family evm is served by both a and b/);
+    expect(() => AdapterRegistry.load(['c'], () => ({ something: 1 }))).to.throw(PluginError, /c does not export an adapter plugin/);
+    expect(() => AdapterRegistry.load(['@x/missing'], (id) => { throw new Error(`Cannot find module '${id}'`); })).to.throw(PluginError, /cannot load adapter package @x\/missing/);
+  });
+
+});
