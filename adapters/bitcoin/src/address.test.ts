@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { address as btcAddress } from 'bitcoinjs-lib';
 import { plugin } from './index';
-import { BTC_MAINNET, BTC_TESTNET } from './testkit';
+import { BTC_MAINNET, BTC_TESTNET } from './fixtures.test-helper';
 
 const hexBytes = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s, 'hex'));
 // BIP-84 vector key m/84'/0'/0'/0/0, compressed and (same point) uncompressed.

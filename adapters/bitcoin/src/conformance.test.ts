@@ -1,6 +1,6 @@
-import { runAdapterConformance, type AdapterFixture } from '@wcs/core/testing';
+import { runAdapterConformance, walletCoreVectors, type AdapterFixture } from '@wcs/core/testing';
 import { plugin } from './index';
-import { BTC_MAINNET, BTC_REGTEST_RB, BTC_TESTNET, fillPath, hex, scurePublicKey, walletCore, walletCoreP2wpkh } from './testkit';
+import { BTC_CHAINS, BTC_MAINNET, BTC_REGTEST_RB, BTC_TESTNET } from './fixtures.test-helper';
 
 type Derivation = { publicKeyHex: string; address: string; source: string };
 
@@ -137,21 +137,12 @@ const regtest: AdapterFixture = {
 describe('@wcs/adapter-bitcoin', () => {
   // Oracle-derived vectors added to the fixtures: for applications (accounts) 1-3 and indices 0-4,
   // the key at the adapter's deposit path derived by @scure/bip32, and wallet-core's P2WPKH address
-  // for its own key at that path.
+  // for its own key at that path (walletCoreVectors fails the hook if the two keys differ).
   before(async () => {
-    const wc = await walletCore();
     for (const [fixture, list] of [[mainnet, mainnetDerivations], [testnet, testnetDerivations], [regtest, regtestDerivations]] as const) {
-      const adapter = plugin.create(fixture.chain);
-      const hrp = fixture.chain.network === 'mainnet' ? 'bc' : fixture.chain.network === 'testnet' ? 'tb' : 'rb';
-      const template = adapter.keySpec('deposit').pathTemplate;
-      for (let account = 1; account <= 3; account++) {
-        for (let index = 0; index <= 4; index++) {
-          const path = fillPath(template, account, index);
-          const oracle = walletCoreP2wpkh(wc, path, hrp);
-          const publicKeyHex = hex(scurePublicKey(path));
-          if (publicKeyHex !== oracle.publicKeyHex) throw new Error(`@scure/bip32 and wallet-core disagree on the key at ${path}`);
-          list.push({ publicKeyHex, address: oracle.address, source: `${path}: @scure/bip32 key, ${WC} (hrp ${hrp})` });
-        }
+      const hrp = BTC_CHAINS.find(([chain]) => chain === fixture.chain)![1];
+      for (const v of await walletCoreVectors({ keys: plugin.create(fixture.chain), coin: 'bitcoin', purposes: ['deposit'], bech32Hrp: hrp })) {
+        list.push({ publicKeyHex: v.publicKeyHex, address: v.address, source: `${v.path}: @scure/bip32 key, ${WC} (hrp ${hrp})` });
       }
     }
   });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
+import { expectWalletCoreAddresses, fillPath, testPublicKey, walletCore } from '@wcs/core/testing';
 import { plugin } from './index';
-import { BTC_MAINNET, BTC_REGTEST_RB, BTC_TESTNET, fillPath, hex, scurePublicKey, walletCore, walletCoreP2wpkh } from './testkit';
+import { BTC_CHAINS, BTC_MAINNET } from './fixtures.test-helper';
 
 describe('bitcoin key paths and derivation', () => {
   it("reproduces the BIP-84 vectors from the adapter's own path templates (account 0)", () => {
@@ -16,29 +17,18 @@ describe('bitcoin key paths and derivation', () => {
     ];
     for (const [path, bipPath, address] of vectors) {
       expect(path).to.equal(bipPath);
-      expect(adapter.address.addressFromPublicKey({ curve: 'secp256k1', bytes: scurePublicKey(path) })).to.equal(address);
+      expect(adapter.address.addressFromPublicKey({ curve: 'secp256k1', bytes: testPublicKey('secp256k1', path) })).to.equal(address);
     }
   });
 
   it('matches wallet-core for every purpose, applications 1-3 and indices 0-4, on each network', async () => {
     const wc = await walletCore();
     let compared = 0;
-    for (const [chain, hrp] of [[BTC_MAINNET, 'bc'], [BTC_TESTNET, 'tb'], [BTC_REGTEST_RB, 'rb']] as const) {
-      const adapter = plugin.create(chain);
-      for (const purpose of ['deposit', 'hot', 'fee'] as const) {
-        const template = adapter.keySpec(purpose).pathTemplate;
-        for (let account = 1; account <= 3; account++) {
-          for (let index = 0; index <= 4; index++) {
-            const path = fillPath(template, account, index);
-            const key = scurePublicKey(path);
-            const oracle = walletCoreP2wpkh(wc, path, hrp);
-            expect(hex(key), `key at ${path}`).to.equal(oracle.publicKeyHex);
-            const address = adapter.address.addressFromPublicKey({ curve: 'secp256k1', bytes: key });
-            expect(address, `${chain.network} ${path}`).to.equal(oracle.address);
-            expect(wc.AnyAddress.isValidBech32(address, wc.CoinType.bitcoin, hrp)).to.equal(true);
-            compared++;
-          }
-        }
+    for (const [chain, hrp] of BTC_CHAINS) {
+      // Each vector's @scure/bip32 key is checked against wallet-core's key, then the adapter's address against wallet-core's.
+      for (const v of await expectWalletCoreAddresses(plugin.create(chain), 'bitcoin', { bech32Hrp: hrp })) {
+        expect(wc.AnyAddress.isValidBech32(v.address, wc.CoinType.bitcoin, hrp), v.address).to.equal(true);
+        compared++;
       }
     }
     expect(compared).to.equal(3 * 3 * 3 * 5);

@@ -1,10 +1,11 @@
 import { expect } from 'chai';
 import { AdapterConfigError, AdapterRegistry, PLUGIN_API_VERSION, type KeyPurpose } from '@wcs/core';
 import { plugin } from './index';
-import { BTC_MAINNET, BTC_REGTEST_RB, BTC_TESTNET, chainDefinition } from './testkit';
+import { testChain } from '@wcs/core/testing';
+import { BTC_MAINNET, BTC_REGTEST_RB, BTC_TESTNET } from './fixtures.test-helper';
 
 const regtest = (options: Record<string, string>) =>
-  chainDefinition({ id: 902, code: 'BTC', name: 'Bitcoin Regtest', family: 'bitcoin', environment: 'test', network: 'regtest', nativeSymbol: 'BTC', decimals: 8, confirmations: 1, evmChainId: null, options });
+  testChain({ id: 902, code: 'BTC', name: 'Bitcoin Regtest', family: 'bitcoin', environment: 'test', network: 'regtest', nativeSymbol: 'BTC', decimals: 8, confirmations: 1, options });
 
 describe('bitcoin plugin', () => {
   it('is the package plugin for the bitcoin family', () => {

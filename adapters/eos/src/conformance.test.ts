@@ -1,18 +1,12 @@
 import { expect } from 'chai';
-import { AdapterConfigError, AdapterRegistry, type ChainDefinition } from '@wcs/core';
-import { runAdapterConformance, type AdapterFixture } from '@wcs/core/testing';
+import { AdapterConfigError, AdapterRegistry } from '@wcs/core';
+import { fromHex, runAdapterConformance, testChain, type AdapterFixture } from '@wcs/core/testing';
 import { plugin } from './index';
 
 // Chain definitions as in server/src/catalogue/default-catalogue.ts (ids 8 and 108), with the
 // operator's deposit account configured (the catalogue ships without one).
-const EOS_LIVE: ChainDefinition = {
-  id: 8, code: 'EOS', name: 'EOS', family: 'eos', environment: 'live', network: 'mainnet',
-  curve: 'secp256k1', addressing: 'memo', nativeSymbol: 'EOS', decimals: 4, confirmations: 1, evmChainId: null,
-  options: { depositAccount: 'wcsdeposit11' },
-};
-const EOS_JUNGLE: ChainDefinition = {
-  ...EOS_LIVE, id: 108, name: 'EOS Jungle Testnet', environment: 'test', network: 'jungle4', options: { depositAccount: 'wcs.deposit' },
-};
+const EOS_LIVE = testChain({ id: 8, code: 'EOS', name: 'EOS', family: 'eos', environment: 'live', network: 'mainnet', nativeSymbol: 'EOS', decimals: 4, confirmations: 1, options: { depositAccount: 'wcsdeposit11' } });
+const EOS_JUNGLE = testChain({ ...EOS_LIVE, id: 108, name: 'EOS Jungle Testnet', environment: 'test', network: 'jungle4', options: { depositAccount: 'wcs.deposit' } });
 
 const DEV_KEY = 'EOSIO development key EOS6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV (AntelopeIO tests)';
 const RULE = 'EOS name rules: 1-12 of a-z 1-5 ., no trailing .';
@@ -74,16 +68,12 @@ runAdapterConformance(plugin, [
 ]);
 
 describe('plugin loading', () => {
-  it('loads by package name through the core registry', () => {
-    const reg = AdapterRegistry.load(['@wcs/adapter-eos']);
-    expect(reg.families()).to.deep.equal(['eos']);
-    expect(reg.forChain(EOS_LIVE).chain).to.equal(EOS_LIVE);
-    expect(reg.forChain(EOS_JUNGLE).chain).to.equal(EOS_JUNGLE);
-    // The default catalogue lists EOS without options: loading must still succeed
-    // (a fresh registry: forChain caches one adapter per environment and code).
+  // Loading by package name for EOS_LIVE and EOS_JUNGLE is part of the conformance suite.
+  it('loads through the core registry for a chain without options, as the default catalogue lists EOS', () => {
+    // A fresh registry: forChain caches one adapter per environment and code.
     const bare = AdapterRegistry.load(['@wcs/adapter-eos']).forChain({ ...EOS_LIVE, options: {} });
     expect(bare.address.validate('eosio').valid).to.equal(true);
-    expect(() => bare.address.addressFromPublicKey({ curve: 'secp256k1', bytes: Uint8Array.from(Buffer.from(derivations('x')[0]!.publicKeyHex, 'hex')) }))
+    expect(() => bare.address.addressFromPublicKey({ curve: 'secp256k1', bytes: fromHex(derivations('x')[0]!.publicKeyHex) }))
       .to.throw(AdapterConfigError, /no depositAccount option/);
   });
 });

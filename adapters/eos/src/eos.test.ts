@@ -1,33 +1,16 @@
 import { expect } from 'chai';
-import { HDKey } from '@scure/bip32';
-import { mnemonicToSeedSync } from '@scure/bip39';
-import { initWasm, type WalletCore } from '@trustwallet/wallet-core';
-import { AdapterConfigError, type ChainDefinition } from '@wcs/core';
+import { AdapterConfigError } from '@wcs/core';
+import { KEY_PURPOSES, fromHex, layoutPaths, testChain, walletCoreVectors } from '@wcs/core/testing';
 import { EOS_KEY_SPECS, eosMemoCodec, eosPublicKeyToLegacyString, eosPublicKeyToString, isEosAccountName, plugin } from './index';
 
-const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
-const fill = (template: string, account: number, index: number) =>
-  template.replace('{account}', String(account)).replace('{index}', String(index));
-const fromHex = (h: string) => Uint8Array.from(Buffer.from(h, 'hex'));
-
 // As in server/src/catalogue/default-catalogue.ts: no options.
-const EOS_LIVE: ChainDefinition = {
-  id: 8, code: 'EOS', name: 'EOS', family: 'eos', environment: 'live', network: 'mainnet',
-  curve: 'secp256k1', addressing: 'memo', nativeSymbol: 'EOS', decimals: 4, confirmations: 1, evmChainId: null, options: {},
-};
-const EOS_JUNGLE: ChainDefinition = { ...EOS_LIVE, id: 108, name: 'EOS Jungle Testnet', environment: 'test', network: 'jungle4' };
+const EOS_LIVE = testChain({ id: 8, code: 'EOS', name: 'EOS', family: 'eos', environment: 'live', network: 'mainnet', nativeSymbol: 'EOS', decimals: 4, confirmations: 1 });
+const EOS_JUNGLE = testChain({ ...EOS_LIVE, id: 108, name: 'EOS Jungle Testnet', environment: 'test', network: 'jungle4' });
 
 // The EOSIO development key, as AntelopeIO tests and docs write it in both forms.
 const DEV_KEY_HEX = '02c0ded2bc1f1305fb0faac5e6c03ee3a1924234985427b6167ca569d13df435cf';
 
 describe('eos adapter', () => {
-  const root = HDKey.fromMasterSeed(mnemonicToSeedSync(MNEMONIC, ''));
-  let core: WalletCore;
-
-  before(async () => {
-    core = await initWasm();
-  });
-
   describe('deposit account configuration', () => {
     const key = { curve: 'secp256k1' as const, bytes: fromHex(DEV_KEY_HEX) };
 
@@ -72,41 +55,19 @@ describe('eos adapter', () => {
       expect(eosPublicKeyToLegacyString({ curve: 'secp256k1', bytes: fromHex(DEV_KEY_HEX) })).to.equal('EOS6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV');
     });
 
-    it('matches Trust Wallet wallet-core (EOS… form) for accounts 1..3, indices 0..4 on the deposit, hot and fee templates', () => {
-      const wallet = core.HDWallet.createWithMnemonic(MNEMONIC, '');
-      let checked = 0;
-      try {
-        for (const purpose of ['deposit', 'hot', 'fee'] as const) {
-          for (let account = 1; account <= 3; account++) {
-            for (let index = 0; index <= 4; index++) {
-              const path = fill(EOS_KEY_SPECS[purpose].pathTemplate, account, index);
-              const ours = root.derive(path).publicKey!;
-              const key = wallet.getKey(core.CoinType.eos, path);
-              const pub = key.getPublicKeySecp256k1(true);
-              const theirs = core.AnyAddress.createWithPublicKey(pub, core.CoinType.eos);
-              expect(Buffer.from(ours).toString('hex'), path).to.equal(Buffer.from(pub.data()).toString('hex'));
-              expect(eosPublicKeyToLegacyString(ours), path).to.equal(theirs.description());
-              expect(eosPublicKeyToString(ours)).to.match(/^PUB_K1_[1-9A-HJ-NP-Za-km-z]{50}$/);
-              theirs.delete();
-              pub.delete();
-              key.delete();
-              checked++;
-            }
-          }
-        }
-      } finally {
-        wallet.delete();
+    it('matches Trust Wallet wallet-core (EOS… form) for accounts 1..3, indices 0..4 on the deposit, hot and fee templates', async () => {
+      // Each vector's @scure/bip32 key is checked against wallet-core's key at its path.
+      const vectors = await walletCoreVectors({ keys: EOS_KEY_SPECS, coin: 'eos' });
+      for (const v of vectors) {
+        expect(eosPublicKeyToLegacyString(v.publicKey), v.path).to.equal(v.address);
+        expect(eosPublicKeyToString(v.publicKey)).to.match(/^PUB_K1_[1-9A-HJ-NP-Za-km-z]{50}$/);
       }
-      expect(checked).to.equal(45);
+      expect(vectors.length).to.equal(45);
     });
 
     it('keeps deposit, hot and fee paths apart', () => {
-      const paths = new Set<string>();
-      for (const purpose of ['deposit', 'hot', 'fee'] as const) {
-        expect(EOS_KEY_SPECS[purpose].namespace).to.equal('eos');
-        for (let index = 0; index < 20; index++) paths.add(fill(EOS_KEY_SPECS[purpose].pathTemplate, 7, index));
-      }
-      expect(paths.size).to.equal(60);
+      for (const purpose of KEY_PURPOSES) expect(EOS_KEY_SPECS[purpose].namespace).to.equal('eos');
+      expect(new Set(layoutPaths(EOS_KEY_SPECS, 7, 20)).size).to.equal(60);
     });
   });
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { plugin } from './index';
-import { ETH_MAINNET } from './testkit';
+import { ETH_MAINNET } from './fixtures.test-helper';
 
 const bytes = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s, 'hex'));
 const G = '79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798';

@@ -1,7 +1,6 @@
-import { runAdapterConformance, type AdapterFixture } from '@wcs/core/testing';
-import type { ChainDefinition } from '@wcs/core';
+import { runAdapterConformance, walletCoreVectors, type AdapterFixture } from '@wcs/core/testing';
 import { plugin } from './index';
-import { BASE_MAINNET, BSC_MAINNET, ETH_MAINNET, ETH_SEPOLIA, POLYGON_MAINNET, STATIC_DERIVATIONS, fillPath, hex, scurePublicKey, walletCore, walletCoreEvm, type Derivation, type WalletCoreCoin } from './testkit';
+import { EVM_CHAINS, STATIC_DERIVATIONS, type Derivation } from './fixtures.test-helper';
 
 const VALID: AdapterFixture['valid'] = [
   // EIP-55 test cases (https://eips.ethereum.org/EIPS/eip-55#test-cases): all caps, all lower, normal.
@@ -46,14 +45,7 @@ const INVALID: AdapterFixture['invalid'] = [
   { address: 'ethereum:0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', why: 'an EIP-681 URI, not an address' },
 ];
 
-const chains: Array<[ChainDefinition, WalletCoreCoin]> = [
-  [ETH_MAINNET, 'ethereum'],
-  [BSC_MAINNET, 'smartChain'],
-  [POLYGON_MAINNET, 'polygon'],
-  [ETH_SEPOLIA, 'ethereum'],
-  [BASE_MAINNET, 'base'],
-];
-const fixtures = chains.map(([chain, coin]) => {
+const fixtures = EVM_CHAINS.map(([chain, coin]) => {
   const derivations: Derivation[] = [...STATIC_DERIVATIONS];
   const fixture: AdapterFixture = { chain, derivations, valid: VALID, invalid: INVALID };
   return { coin, derivations, fixture };
@@ -62,19 +54,12 @@ const fixtures = chains.map(([chain, coin]) => {
 describe('@wcs/adapter-evm', () => {
   // Oracle-derived vectors added to every chain's fixture: for applications (accounts) 1-3 and
   // indices 0-4, the key at the adapter's deposit path derived by @scure/bip32, and wallet-core's
-  // address (for that chain's coin type) of its own key at that path.
+  // address (for that chain's coin type) of its own key at that path (walletCoreVectors fails the
+  // hook if the two keys differ).
   before(async () => {
-    const wc = await walletCore();
     for (const { fixture, coin, derivations } of fixtures) {
-      const template = plugin.create(fixture.chain).keySpec('deposit').pathTemplate;
-      for (let account = 1; account <= 3; account++) {
-        for (let index = 0; index <= 4; index++) {
-          const path = fillPath(template, account, index);
-          const oracle = walletCoreEvm(wc, path, coin);
-          const publicKeyHex = hex(scurePublicKey(path));
-          if (publicKeyHex !== oracle.publicKeyHex) throw new Error(`@scure/bip32 and wallet-core disagree on the key at ${path}`);
-          derivations.push({ publicKeyHex, address: oracle.address, source: `${path}: @scure/bip32 key, wallet-core 4.8.2 address (CoinType.${coin})` });
-        }
+      for (const v of await walletCoreVectors({ keys: plugin.create(fixture.chain), coin, purposes: ['deposit'] })) {
+        derivations.push({ publicKeyHex: v.publicKeyHex, address: v.address, source: `${v.path}: @scure/bip32 key, wallet-core 4.8.2 address (CoinType.${coin})` });
       }
     }
   });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { AdapterConfigError, AdapterRegistry, PLUGIN_API_VERSION, type KeyPurpose } from '@wcs/core';
 import { plugin } from './index';
-import { BASE_MAINNET, BSC_MAINNET, ETH_MAINNET, ETH_SEPOLIA, POLYGON_MAINNET } from './testkit';
+import { BASE_MAINNET, BSC_MAINNET, ETH_MAINNET, ETH_SEPOLIA, POLYGON_MAINNET } from './fixtures.test-helper';
 
 const ALL = [ETH_MAINNET, BSC_MAINNET, POLYGON_MAINNET, ETH_SEPOLIA, BASE_MAINNET];
 

@@ -1,17 +1,9 @@
-import { expect } from 'chai';
-import { AdapterRegistry, type ChainDefinition } from '@wcs/core';
-import { runAdapterConformance, type AdapterFixture } from '@wcs/core/testing';
+import { runAdapterConformance, testChain, type AdapterFixture } from '@wcs/core/testing';
 import { plugin } from './index';
 
-// Chain definitions as in server/src/catalogue/default-catalogue.ts (ids 5 and 105), with the
-// curve and addressing kind that follow from the family.
-const SOL_LIVE: ChainDefinition = {
-  id: 5, code: 'SOL', name: 'Solana', family: 'solana', environment: 'live', network: 'mainnet-beta',
-  curve: 'ed25519', addressing: 'hd', nativeSymbol: 'SOL', decimals: 9, confirmations: 32, evmChainId: null, options: {},
-};
-const SOL_DEVNET: ChainDefinition = {
-  ...SOL_LIVE, id: 105, name: 'Solana Devnet', environment: 'test', network: 'devnet', confirmations: 1,
-};
+// Chain definitions as in server/src/catalogue/default-catalogue.ts (ids 5 and 105).
+const SOL_LIVE = testChain({ id: 5, code: 'SOL', name: 'Solana', family: 'solana', environment: 'live', network: 'mainnet-beta', nativeSymbol: 'SOL', decimals: 9, confirmations: 32 });
+const SOL_DEVNET = testChain({ ...SOL_LIVE, id: 105, name: 'Solana Devnet', environment: 'test', network: 'devnet', confirmations: 1 });
 
 const WC_ADDRESS_TESTS = 'trustwallet/wallet-core tests/chains/Solana/AddressTests.cpp';
 
@@ -54,12 +46,3 @@ runAdapterConformance(plugin, [
   { chain: SOL_LIVE, derivations, valid, invalid },
   { chain: SOL_DEVNET, derivations, valid, invalid },
 ]);
-
-describe('plugin loading', () => {
-  it('loads by package name through the core registry', () => {
-    const reg = AdapterRegistry.load(['@wcs/adapter-solana']);
-    expect(reg.families()).to.deep.equal(['solana']);
-    expect(reg.forChain(SOL_LIVE).chain).to.equal(SOL_LIVE);
-    expect(reg.forChain(SOL_DEVNET).chain).to.equal(SOL_DEVNET);
-  });
-});

@@ -1,14 +1,9 @@
-import { expect } from 'chai';
-import { AdapterRegistry, type ChainDefinition } from '@wcs/core';
-import { runAdapterConformance, type AdapterFixture } from '@wcs/core/testing';
+import { runAdapterConformance, testChain, type AdapterFixture } from '@wcs/core/testing';
 import { plugin } from './index';
 
 // Chain definitions as in server/src/catalogue/default-catalogue.ts (ids 6 and 106).
-const XRP_LIVE: ChainDefinition = {
-  id: 6, code: 'XRP', name: 'XRP Ledger', family: 'xrp', environment: 'live', network: 'mainnet',
-  curve: 'secp256k1', addressing: 'memo', nativeSymbol: 'XRP', decimals: 6, confirmations: 1, evmChainId: null, options: {},
-};
-const XRP_TESTNET: ChainDefinition = { ...XRP_LIVE, id: 106, name: 'XRP Ledger Testnet', environment: 'test', network: 'testnet' };
+const XRP_LIVE = testChain({ id: 6, code: 'XRP', name: 'XRP Ledger', family: 'xrp', environment: 'live', network: 'mainnet', nativeSymbol: 'XRP', decimals: 6, confirmations: 1 });
+const XRP_TESTNET = testChain({ ...XRP_LIVE, id: 106, name: 'XRP Ledger Testnet', environment: 'test', network: 'testnet' });
 
 const KEYPAIRS = 'xrpl.js packages/ripple-keypairs/test/fixtures/api.json';
 const WC = 'trustwallet/wallet-core tests/chains/XRP/AddressTests.cpp';
@@ -102,12 +97,3 @@ runAdapterConformance(plugin, [
   { chain: XRP_LIVE, derivations, valid: [...validClassic, ...validMainnetX], invalid: invalidMainnet, memos },
   { chain: XRP_TESTNET, derivations, valid: [...validClassic, ...validTestX], invalid: invalidTestnet, memos },
 ]);
-
-describe('plugin loading', () => {
-  it('loads by package name through the core registry', () => {
-    const reg = AdapterRegistry.load(['@wcs/adapter-xrp']);
-    expect(reg.families()).to.deep.equal(['xrp']);
-    expect(reg.forChain(XRP_LIVE).chain).to.equal(XRP_LIVE);
-    expect(reg.forChain(XRP_TESTNET).chain).to.equal(XRP_TESTNET);
-  });
-});

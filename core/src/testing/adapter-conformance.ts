@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { ChainDefinition } from '../chain';
 import { PLUGIN_API_VERSION, type AdapterPlugin } from '../adapter';
+import { AdapterRegistry } from '../registry';
 
 /** Per-chain fixtures fed to the shared adapter suite. Every vector names its source. */
 export interface AdapterFixture {
@@ -30,6 +31,13 @@ export function runAdapterConformance(plugin: AdapterPlugin, fixtures: readonly 
       expect(plugin.pluginApiVersion).to.equal(PLUGIN_API_VERSION);
       expect(plugin.families.length).to.be.greaterThan(0);
       for (const f of fixtures) expect(plugin.families).to.include(f.chain.family);
+    });
+
+    it('loads by its package name through the core registry', () => {
+      const families = [...new Set(fixtures.map((f) => f.chain.family))];
+      expect(AdapterRegistry.load([plugin.name]).families(), 'the families the fixtures cover').to.deep.equal(families);
+      // A fresh registry per chain: forChain caches one adapter per (environment, code).
+      for (const f of fixtures) expect(AdapterRegistry.load([plugin.name]).forChain(f.chain).chain).to.equal(f.chain);
     });
 
     for (const f of fixtures) {

@@ -1,2 +1,8 @@
 export { runAdapterConformance, type AdapterFixture } from './adapter-conformance';
 export { runKeyStoreConformance, type KeyStoreConformanceOptions } from './keystore-conformance';
+export { testChain, type TestChainInput } from './chains';
+export {
+  TEST_MNEMONIC, KEY_PURPOSES, toHex, fromHex, fillPath, layoutPaths, testSeed, slip10Ed25519, testPublicKey,
+  walletCore, walletCoreAddress, walletCoreVectors, expectWalletCoreAddresses,
+  type KeyLayout, type WalletCoreCoin, type WalletCoreKey, type WalletCoreAddressOptions, type WalletCoreGrid, type OracleVector,
+} from './oracle';
