@@ -8,8 +8,17 @@ export interface AutocannonRequest {
   path?: string;
   headers?: Record<string, string>;
   body?: string | Buffer;
-  /** Called before every request is (re)built; mutate and return the request. */
-  setupRequest?: (req: { method: string; path: string; headers: Record<string, string> }, context: Record<string, unknown>) => unknown;
+  /**
+   * Called before every request is (re)built; return the request to send (mutated or a new
+   * object). Every request it builds is sent. Set the body and the headers that depend on
+   * it here together.
+   */
+  setupRequest?: (
+    req: { method: string; path: string; headers: Record<string, string>; body?: string | Buffer },
+    context: Record<string, unknown>,
+  ) => unknown;
+  /** Called with every complete response to this request (status, body as text), before the next request is built. */
+  onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, unknown>) => void;
 }
 
 export interface AutocannonOptions {

@@ -4,6 +4,11 @@
  * Idle time is excluded from the percentages.
  *
  *   node bench/dist/cpuprofile-top.js bench/results/profiles/<file>.cpuprofile [topN]
+ *        [--results bench/results/<scenario>.json --target "<target name>"] [--window <fromUs>,<toUs>]
+ *
+ * --results/--target keeps only the samples taken while that target was under load (the
+ * runs' windowUs in the results file, warm-up included); --window keeps one time window
+ * (µs of the monotonic clock, as in the profile). Both leave out the rest of the server's life.
  */
 import * as fs from 'node:fs';
 
@@ -37,25 +42,65 @@ function area(f: CallFrame): string {
     return rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]!;
   }
   if (u.startsWith('node:')) return `node:${u.slice(5).split('/')[0] === 'internal' ? 'internal/' + u.slice(5).split('/')[1] : u.slice(5)}`;
-  const m = /\/(server|core|bench)\/dist\/(.*)$/.exec(u);
+  const m = /\/(server|core|bench|custody\/[^/]+|adapters\/[^/]+)\/dist\/(.*)$/.exec(u);
   if (m) return `${m[1]}/${m[2]}`;
   return u;
 }
 
+function parseArgs(argv: string[]): { file?: string; topN: number; results?: string; target?: string; window?: [number, number] } {
+  const positional: string[] = [];
+  const o: { results?: string; target?: string; window?: [number, number] } = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--results') o.results = argv[++i];
+    else if (a === '--target') o.target = argv[++i];
+    else if (a === '--window') {
+      const [from, to] = (argv[++i] ?? '').split(',').map(Number);
+      if (!Number.isFinite(from) || !Number.isFinite(to)) throw new Error('--window takes <fromUs>,<toUs>');
+      o.window = [from!, to!];
+    } else positional.push(a);
+  }
+  return { file: positional[0], topN: Number(positional[1] ?? 30), ...o };
+}
+
+/** The load windows (µs) of one target in a results file. */
+function targetWindows(resultsFile: string, target: string): Array<[number, number]> {
+  const r = JSON.parse(fs.readFileSync(resultsFile, 'utf8')) as { warmups?: Array<{ target: string; windowUs?: [number, number] }>; runs?: Array<{ target: string; windowUs?: [number, number] }> };
+  const all = [...(r.warmups ?? []), ...(r.runs ?? [])];
+  const w = all.filter((x) => x.target === target && x.windowUs).map((x) => x.windowUs!);
+  if (!w.length) throw new Error(`no runs of target "${target}" with windowUs in ${resultsFile} (targets: ${[...new Set(all.map((x) => x.target))].join(', ')})`);
+  return w;
+}
+
 function main(): void {
-  const file = process.argv[2];
-  const topN = Number(process.argv[3] ?? 30);
-  if (!file) {
-    process.stderr.write('usage: node bench/dist/cpuprofile-top.js <file.cpuprofile> [topN]\n');
+  const args = parseArgs(process.argv.slice(2));
+  const file = args.file;
+  const topN = args.topN;
+  if (!file || (args.results === undefined) !== (args.target === undefined)) {
+    process.stderr.write('usage: node bench/dist/cpuprofile-top.js <file.cpuprofile> [topN] [--results <results.json> --target <name>] [--window <fromUs>,<toUs>]\n');
     process.exitCode = 2;
     return;
   }
+  const windows: Array<[number, number]> = [];
+  if (args.results && args.target) windows.push(...targetWindows(args.results, args.target));
+  if (args.window) windows.push(args.window);
   const prof = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
+  let t = prof.startTime;
+  let kept = 0;
   for (let i = 0; i < prof.samples.length; i++) {
     const id = prof.samples[i]!;
-    selfUs.set(id, (selfUs.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0));
+    const d = prof.timeDeltas[i] ?? 0;
+    t += d;
+    if (windows.length && !windows.some(([a, b]) => t >= a && t <= b)) continue;
+    kept++;
+    selfUs.set(id, (selfUs.get(id) ?? 0) + d);
+  }
+  if (windows.length) {
+    const span = windows.reduce((a, [x, y]) => a + (y - x), 0);
+    process.stdout.write(`windows: ${windows.length} (${(span / 1e6).toFixed(1)} s${args.target ? `, target "${args.target}"` : ''}); ${kept} of ${prof.samples.length} samples kept\n`);
+    if (kept === 0) process.stdout.write(`(no samples in the windows: profile spans ${prof.startTime}..${prof.endTime} µs)\n`);
   }
   let total = 0;
   let idle = 0;
@@ -78,7 +123,7 @@ function main(): void {
   const busy = total - idle;
   const pct = (us: number) => ((us / busy) * 100).toFixed(1).padStart(5) + ' %';
   const ms = (us: number) => (us / 1000).toFixed(0).padStart(7) + ' ms';
-  process.stdout.write(`${file}\nwall ${ms(prof.endTime - prof.startTime)}, busy ${ms(busy)}, idle ${ms(idle)}\n\nself time by area (of busy):\n`);
+  process.stdout.write(`${file}\nwall ${ms(windows.length ? windows.reduce((a, [x, y]) => a + (y - x), 0) : prof.endTime - prof.startTime)}, busy ${ms(busy)}, idle ${ms(idle)}\n\nself time by area (of busy):\n`);
   for (const [a, us] of [...areas].sort((x, y) => y[1] - x[1]).slice(0, 25)) process.stdout.write(`${pct(us)} ${ms(us)}  ${a}\n`);
   process.stdout.write(`\ntop ${topN} functions by self time (of busy):\n`);
   for (const [k, e] of [...fns].sort((x, y) => y[1].us - x[1].us).slice(0, topN)) process.stdout.write(`${pct(e.us)} ${ms(e.us)}  ${k}\n`);

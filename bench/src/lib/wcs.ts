@@ -1,0 +1,72 @@
+/** The service under test: applications made with the operator CLI and the real `wcs start --api-only`. */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { freePort } from '@wcs/server/testing';
+import { RESULTS_DIR } from './report';
+import { runNode, startChild, stopChild, waitReady, type Child, type CleanupStack } from './processes';
+import type { Credentials } from './signing';
+
+export const SERVER_DIR = path.dirname(require.resolve('@wcs/server/package.json'));
+export const WCS_BIN = path.join(SERVER_DIR, 'bin', 'wcs.js');
+
+/** `wcs app create --name <name> --env test --chains <chains> --json`; returns the credentials it prints once. */
+export async function createAppViaCli(env: NodeJS.ProcessEnv, name: string, chains: string[]): Promise<Credentials & { id: number | null }> {
+  const created = await runNode('wcs app create', [WCS_BIN, 'app', 'create', '--name', name, '--env', 'test', '--chains', chains.join(','), '--json'], env, 120_000);
+  const app = JSON.parse(created.slice(created.indexOf('{'))) as { id?: number; apiKey?: string; apiSecret?: string };
+  if (!app.apiKey || !app.apiSecret) throw new Error(`wcs app create printed no apiKey/apiSecret:\n${created}`);
+  return { apiKey: app.apiKey, apiSecret: app.apiSecret, id: typeof app.id === 'number' ? app.id : null };
+}
+
+export interface ApiServer {
+  child: Child;
+  port: number;
+  /** Where `--cpu-prof` writes the profile (BENCH_CPU_PROF), else null. */
+  profileDir: string | null;
+}
+
+/**
+ * Starts `node [nodeArgs] wcs start --api-only` on a free port (under `--cpu-prof` when
+ * asked), registers its stop with the cleanup stack and waits for /healthz.
+ * `env(port)` gives the server's environment.
+ */
+export async function startApiServer(o: {
+  env: (port: number) => NodeJS.ProcessEnv;
+  nodeArgs: string[];
+  cpuProf: boolean;
+  cleanup: CleanupStack;
+}): Promise<ApiServer> {
+  const port = await freePort();
+  const args = [...o.nodeArgs, WCS_BIN, 'start', '--api-only'];
+  let profileDir: string | null = null;
+  if (o.cpuProf) {
+    profileDir = path.join(RESULTS_DIR, 'profiles');
+    fs.mkdirSync(profileDir, { recursive: true });
+    args.unshift('--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=server-${Date.now()}.cpuprofile`);
+  }
+  const child = startChild('server', args, o.env(port));
+  // Generous grace: with --cpu-prof the profile is written at exit.
+  o.cleanup.push('stop server', () => stopChild(child, o.cpuProf ? 60_000 : 15_000));
+  await waitReady(child, port, '/healthz', 60_000);
+  return { child, port, profileDir };
+}
+
+/** Prints the .cpuprofile files in profileDir (after the server has stopped and written its profile). */
+export function printProfiles(profileDir: string | null, newerThanMs = 0): void {
+  if (!profileDir) return;
+  const profiles = fs
+    .readdirSync(profileDir)
+    .filter((f) => f.endsWith('.cpuprofile') && fs.statSync(path.join(profileDir, f)).mtimeMs >= newerThanMs);
+  process.stdout.write(`cpu profiles: ${profiles.map((f) => path.relative(process.cwd(), path.join(profileDir, f))).join(', ') || '(none written)'}\n`);
+}
+
+/**
+ * Removes the software key store prepareTestKeystore() made (os.tmpdir()/wcs-test-ks-*),
+ * named by its WCS_KEYSTORE_FILE; anything else is left alone.
+ */
+export function removeTestKeystore(env: Record<string, string>): void {
+  const file = env.WCS_KEYSTORE_FILE;
+  if (!file) return;
+  const dir = path.dirname(path.resolve(file));
+  if (path.dirname(dir) === path.resolve(os.tmpdir()) && path.basename(dir).startsWith('wcs-test-ks-')) fs.rmSync(dir, { recursive: true, force: true });
+}
