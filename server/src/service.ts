@@ -67,6 +67,8 @@ export class WcsService {
   private credentials: CredentialStore | null = null;
   private keystore: KeyStore | null = null;
   private stopping: Promise<void> | null = null;
+  /** Requests whose handlers have not finished; shutdown waits for them before closing the key store and pool. */
+  private readonly inFlight = { count: 0 };
 
   private constructor(
     readonly config: ServiceConfig,
@@ -135,6 +137,7 @@ export class WcsService {
       bodyLimitBytes: this.config.bodyLimitBytes,
       routes: c.resolve<ApiRoute[]>(TOKENS.ApiRoutes),
       readiness: () => this.readiness(),
+      inFlight: this.inFlight,
     });
     await new Promise<void>((resolve, reject) => {
       const server = app.listen(this.config.port, this.config.host);
@@ -171,6 +174,9 @@ export class WcsService {
         }, 10_000).unref();
       });
       this.server = null;
+      // Handlers may outlive their sockets (closed after the drain timeout): let them finish, bounded.
+      const deadline = Date.now() + 5_000;
+      while (this.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     }
     for (const w of this.workers) await w.stop();
     if (this.credentials) await this.credentials.stop();

@@ -21,6 +21,8 @@ export interface HttpAppOptions {
   bodyLimitBytes: number;
   routes: readonly ApiRoute[];
   readiness: () => Promise<ReadyReport>;
+  /** Counts API handlers still running (shutdown waits for it to reach 0). */
+  inFlight?: { count: number };
 }
 
 const OPENAPI_TEXT = fs.readFileSync(path.resolve(__dirname, '../../openapi.json'), 'utf8');
@@ -114,6 +116,8 @@ export function createHttpApp(opts: HttpAppOptions): express.Express {
   for (const [full, routes] of byPath) {
     for (const route of routes) {
       app[route.method === 'GET' ? 'get' : 'post'](full, rawBody, async (req: Request, res: Response, next: NextFunction) => {
+        const inFlight = opts.inFlight;
+        if (inFlight) inFlight.count++;
         try {
           const raw: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
           req.body = undefined;
@@ -131,6 +135,8 @@ export function createHttpApp(opts: HttpAppOptions): express.Express {
           sendOk(res, data ?? null);
         } catch (e) {
           next(e);
+        } finally {
+          if (inFlight) inFlight.count--;
         }
       });
     }
