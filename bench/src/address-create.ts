@@ -18,17 +18,17 @@
  */
 import * as path from 'node:path';
 import type { Client } from 'pg';
-import { createTestDatabase, prepareTestKeystore, testEnv } from '@wcs/server/testing';
+import { testEnv } from '@wcs/server/testing';
 import { AUTOCANNON_VERSION, type AutocannonRequest } from './autocannon';
 import { isCode0, load, problems, type LoadTarget, type RunRecord } from './lib/load';
-import { dbCounters, dbDelta, openStatsConnection, sampleActivity, stopCluster } from './lib/postgres';
-import { checkAborted, CleanupStack, httpRequest, runMain, sleep, withTimeout, type Child } from './lib/processes';
+import { dbCounters, dbDelta, openStatsConnection, sampleActivity } from './lib/postgres';
+import { checkAborted, CleanupStack, httpRequest, runMain, sleep, type Child } from './lib/processes';
 import {
   fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, medianOrNull, noiseWarning, out, progress, summarise, table, writeResults,
 } from './lib/report';
 import { intEnv, readLoadSettings } from './lib/settings';
 import { signedHeaders, signedJsonPost, type Credentials } from './lib/signing';
-import { createAppViaCli, printProfiles, removeTestKeystore, startApiServer } from './lib/wcs';
+import { createAppViaCli, prepareBenchStorage, printProfiles, startApiServer } from './lib/wcs';
 
 const CHAINS_PATH = '/api/v1/wallet/support/chains';
 const CREATE_PATH = '/api/v1/wallet/address/create';
@@ -400,13 +400,8 @@ async function main(): Promise<number> {
   const cleanup = new CleanupStack();
   let profileDir: string | null = null;
   try {
-    cleanup.push('stop test cluster', () => stopCluster());
-    const db = await createTestDatabase();
-    cleanup.push('drop database', () => withTimeout(db.drop(), 30_000));
-    checkAborted();
-    const ksEnv = await prepareTestKeystore();
-    cleanup.push('remove test key store', async () => removeTestKeystore(ksEnv));
-    checkAborted();
+    // database + key store (the server needs one to start), all registered for cleanup
+    const db = await prepareBenchStorage(cleanup);
 
     const creds = await createAppViaCli({ ...process.env, ...testEnv(db.url) }, 'bench-addresses', CHAINS);
     checkAborted();

@@ -13,15 +13,15 @@
  *   BENCH_CPU_PROF=1 node bench/dist/signed-support-chains.js   (writes a .cpuprofile of the API server)
  */
 import * as path from 'node:path';
-import { createTestDatabase, freePort, prepareTestKeystore, testEnv } from '@wcs/server/testing';
+import { freePort, testEnv } from '@wcs/server/testing';
 import { AUTOCANNON_VERSION } from './autocannon';
 import { load, problems, type LoadTarget, type RunRecord } from './lib/load';
-import { dbCounters, dbDelta, openStatsConnection, stopCluster } from './lib/postgres';
-import { checkAborted, CleanupStack, httpGet, runMain, sleep, startChild, stopChild, waitReady, withTimeout } from './lib/processes';
+import { dbCounters, dbDelta, openStatsConnection } from './lib/postgres';
+import { checkAborted, CleanupStack, httpGet, runMain, sleep, startChild, stopChild, waitReady } from './lib/processes';
 import { fmtInt, fmtMs, fmtPct, machineInfo, machineLine, noiseWarning, out, summarise, table, writeResults } from './lib/report';
 import { readLoadSettings } from './lib/settings';
 import { signedHeaders, type Credentials } from './lib/signing';
-import { createAppViaCli, printProfiles, removeTestKeystore, startApiServer } from './lib/wcs';
+import { createAppViaCli, prepareBenchStorage, printProfiles, startApiServer } from './lib/wcs';
 
 const SIGNED_PATH = '/api/v1/wallet/support/chains';
 const HELLO_PATH = '/hello';
@@ -69,13 +69,8 @@ async function main(): Promise<number> {
   const cleanup = new CleanupStack();
   let profileDir: string | null = null;
   try {
-    cleanup.push('stop test cluster', () => stopCluster());
-    const db = await createTestDatabase();
-    cleanup.push('drop database', () => withTimeout(db.drop(), 30_000));
-    checkAborted();
-    // The server needs a key store to start (this scenario never derives a key).
-    const ksEnv = await prepareTestKeystore();
-    cleanup.push('remove test key store', async () => removeTestKeystore(ksEnv));
+    // database + key store (the server needs one to start), all registered for cleanup
+    const db = await prepareBenchStorage(cleanup);
 
     // 1. An application with all eight test chains, created by the operator CLI.
     const creds = await createAppViaCli({ ...process.env, ...testEnv(db.url) }, 'bench', CHAINS);

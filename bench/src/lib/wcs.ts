@@ -2,9 +2,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { freePort } from '@wcs/server/testing';
+import { createTestDatabase, freePort, prepareTestKeystore, type TestDatabase } from '@wcs/server/testing';
+import { stopCluster } from './postgres';
 import { RESULTS_DIR } from './report';
-import { runNode, startChild, stopChild, waitReady, type Child, type CleanupStack } from './processes';
+import { checkAborted, runNode, startChild, stopChild, waitReady, withTimeout, type Child, type CleanupStack } from './processes';
 import type { Credentials } from './signing';
 
 export const SERVER_DIR = path.dirname(require.resolve('@wcs/server/package.json'));
@@ -69,4 +70,19 @@ export function removeTestKeystore(env: Record<string, string>): void {
   if (!file) return;
   const dir = path.dirname(path.resolve(file));
   if (path.dirname(dir) === path.resolve(os.tmpdir()) && path.basename(dir).startsWith('wcs-test-ks-')) fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * A fresh test database and the test key store, each registered for cleanup (with stopping the
+ * embedded cluster). Every server scenario starts from this.
+ */
+export async function prepareBenchStorage(cleanup: CleanupStack): Promise<TestDatabase> {
+  cleanup.push('stop test cluster', () => stopCluster());
+  const db = await createTestDatabase();
+  cleanup.push('drop database', () => withTimeout(db.drop(), 30_000));
+  checkAborted();
+  const ksEnv = await prepareTestKeystore();
+  cleanup.push('remove test key store', async () => removeTestKeystore(ksEnv));
+  checkAborted();
+  return db;
 }
