@@ -6,3 +6,4 @@ export * from './errors-doc';
 export * from './keystore';
 export * from './adapter';
 export * from './registry';
+export * from './lru';

@@ -67,7 +67,7 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
   c.register(TOKENS.AdapterRegistry, { useFactory: instanceCachingFactory(() => loadAdapters(config)) });
   c.register(TOKENS.KeyStore, { useFactory: instanceCachingFactory(() => loadKeyStorePlugin(config).create(keyStoreOptions(config))) });
   c.register(TOKENS.AddressService, {
-    useFactory: instanceCachingFactory((x) => new AddressService(db.sequelize, catalogue, x.resolve(TOKENS.AdapterRegistry), x.resolve(TOKENS.KeyStore))),
+    useFactory: instanceCachingFactory((x) => new AddressService(db, catalogue, x.resolve(TOKENS.AdapterRegistry), x.resolve(TOKENS.KeyStore))),
   });
   c.register(TOKENS.ApiRoutes, {
     useFactory: instanceCachingFactory((x): ApiRoute[] => [...supportRoutes(catalogue), ...addressRoutes(x.resolve(TOKENS.AddressService)), ...extraRoutes]),

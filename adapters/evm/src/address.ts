@@ -1,4 +1,5 @@
-import { computeAddress, getAddress, hexlify } from 'ethers';
+import { ECDH } from 'node:crypto';
+import { getAddress, keccak256 } from 'ethers';
 import type { AddressCodec, AddressValidation, PublicKey } from '@wcs/core';
 
 const MAX_INPUT = 100;
@@ -32,11 +33,14 @@ export class EvmAddressCodec implements AddressCodec {
     const shapeOk = (b.length === 33 && (b[0] === 0x02 || b[0] === 0x03)) || (b.length === 65 && b[0] === 0x04);
     // Checked before ethers: SigningKey.computePublicKey would take 32 bytes as a private key.
     if (!shapeOk) throw new Error(`EVM addresses need a secp256k1 public key, 33 bytes compressed or 65 bytes uncompressed (got ${b.length} bytes)`);
+    let uncompressed: Buffer;
     try {
-      return computeAddress(hexlify(b));
+      // OpenSSL parses the point (and checks it is on the curve); far cheaper than a JS square root
+      uncompressed = ECDH.convertKey(b, 'secp256k1', undefined, undefined, 'uncompressed') as Buffer;
     } catch (e) {
-      throw new Error(`not a secp256k1 public key: ${(e as { shortMessage?: string }).shortMessage ?? (e as Error).message}`);
+      throw new Error(`not a secp256k1 public key: ${(e as Error).message}`);
     }
+    return getAddress('0x' + keccak256(uncompressed.subarray(1)).slice(-40));
   }
 
   validate(address: string, memo?: string | null): AddressValidation {

@@ -1,11 +1,11 @@
+import { createHmac } from 'node:crypto';
 import { HDKey } from '@scure/bip32';
 import { secp256k1 } from '@noble/curves/secp256k1';
 import { bytesToNumberBE } from '@noble/curves/utils';
-import { hmac } from '@noble/hashes/hmac';
-import { sha512 } from '@noble/hashes/sha2';
 import { ed25519DeriveChild, ed25519DerivePath, ed25519MasterFromSeed, ed25519PublicKey, wipeEd25519Node, type Ed25519Node } from './slip10';
 import { formatPath, HARDENED } from './path';
-import { LruCache } from './lru';
+import { LruCache } from '@wcs/core';
+import { nativeSecp256k1 } from './secp-native';
 
 /** Cache bounds (entries). Public material only: xpub-only nodes and public keys. */
 export const CACHE_LIMITS = Object.freeze({ publicNodes: 4096, publicKeys: 16384 });
@@ -123,23 +123,35 @@ export class HdKeys {
   }
 
   /**
-   * BIP-32 CKDpub for a leaf, from a cached parent whose point is kept decompressed:
-   * I = HMAC-SHA512(c_par, serP(K_par) || ser32(i)); K_i = point(I_L) + K_par.
+   * BIP-32 CKDpub for a leaf from its cached parent xpub:
+   * I = HMAC-SHA512(c_par, serP(K_par) || ser32(i)); K_i = point(I_L) + K_par, with native
+   * libsecp256k1 when it loads (secp-native.ts), else @noble/curves on the cached parent point.
    * The (probability ~2^-127) invalid cases defer to @scure/bip32, so results always match it.
    */
   private secpChildPublicKey(parent: PublicNode, index: number): Uint8Array {
     const { node } = parent;
-    parent.point ??= secp256k1.ProjectivePoint.fromHex(node.publicKey!);
     const data = new Uint8Array(37);
     data.set(node.publicKey!, 0);
     new DataView(data.buffer).setUint32(33, index, false);
-    const I = hmac(sha512, node.chainCode!, data);
-    const tweak = bytesToNumberBE(I.subarray(0, 32));
-    I.fill(0);
-    if (tweak === 0n || tweak >= CURVE_ORDER) return node.deriveChild(index).publicKey!.slice();
-    const child = parent.point.add(secp256k1.ProjectivePoint.BASE.multiply(tweak));
-    if (child.equals(secp256k1.ProjectivePoint.ZERO)) return node.deriveChild(index).publicKey!.slice();
-    return child.toRawBytes(true);
+    const I = createHmac('sha512', node.chainCode!).update(data).digest();
+    const IL = I.subarray(0, 32);
+    try {
+      const tweak = bytesToNumberBE(IL);
+      if (tweak === 0n || tweak >= CURVE_ORDER) return node.deriveChild(index).publicKey!.slice();
+      if (nativeSecp256k1) {
+        try {
+          return nativeSecp256k1.publicKeyTweakAdd(node.publicKey!, IL, true);
+        } catch {
+          return node.deriveChild(index).publicKey!.slice(); // the point at infinity: BIP-32 says skip; scure handles it
+        }
+      }
+      parent.point ??= secp256k1.ProjectivePoint.fromHex(node.publicKey!);
+      const child = parent.point.add(secp256k1.ProjectivePoint.BASE.multiply(tweak));
+      if (child.equals(secp256k1.ProjectivePoint.ZERO)) return node.deriveChild(index).publicKey!.slice();
+      return child.toRawBytes(true);
+    } finally {
+      I.fill(0);
+    }
   }
 
   /**

@@ -17,6 +17,7 @@ import { KeyStoreError } from './errors';
 import { HdKeys } from './hd';
 import { decryptKeystore, encryptKeystore, fileExists, readKeystore, SCRYPT_N, writeFileExclusive } from './keystore-file';
 import { HARDENED, parseTemplate, resolvePath } from './path';
+import { SECP256K1_BACKEND } from './secp-native';
 
 export const PACKAGE_NAME = '@wcs/custody-software';
 export const BACKEND = 'software';
@@ -305,6 +306,7 @@ export class SoftwareKeyStore implements KeyStore {
       file: this.config.file,
       passphraseSource: describePassphraseSource(this.config.passphrase),
       curves: [...CURVES],
+      secp256k1Backend: SECP256K1_BACKEND,
       unlocked: this.keys !== null,
     };
     if (this.keys && this.meta) {

@@ -1,11 +1,14 @@
 import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import {
-  AdapterConfigError, WcsError, invalidParameter,
+  AdapterConfigError, LruCache, WcsError, invalidParameter,
   type AdapterRegistry, type ChainAdapter, type KeyStore, type PublicKey,
 } from '@wcs/core';
 import type { Catalogue, ChainView } from '../catalogue/catalogue';
 import type { AppCredentials } from '../auth/credentials';
+import type { Database } from '../db/database';
+import { Batcher } from '../db/batcher';
+import { HdAddressWriter, type AddressRow } from './hd-address-writer';
 
 /** externalUserId: 1-64 characters of letters, digits and _ - . @ : + = (docs/api.md). */
 export const EXTERNAL_USER_ID_RE = /^[A-Za-z0-9_.@:+=-]{1,64}$/;
@@ -22,17 +25,7 @@ export interface AddressRecord {
   status: 'ACTIVE';
 }
 
-interface AddressRow {
-  id: number;
-  chain_code: string;
-  address: string;
-  memo: string | null;
-  address_type: 'USER';
-  external_user_id: string;
-  status: 'ACTIVE';
-}
-
-const ROW_COLUMNS = 'id, chain_code, address, memo, address_type, external_user_id, status';
+const ROW_COLUMNS = 'id, chain_id, chain_code, address, memo, address_type, external_user_id, status';
 
 function toRecord(r: AddressRow): AddressRecord {
   return { id: r.id, chainCode: r.chain_code, address: r.address, memo: r.memo, addressType: r.address_type, externalUserId: r.external_user_id, status: r.status };
@@ -44,19 +37,108 @@ export function checkExternalUserId(v: string, field = 'externalUserId'): string
 }
 
 /**
+ * The lookup on a cache miss: the user's row on the chain and, on HD chains, the user's key
+ * in the namespace; when the user has neither, the next derivation index of the namespace.
+ */
+interface LookupRow extends Omit<AddressRow, 'id'> {
+  n: string;
+  id: number | null;
+  key_id: number | null;
+  /** Reserved for this request when the user has no key in the namespace yet. */
+  key_index: string | null;
+}
+
+interface Lookup {
+  readonly applicationId: number;
+  readonly chainId: number;
+  readonly externalUserId: string;
+  /** HD chains: the key namespace; memo chains: null */
+  readonly namespace: string | null;
+}
+
+/**
+ * Lookups waiting at the same time go out as one statement. Users without a key get
+ * consecutive indices from their (application, namespace) counter in the same statement:
+ * the counter row is locked only for that statement, and an index is never handed out
+ * twice, across processes too. (Concurrent creates for one user in one process share one
+ * lookup; an index reserved by a create that then fails, or that loses a race for the same
+ * user to another process, is not reused: a gap.)
+ */
+const LOOKUP_SQL = `
+  WITH q AS (
+    SELECT * FROM unnest($1::int[], $2::int[], $3::text[], $4::text[]) WITH ORDINALITY AS q(application_id, chain_id, external_user_id, namespace, n)
+  ), found AS (
+    SELECT q.n, q.application_id AS q_app, q.namespace AS q_ns,
+           a.id, a.chain_id, a.chain_code, a.address, a.memo, a.address_type, a.external_user_id, a.status, k.id AS key_id,
+           (a.id IS NULL AND k.id IS NULL AND q.namespace IS NOT NULL) AS needs_key
+      FROM q
+      LEFT JOIN addresses a ON a.application_id = q.application_id AND a.external_user_id = q.external_user_id AND a.chain_id = q.chain_id
+      LEFT JOIN user_keys k ON k.application_id = q.application_id AND k.namespace = q.namespace AND k.external_user_id = q.external_user_id
+  ), need AS (
+    SELECT q_app, q_ns, count(*) AS c FROM found WHERE needs_key GROUP BY q_app, q_ns
+  ), bumped AS (
+    INSERT INTO key_counters (application_id, namespace, purpose, next_index)
+    SELECT q_app, q_ns, 'deposit', c FROM need
+    ON CONFLICT (application_id, namespace, purpose) DO UPDATE SET next_index = key_counters.next_index + EXCLUDED.next_index
+    RETURNING application_id, namespace, next_index
+  )
+  SELECT f.n, f.id, f.chain_id, f.chain_code, f.address, f.memo, f.address_type, f.external_user_id, f.status, f.key_id,
+         CASE WHEN f.needs_key
+              THEN b.next_index - nd.c + row_number() OVER (PARTITION BY f.q_app, f.q_ns, f.needs_key ORDER BY f.n) - 1
+         END AS key_index
+    FROM found f
+    LEFT JOIN need nd ON f.needs_key AND nd.q_app = f.q_app AND nd.q_ns = f.q_ns
+    LEFT JOIN bumped b ON f.needs_key AND b.application_id = f.q_app AND b.namespace = f.q_ns`;
+
+/** Address records kept in memory by default (the mapping never changes once written). */
+export const DEFAULT_ADDRESS_CACHE_SIZE = 100_000;
+
+/**
  * Deposit addresses: (application, chain, externalUserId) -> one address, idempotent and
- * race-free across processes (a per-user advisory lock, then a row-locked index counter,
- * so an index is never handed out twice). HD chains sharing a key namespace (all EVM
- * chains) get the same address on every enabled chain; memo chains share one address
- * per application and chain and give each user a unique memo.
+ * race-free across processes.
+ *
+ * HD chains: a new user gets the next derivation index of the application's key namespace
+ * (reserved by the lookup: never handed out twice), its public key from the key store, and one
+ * address written for every enabled chain of the namespace (all EVM chains share "evm",
+ * so they get the same address string), key and rows in one statement (HdAddressWriter,
+ * grouped across requests). Concurrent creates for one user in this process share one
+ * creation; across processes the unique (application, namespace, user) key decides and
+ * the loser reads the winner's rows. Memo chains share one address per application and
+ * chain and give each user a unique memo.
+ *
+ * Records never change once written, so they are served from a bounded in-memory cache;
+ * the cache is per application (its key starts with the application id).
  */
 export class AddressService {
+  private readonly cache: LruCache<string, AddressRecord>;
+  private readonly inFlight = new Map<string, Promise<AddressRecord>>();
+  private readonly writer: HdAddressWriter;
+  private readonly lookups: Batcher<Lookup, LookupRow>;
+  private readonly sequelize: Sequelize;
+
   constructor(
-    private readonly sequelize: Sequelize,
+    private readonly database: Database,
     private readonly catalogue: Catalogue,
     private readonly registry: AdapterRegistry,
     private readonly keystore: KeyStore,
-  ) {}
+    options: { cacheSize?: number } = {},
+  ) {
+    this.sequelize = database.sequelize;
+    this.cache = new LruCache(options.cacheSize ?? DEFAULT_ADDRESS_CACHE_SIZE);
+    this.writer = new HdAddressWriter(this.sequelize);
+    this.lookups = new Batcher((qs) => this.lookUp(qs), { maxBatch: 500, maxInFlight: 4 });
+  }
+
+  private async lookUp(qs: Lookup[]): Promise<LookupRow[]> {
+    const rows = await this.database.raw<LookupRow>(LOOKUP_SQL, [
+      qs.map((q) => q.applicationId),
+      qs.map((q) => q.chainId),
+      qs.map((q) => q.externalUserId),
+      qs.map((q) => q.namespace),
+    ]);
+    const byN = new Map(rows.map((r) => [Number(r.n), r]));
+    return qs.map((_, i) => byN.get(i + 1)!);
+  }
 
   /** The application's chain by code: CHAIN_UNKNOWN if not in its environment's catalogue, CHAIN_NOT_ENABLED if not enabled. */
   enabledChain(app: AppCredentials, chainCode: string): ChainView {
@@ -75,18 +157,44 @@ export class AddressService {
     checkExternalUserId(externalUserId);
     const chain = this.enabledChain(app, chainCode);
     const adapter = this.adapter(chain);
-    const existing = await this.find(app.applicationId, chain.id, externalUserId);
-    if (existing) return toRecord(existing);
+    const cacheKey = `${app.applicationId}:${chain.id}:${externalUserId}`;
+    const hit = this.cache.get(cacheKey);
+    if (hit) return { ...hit };
+    const spec = chain.addressing === 'hd' ? adapter.keySpec('deposit') : null;
+    // one creation at a time per user and key namespace (or memo chain) in this process
+    const flightKey = spec ? `${app.applicationId}:ns:${spec.namespace}:${externalUserId}` : `${app.applicationId}:chain:${chain.id}:${externalUserId}`;
+    for (let running = this.inFlight.get(flightKey); running; running = this.inFlight.get(flightKey)) {
+      await running.catch(() => undefined);
+      const now = this.cache.get(cacheKey);
+      if (now) return { ...now };
+    }
+    const creation = this.createUncached(app, chain, adapter, externalUserId);
+    this.inFlight.set(flightKey, creation);
     try {
-      return toRecord(
-        chain.addressing === 'hd'
-          ? await this.createHd(app, chain, adapter, externalUserId)
-          : await this.createMemo(app, chain, adapter, externalUserId),
-      );
+      return { ...(await creation) };
+    } finally {
+      this.inFlight.delete(flightKey);
+    }
+  }
+
+  private async createUncached(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, userId: string): Promise<AddressRecord> {
+    const spec = chain.addressing === 'hd' ? adapter.keySpec('deposit') : null;
+    const found = await this.lookups.submit({ applicationId: app.applicationId, chainId: chain.id, externalUserId: userId, namespace: spec?.namespace ?? null });
+    if (found.id !== null) return this.remember(app, found as unknown as AddressRow);
+    try {
+      return spec
+        ? await this.createHd(app, chain, adapter, userId, found.key_index === null ? null : Number(found.key_index))
+        : this.remember(app, await this.createMemo(app, chain, adapter, userId));
     } catch (e) {
       if (e instanceof AdapterConfigError) throw new WcsError('CHAIN_NOT_CONFIGURED', { message: e.message, cause: e });
       throw e;
     }
+  }
+
+  private remember(app: AppCredentials, row: AddressRow): AddressRecord {
+    const record = toRecord(row);
+    this.cache.set(`${app.applicationId}:${row.chain_id}:${row.external_user_id}`, record);
+    return record;
   }
 
   async listByUser(app: AppCredentials, externalUserId: string, chainCode?: string): Promise<AddressRecord[]> {
@@ -114,58 +222,62 @@ export class AddressService {
     await this.sequelize.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7420003))', { bind: [key], transaction });
   }
 
-  private async nextKeyIndex(applicationId: number, namespace: string, transaction: Transaction): Promise<number> {
-    const rows = await this.sequelize.query<{ idx: string }>(
-      `INSERT INTO key_counters (application_id, namespace, purpose, next_index) VALUES ($1, $2, 'deposit', 1)
-       ON CONFLICT (application_id, namespace, purpose) DO UPDATE SET next_index = key_counters.next_index + 1
-       RETURNING next_index - 1 AS idx`,
-      { bind: [applicationId, namespace], type: QueryTypes.SELECT, transaction },
-    );
-    const idx = Number(rows[0]!.idx);
-    if (idx > MAX_KEY_INDEX) throw new WcsError('ADDRESS_INDEX_EXHAUSTED');
-    return idx;
+  /** The chain first, then every other enabled HD chain of the application in the same key namespace (the EVM rule). */
+  private namespaceChains(app: AppCredentials, chain: ChainView, namespace: string): ChainView[] {
+    const others = app.enabledChains
+      .filter((code) => code !== chain.code && this.catalogue.has(app.environment, code))
+      .map((code) => this.catalogue.chain(app.environment, code))
+      .filter((c) => c.addressing === 'hd' && c.curve === chain.curve && this.adapter(c).keySpec('deposit').namespace === namespace);
+    return [chain, ...others];
   }
 
-  private async createHd(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, userId: string): Promise<AddressRow> {
+  private async createHd(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, userId: string, index: number | null): Promise<AddressRecord> {
     const spec = adapter.keySpec('deposit');
-    // Every enabled chain whose adapter shares this key namespace gets the same key (EVM rule).
-    const siblings = app.enabledChains
-      .filter((code) => this.catalogue.has(app.environment, code))
-      .map((code) => this.catalogue.chain(app.environment, code))
-      .filter((c) => c.addressing === 'hd' && c.curve === chain.curve && this.adapter(c).keySpec('deposit').namespace === spec.namespace);
+    const chains = this.namespaceChains(app, chain, spec.namespace);
+    if (index !== null) {
+      if (index > MAX_KEY_INDEX) throw new WcsError('ADDRESS_INDEX_EXHAUSTED');
+      const publicKey = await this.keystore.getPublicKey({ applicationId: app.applicationId, spec, purpose: 'deposit', index });
+      // one address string for the whole namespace (the spec's EVM rule)
+      const address = adapter.address.addressFromPublicKey(publicKey);
+      const rows = await this.writer.insert({
+        applicationId: app.applicationId,
+        namespace: spec.namespace,
+        externalUserId: userId,
+        keyIndex: index,
+        publicKey: publicKey.bytes,
+        rows: chains.map((c) => ({ chainId: c.id, chainCode: c.code, address })),
+      });
+      const records = rows.map((r) => this.remember(app, r));
+      const mine = records.find((r) => r.chainCode === chain.code);
+      if (mine) return mine;
+      // another process created this user's key first: its rows are used below
+    }
+    return this.remember(app, await this.addNamespaceRows(app, chain, adapter, userId, chains));
+  }
 
-    return this.sequelize.transaction(async (transaction) => {
-      await this.lock(`hd:${app.applicationId}:${spec.namespace}:${userId}`, transaction);
-      const again = await this.find(app.applicationId, chain.id, userId, transaction);
-      if (again) return again;
-
-      const keys = await this.sequelize.query<{ id: number; public_key: Buffer }>(
-        `SELECT id, public_key FROM user_keys WHERE application_id = $1 AND namespace = $2 AND external_user_id = $3`,
-        { bind: [app.applicationId, spec.namespace, userId], type: QueryTypes.SELECT, transaction },
-      );
-      let key = keys[0];
-      if (!key) {
-        const index = await this.nextKeyIndex(app.applicationId, spec.namespace, transaction);
-        const pub = await this.keystore.getPublicKey({ applicationId: app.applicationId, spec, purpose: 'deposit', index });
-        const inserted = await this.sequelize.query<{ id: number; public_key: Buffer }>(
-          `INSERT INTO user_keys (application_id, namespace, external_user_id, key_index, public_key)
-           VALUES ($1, $2, $3, $4, $5) RETURNING id, public_key`,
-          { bind: [app.applicationId, spec.namespace, userId, index, Buffer.from(pub.bytes)], type: QueryTypes.SELECT, transaction },
-        );
-        key = inserted[0]!;
-      }
-      const publicKey: PublicKey = { curve: spec.curve, bytes: new Uint8Array(key.public_key) };
-      for (const c of siblings.some((s) => s.id === chain.id) ? siblings : [chain, ...siblings]) {
-        const address = this.adapter(c).address.addressFromPublicKey(publicKey);
-        await this.sequelize.query(
-          `INSERT INTO addresses (application_id, chain_id, chain_code, external_user_id, address, memo, user_key_id)
-           VALUES ($1, $2, $3, $4, $5, NULL, $6)
-           ON CONFLICT (application_id, chain_id, external_user_id) DO NOTHING`,
-          { bind: [app.applicationId, c.id, c.code, userId, address, key.id], transaction },
-        );
-      }
-      return (await this.find(app.applicationId, chain.id, userId, transaction))!;
-    });
+  /**
+   * The user already has a key in the namespace (a chain of it was enabled later, or another
+   * process won the race): writes the missing rows of every enabled namespace chain from the
+   * stored key, and returns the chain's row.
+   */
+  private async addNamespaceRows(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, userId: string, chains: ChainView[]): Promise<AddressRow> {
+    const spec = adapter.keySpec('deposit');
+    const [key] = await this.sequelize.query<{ id: number; public_key: Buffer }>(
+      `SELECT id, public_key FROM user_keys WHERE application_id = $1 AND namespace = $2 AND external_user_id = $3`,
+      { bind: [app.applicationId, spec.namespace, userId], type: QueryTypes.SELECT },
+    );
+    if (!key) throw new Error(`user key of application ${app.applicationId} in namespace ${spec.namespace} vanished`);
+    const publicKey: PublicKey = { curve: spec.curve, bytes: new Uint8Array(key.public_key) };
+    const address = adapter.address.addressFromPublicKey(publicKey);
+    await this.sequelize.query(
+      `INSERT INTO addresses (application_id, chain_id, chain_code, external_user_id, address, memo, user_key_id)
+       SELECT $1, chain_id, chain_code, $2, $3, NULL, $4 FROM unnest($5::int[], $6::text[]) AS t(chain_id, chain_code)
+       ON CONFLICT (application_id, chain_id, external_user_id) DO NOTHING`,
+      { bind: [app.applicationId, userId, address, key.id, chains.map((c) => c.id), chains.map((c) => c.code)] },
+    );
+    const row = await this.find(app.applicationId, chain.id, userId);
+    if (!row) throw new Error(`address row of application ${app.applicationId} on ${chain.code} missing after insert`);
+    return row;
   }
 
   private async depositAccount(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, transaction: Transaction): Promise<{ id: number; address: string }> {

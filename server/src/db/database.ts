@@ -59,6 +59,25 @@ export class Database {
     await this._sequelize.authenticate();
   }
 
+  /**
+   * Hot paths: one statement on a connection of the same pool, without Sequelize's query
+   * pipeline. Planned on every call (no named prepared statement): a cached generic plan
+   * made while a table was still small (a new database) would keep its sequential scans
+   * after the table has grown.
+   */
+  async raw<R extends object>(text: string, values: unknown[]): Promise<R[]> {
+    const cm = this.sequelize.connectionManager as unknown as {
+      getConnection(options?: { type?: 'read' | 'write' }): Promise<pg.Client>;
+      releaseConnection(connection: pg.Client): void;
+    };
+    const client = await cm.getConnection({ type: 'write' });
+    try {
+      return (await client.query<R>(text, values)).rows;
+    } finally {
+      cm.releaseConnection(client);
+    }
+  }
+
   async ping(timeoutMs = 2000): Promise<void> {
     await Promise.race([
       this.sequelize.query('SELECT 1'),

