@@ -380,6 +380,8 @@ const zeroNew = () => ({ answered: 0, unansweredInDb: 0, inDb: 0, sent: 0 });
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<number> {
+  // BENCH_PGSS=1: the embedded cluster loads pg_stat_statements and the report lists the top statements
+  if (process.env.BENCH_PGSS === '1') process.env.WCS_EMBEDDED_PG_STAT_STATEMENTS = '1';
   const s = readLoadSettings();
   const repeatCount = intEnv('BENCH_REPEAT_USERS', 2000, 2, 1_000_000);
   const ORDER = selectedTargets();
@@ -422,7 +424,7 @@ async function main(): Promise<number> {
 
     const stats = await openStatsConnection(db.url, cleanup, 'claims/tx and the database check');
 
-    if (process.env.BENCH_PGSS && stats) await stats.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()');
+    if (process.env.BENCH_PGSS === '1' && stats) await stats.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()');
     const tallies: Record<TargetName, TargetTally> = { baseline: newTally(), 'new ETH': newTally(), 'new BTC': newTally(), repeat: newTally() };
     const mk = (name: TargetName, child: Child, requests: () => AutocannonRequest[]): LoadTarget => ({ name, port, child, requests });
     const targets: Record<TargetName, LoadTarget> = {
@@ -488,7 +490,7 @@ async function main(): Promise<number> {
         failures.push(`${r.target} ${r.round === 'warm-up' ? 'warm-up' : 'round ' + r.round}: ${r.requests} responses but ${good} checked answers`);
       }
     }
-    if (process.env.BENCH_PGSS && stats) {
+    if (process.env.BENCH_PGSS === '1' && stats) {
       const r = await stats.query(`SELECT calls, rows, round(total_exec_time::numeric,1) AS ms, round((total_exec_time/calls)::numeric*1000,1) AS us_per_call, left(regexp_replace(query,'\\s+',' ','g'),110) AS q FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 15`);
       for (const x of r.rows) out(`PGSS ${x.calls} calls ${x.rows} rows ${x.ms} ms ${x.us_per_call} us/call  ${x.q}`);
     }

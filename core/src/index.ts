@@ -7,3 +7,4 @@ export * from './keystore';
 export * from './adapter';
 export * from './registry';
 export * from './lru';
+export * from './secp256k1';

@@ -32,6 +32,11 @@ export interface PublicKey {
   readonly curve: Curve;
   /** secp256k1: 33-byte compressed point; ed25519: 32 bytes. */
   readonly bytes: Uint8Array;
+  /**
+   * secp256k1, optional: the same point uncompressed (65 bytes, 04 prefix), when the key store
+   * has it at no cost. Consumers check it against `bytes` (secp256k1Uncompressed) before use.
+   */
+  readonly uncompressed?: Uint8Array;
 }
 
 export interface KeySignature {

@@ -1,6 +1,5 @@
-import { ECDH } from 'node:crypto';
 import { address as btcAddress, crypto as btcCrypto } from 'bitcoinjs-lib';
-import type { AddressCodec, AddressValidation, PublicKey } from '@wcs/core';
+import { secp256k1Uncompressed, type AddressCodec, type AddressValidation, type PublicKey } from '@wcs/core';
 import { KNOWN_BASE58_VERSIONS, KNOWN_HRPS, type BitcoinNetwork } from './network';
 
 /** Longer than any address we accept (a bech32 string is at most 90 characters). */
@@ -110,17 +109,6 @@ function decodeBase58(address: string): Decoded<{ version: number; hash: Uint8Ar
   }
 }
 
-/** Whether bytes are a compressed secp256k1 point on the curve (OpenSSL decodes and checks it). */
-function isCompressedPoint(bytes: Uint8Array): boolean {
-  if (bytes.length !== 33 || (bytes[0] !== 0x02 && bytes[0] !== 0x03)) return false;
-  try {
-    ECDH.convertKey(Buffer.from(bytes), 'secp256k1', undefined, undefined, 'uncompressed');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Bitcoin addresses of one network: P2WPKH deposit addresses; withdrawal targets may be
  * P2WPKH, P2WSH, P2TR (lower-case bech32/bech32m) or legacy P2PKH/P2SH (base58, as given).
@@ -133,8 +121,12 @@ export class BitcoinAddressCodec implements AddressCodec {
   addressFromPublicKey(publicKey: PublicKey): string {
     if (publicKey.curve !== 'secp256k1') throw new Error(`bitcoin keys are secp256k1, not ${publicKey.curve}`);
     // bitcoinjs-lib's own pubkey check (payments.p2wpkh) only range-checks x, so the curve check stays ours.
-    if (!isCompressedPoint(publicKey.bytes)) {
-      throw new Error(`bitcoin P2WPKH needs a 33-byte compressed secp256k1 public key (got ${publicKey.bytes.length} bytes${publicKey.bytes.length === 33 ? ' not on the curve' : ''})`);
+    const n = publicKey.bytes.length;
+    if (n !== 33) throw new Error(`bitcoin P2WPKH needs a 33-byte compressed secp256k1 public key (got ${n} bytes)`);
+    try {
+      secp256k1Uncompressed(publicKey);
+    } catch (e) {
+      throw new Error(`bitcoin P2WPKH needs a 33-byte compressed secp256k1 public key (got ${n} bytes not on the curve: ${(e as Error).message})`);
     }
     return btcAddress.toBech32(btcCrypto.hash160(publicKey.bytes), 0, this.network.hrp);
   }

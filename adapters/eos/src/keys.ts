@@ -1,17 +1,12 @@
-import { ECDH } from 'node:crypto';
 import { KeyType, publicKeyToLegacyString, publicKeyToString } from 'eosjs/dist/eosjs-numeric';
-import type { PublicKey } from '@wcs/core';
+import { secp256k1Uncompressed, type PublicKey } from '@wcs/core';
 
 /** Checks a 33-byte compressed secp256k1 point; returns its bytes. */
 export function checkK1PublicKey(key: PublicKey | Uint8Array): Uint8Array {
   const bytes = key instanceof Uint8Array ? key : key.bytes;
   if (!(key instanceof Uint8Array) && key.curve !== 'secp256k1') throw new TypeError(`EOS keys are secp256k1, got ${key.curve}`);
   if (bytes.length !== 33 || (bytes[0] !== 2 && bytes[0] !== 3)) throw new TypeError('an EOS K1 key is a 33-byte compressed point (02/03 prefix)');
-  try {
-    ECDH.convertKey(Buffer.from(bytes), 'secp256k1');
-  } catch {
-    throw new TypeError('the public key is not a point on secp256k1');
-  }
+  secp256k1Uncompressed(key); // throws a TypeError when the point is not on the curve
   return bytes;
 }
 

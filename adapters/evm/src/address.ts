@@ -1,6 +1,5 @@
-import { ECDH } from 'node:crypto';
 import { getAddress, keccak256 } from 'ethers';
-import type { AddressCodec, AddressValidation, PublicKey } from '@wcs/core';
+import { secp256k1Uncompressed, type AddressCodec, type AddressValidation, type PublicKey } from '@wcs/core';
 
 const MAX_INPUT = 100;
 const invalid = (reason: string): AddressValidation => ({ valid: false, reason });
@@ -31,12 +30,10 @@ export class EvmAddressCodec implements AddressCodec {
     if (publicKey.curve !== 'secp256k1') throw new Error(`EVM keys are secp256k1, not ${publicKey.curve}`);
     const b = publicKey.bytes;
     const shapeOk = (b.length === 33 && (b[0] === 0x02 || b[0] === 0x03)) || (b.length === 65 && b[0] === 0x04);
-    // Checked before ethers: SigningKey.computePublicKey would take 32 bytes as a private key.
     if (!shapeOk) throw new Error(`EVM addresses need a secp256k1 public key, 33 bytes compressed or 65 bytes uncompressed (got ${b.length} bytes)`);
-    let uncompressed: Buffer;
+    let uncompressed: Uint8Array;
     try {
-      // OpenSSL parses the point (and checks it is on the curve); far cheaper than a JS square root
-      uncompressed = ECDH.convertKey(b, 'secp256k1', undefined, undefined, 'uncompressed') as Buffer;
+      uncompressed = secp256k1Uncompressed(publicKey);
     } catch (e) {
       throw new Error(`not a secp256k1 public key: ${(e as Error).message}`);
     }

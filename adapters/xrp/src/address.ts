@@ -1,6 +1,5 @@
-import { ECDH } from 'node:crypto';
 import { decodeAccountID, deriveAddress, encodeAccountID, isValidXAddress, xAddressToClassicAddress } from 'xrpl';
-import type { AddressValidation, PublicKey } from '@wcs/core';
+import { secp256k1Uncompressed, type AddressValidation, type PublicKey } from '@wcs/core';
 import { isDestinationTag } from './memo';
 
 /**
@@ -19,11 +18,7 @@ export function xrpAddressFromPublicKey(key: PublicKey): string {
   if (key.curve !== 'secp256k1') throw new TypeError(`XRP deposit keys are secp256k1, got ${key.curve}`);
   const b = key.bytes;
   if (b.length !== 33 || (b[0] !== 2 && b[0] !== 3)) throw new TypeError('an XRP secp256k1 key is a 33-byte compressed point (02/03 prefix)');
-  try {
-    ECDH.convertKey(Buffer.from(b), 'secp256k1');
-  } catch {
-    throw new TypeError('the public key is not a point on secp256k1');
-  }
+  secp256k1Uncompressed(key); // throws a TypeError when the point is not on the curve
   // deriveAddress takes any hex (it also serves ed25519 "ED…" keys), hence the checks above.
   return deriveAddress(Buffer.from(b).toString('hex').toUpperCase());
 }

@@ -145,6 +145,10 @@ export function runKeyStoreConformance(name: string, makeStore: () => Promise<Ke
             expect(a.bytes.length).to.equal(33);
             expect([2, 3]).to.include(a.bytes[0]);
             expect(() => secp256k1.ProjectivePoint.fromHex(a.bytes).assertValidity()).to.not.throw();
+            // an uncompressed form, where a store gives one, is the same point
+            for (const k of [a, await store.getPublicKey(ref(specA, 1, 7))]) {
+              if (k.uncompressed) expect(hex(k.uncompressed)).to.equal(hex(secp256k1.ProjectivePoint.fromHex(k.bytes).toRawBytes(false)));
+            }
           } else {
             expect(a.bytes.length).to.equal(32);
             expect(() => ed25519.ExtendedPoint.fromHex(a.bytes).assertValidity()).to.not.throw();

@@ -7,6 +7,7 @@
  */
 interface NativeSecp256k1 {
   publicKeyTweakAdd(publicKey: Uint8Array, tweak: Uint8Array, compressed?: boolean): Uint8Array;
+  publicKeyConvert(publicKey: Uint8Array, compressed?: boolean): Uint8Array;
 }
 
 function load(): { lib: NativeSecp256k1 | null; error: string | null } {

