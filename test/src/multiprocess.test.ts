@@ -56,6 +56,33 @@ describe('several wcs processes on one database', function () {
     expect(expectOk(await client(B).get(CHAINS)).map((c: { chainId: number }) => c.chainId)).to.deep.equal([101, 102]);
   });
 
+  it('the same new user created at once through A and B: one key, one address, one id per chain; indices never reused', async function () {
+    const CREATE = '/api/v1/wallet/address/create';
+    const users = Array.from({ length: 12 }, (_, i) => `xp-user-${i}`);
+    // every user: 6 creates split over both processes, ETH and BTC interleaved
+    const calls = users.flatMap((u) => [A, B, A, B, A, B].map((p, i) => ({ p, u, chainCode: i % 2 ? 'BTC' : 'ETH' })));
+    const answers = await Promise.all(calls.map(async ({ p, u, chainCode }) => ({ u, chainCode, r: expectOk(await client(p).post(CREATE, { chainCode, externalUserId: u })) })));
+    for (const u of users) {
+      for (const chainCode of ['ETH', 'BTC']) {
+        const rs = answers.filter((a) => a.u === u && a.chainCode === chainCode).map((a) => a.r);
+        expect(new Set(rs.map((r) => r.id)).size, `${u} ${chainCode}`).to.equal(1);
+        expect(new Set(rs.map((r) => r.address)).size, `${u} ${chainCode}`).to.equal(1);
+      }
+    }
+    const { Client } = await import('pg');
+    const c = new Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      const keys = await c.query(`SELECT namespace, count(*)::int AS n, count(DISTINCT key_index)::int AS idx, count(DISTINCT external_user_id)::int AS users
+                                    FROM user_keys WHERE application_id = $1 AND external_user_id LIKE 'xp-user-%' GROUP BY namespace ORDER BY namespace`, [appId]);
+      expect(keys.rows.map((r) => [r.n, r.idx, r.users])).to.deep.equal([[12, 12, 12], [12, 12, 12]]);
+      const addr = await c.query(`SELECT count(*)::int AS n FROM addresses WHERE application_id = $1 AND external_user_id LIKE 'xp-user-%'`, [appId]);
+      expect(addr.rows[0].n).to.equal(24);
+    } finally {
+      await c.end();
+    }
+  });
+
   it('a nonce accepted by process A is rejected by process B (1001001005)', async function () {
     const ca = client(A);
     const p = ca.prepare({ method: 'GET', path: CHAINS });
