@@ -1,12 +1,23 @@
-import { getAddress, keccak256 } from 'ethers';
+import { keccak_256 } from '@noble/hashes/sha3';
 import { secp256k1Uncompressed, type AddressCodec, type AddressValidation, type PublicKey } from '@wcs/core';
 
 const MAX_INPUT = 100;
 const invalid = (reason: string): AddressValidation => ({ valid: false, reason });
 
-/** EIP-55 checksummed form of 40 hex digits (any case). */
+/**
+ * EIP-55 checksummed form of 40 hex digits (any case): a letter is upper-case where the
+ * matching nibble of keccak256(lower-case hex as ASCII) is 8 or more.
+ */
 function checksummed(hex40: string): string {
-  return getAddress('0x' + hex40.toLowerCase());
+  const lower = hex40.toLowerCase();
+  const hash = keccak_256(Buffer.from(lower, 'latin1'));
+  let out = '0x';
+  for (let i = 0; i < 40; i++) {
+    const c = lower[i]!;
+    const nibble = i % 2 === 0 ? hash[i >> 1]! >> 4 : hash[i >> 1]! & 0x0f;
+    out += nibble >= 8 && c >= 'a' ? c.toUpperCase() : c;
+  }
+  return out;
 }
 
 /** Why text that is not `0x` + 40 hex digits was refused. */
@@ -37,7 +48,7 @@ export class EvmAddressCodec implements AddressCodec {
     } catch (e) {
       throw new Error(`not a secp256k1 public key: ${(e as Error).message}`);
     }
-    return getAddress('0x' + keccak256(uncompressed.subarray(1)).slice(-40));
+    return checksummed(Buffer.from(keccak_256(uncompressed.subarray(1)).subarray(12)).toString('hex'));
   }
 
   validate(address: string, memo?: string | null): AddressValidation {
