@@ -44,6 +44,7 @@ export const ErrorCodes = Object.freeze({
   APPLICATION_NOT_FOUND: spec(1002001001, 'APPLICATION_NOT_FOUND', 'BUSINESS', 200, 'Application not found'),
   APPLICATION_INVALID: spec(1002001002, 'APPLICATION_INVALID', 'BUSINESS', 200, 'Application settings are invalid'),
   CALLBACK_URL_INVALID: spec(1002001003, 'CALLBACK_URL_INVALID', 'BUSINESS', 200, 'Callback URL is invalid'),
+  CALLBACK_URL_FORBIDDEN: spec(1002001004, 'CALLBACK_URL_FORBIDDEN', 'BUSINESS', 200, 'Callback URL resolves to a loopback, private, link-local or metadata address'),
   // 1003 001 xxx: chains and tokens
   CHAIN_UNKNOWN: spec(1003001001, 'CHAIN_UNKNOWN', 'BUSINESS', 200, 'Unknown chain code'),
   CHAIN_NOT_ENABLED: spec(1003001002, 'CHAIN_NOT_ENABLED', 'BUSINESS', 200, 'Chain is not enabled for this application'),
@@ -52,6 +53,9 @@ export const ErrorCodes = Object.freeze({
   // 1004 001 xxx: addresses
   ADDRESS_MEMO_EXHAUSTED: spec(1004001001, 'ADDRESS_MEMO_EXHAUSTED', 'BUSINESS', 200, 'No memo is left for the shared deposit address'),
   ADDRESS_INDEX_EXHAUSTED: spec(1004001002, 'ADDRESS_INDEX_EXHAUSTED', 'BUSINESS', 200, 'No derivation index is left for this application'),
+  // 1005 001 xxx: callbacks
+  CALLBACK_TASK_NOT_FOUND: spec(1005001001, 'CALLBACK_TASK_NOT_FOUND', 'BUSINESS', 200, 'Callback task not found'),
+  CALLBACK_TASK_BUSY: spec(1005001002, 'CALLBACK_TASK_BUSY', 'BUSINESS', 200, 'Callback task is queued or being delivered; it cannot be resent now'),
   // 1007 004 xxx: withdrawal funding (given by the spec)
   HOT_WALLET_BALANCE_TOO_LOW: spec(1007004002, 'HOT_WALLET_BALANCE_TOO_LOW', 'BUSINESS', 200, 'Hot wallet balance is insufficient for this withdrawal'),
 } as const);

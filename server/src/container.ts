@@ -16,6 +16,9 @@ import { IntervalWorker, type Worker } from './workers/worker';
 import { addressRoutes } from './http/address-routes';
 import { AddressService } from './addresses/address-service';
 import { keyStoreOptions, loadAdapters, loadKeyStorePlugin } from './plugins/loader';
+import { CallbackService } from './callbacks/callback-service';
+import { CallbackDispatcher } from './callbacks/dispatcher';
+import { callbackRoutes } from './http/callback-routes';
 
 /** Injection tokens. The composition root below is the only place that wires them. */
 export const TOKENS = {
@@ -33,6 +36,7 @@ export const TOKENS = {
   KeyStore: Symbol('KeyStore'),
   AddressService: Symbol('AddressService'),
   Workers: Symbol('Workers'),
+  CallbackService: Symbol('CallbackService'),
 } as const;
 
 /**
@@ -61,7 +65,7 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
     useFactory: instanceCachingFactory((x) => new Authenticator(x.resolve(TOKENS.CredentialStore), x.resolve(TOKENS.NonceStore))),
   });
   c.register(TOKENS.ApplicationService, {
-    useFactory: instanceCachingFactory((x) => new ApplicationService(db.sequelize, models, x.resolve(TOKENS.SecretBox), catalogue)),
+    useFactory: instanceCachingFactory((x) => new ApplicationService(db.sequelize, models, x.resolve(TOKENS.SecretBox), catalogue, config.callbacks.allowPrivateTargets)),
   });
   // Adapters and the key store are loaded on first use (the API), not by every CLI command.
   c.register(TOKENS.AdapterRegistry, { useFactory: instanceCachingFactory(() => loadAdapters(config)) });
@@ -69,8 +73,14 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
   c.register(TOKENS.AddressService, {
     useFactory: instanceCachingFactory((x) => new AddressService(db, catalogue, x.resolve(TOKENS.AdapterRegistry), x.resolve(TOKENS.KeyStore))),
   });
+  c.register(TOKENS.CallbackService, { useFactory: instanceCachingFactory(() => new CallbackService(db.sequelize)) });
   c.register(TOKENS.ApiRoutes, {
-    useFactory: instanceCachingFactory((x): ApiRoute[] => [...supportRoutes(catalogue), ...addressRoutes(x.resolve(TOKENS.AddressService)), ...extraRoutes]),
+    useFactory: instanceCachingFactory((x): ApiRoute[] => [
+      ...supportRoutes(catalogue),
+      ...addressRoutes(x.resolve(TOKENS.AddressService)),
+      ...callbackRoutes(x.resolve(TOKENS.CallbackService)),
+      ...extraRoutes,
+    ]),
   });
   c.register(TOKENS.Workers, {
     useFactory: instanceCachingFactory((x): Worker[] => {
@@ -80,6 +90,7 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
           const n = await nonces.sweep();
           if (n > 0) logger.debug('expired nonces removed', { count: n });
         }, logger),
+        new CallbackDispatcher(db, x.resolve(TOKENS.CredentialStore), config.callbacks, logger),
       ];
     }),
   });

@@ -152,6 +152,11 @@ export class WcsService {
   }
 
   private async startWorkers(): Promise<void> {
+    if (!this.credentials) {
+      // the callback dispatcher signs with the applications' secrets (cached while LISTEN is up)
+      this.credentials = this.storage.container.resolve<CredentialStore>(TOKENS.CredentialStore);
+      await this.credentials.start();
+    }
     this.workers = this.storage.container.resolve<Worker[]>(TOKENS.Workers);
     for (const w of this.workers) await w.start();
     this.logger.info('workers started', { workers: this.workers.map((w) => w.name) });

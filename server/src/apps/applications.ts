@@ -5,6 +5,7 @@ import type { ApplicationRow, Models } from '../db/models';
 import type { SecretBox } from '../crypto/secret-box';
 import type { Catalogue } from '../catalogue/catalogue';
 import { validateCallbackUrl } from './callback-url';
+import { forbiddenTargetReason } from '../callbacks/target-guard';
 
 export const BIZ_TYPES = ['RECHARGE', 'WITHDRAW', 'COLLECT', 'TRANSFER', 'CHAIN_EVENT'] as const;
 export type BizType = (typeof BIZ_TYPES)[number];
@@ -41,6 +42,8 @@ export class ApplicationService {
     private readonly models: Models,
     private readonly box: SecretBox,
     private readonly catalogue: Catalogue,
+    /** WCS_CALLBACK_ALLOW_PRIVATE: live callback URLs may point at loopback/private/link-local targets (on-premise). */
+    private readonly allowPrivateCallbackTargets = false,
   ) {}
 
   private normaliseChains(env: Environment, chains: readonly string[]): string[] {
@@ -106,9 +109,14 @@ export class ApplicationService {
 
   async setCallback(id: number, bizType: string, url: string): Promise<ApplicationView> {
     if (!(BIZ_TYPES as readonly string[]).includes(bizType)) throw invalidParameter('biz-type', `must be one of ${BIZ_TYPES.join(', ')}`);
+    const env = (await this.row(id)).environment;
+    const checked = validateCallbackUrl(url, env);
+    if (env === 'live' && !this.allowPrivateCallbackTargets) {
+      const why = await forbiddenTargetReason(checked);
+      if (why) throw new WcsError('CALLBACK_URL_FORBIDDEN', { message: `Callback URL refused for a live application: ${why} (on-premise deployments: WCS_CALLBACK_ALLOW_PRIVATE=1)` });
+    }
     return this.sequelize.transaction(async (transaction) => {
       const row = await this.row(id, transaction);
-      const checked = validateCallbackUrl(url, row.environment);
       await this.models.ApplicationCallback.upsert({ applicationId: id, bizType, url: checked, updatedAt: new Date() }, { transaction });
       row.updatedAt = new Date();
       await row.save({ transaction });

@@ -3,7 +3,9 @@ import { isWcsError, ENVIRONMENTS, formatLocalDateTime } from '@wcs/core';
 import { loadConfig, ConfigError, type ServiceConfig } from '../config/config';
 import { createLogger, type Logger } from '../config/logger';
 import { openStorage, WcsService, type StorageHandle } from '../service';
-import { BIZ_TYPES, type ApplicationView } from '../apps/applications';
+import { BIZ_TYPES, type ApplicationView, type BizType } from '../apps/applications';
+import type { CallbackService } from '../callbacks/callback-service';
+import { TOKENS } from '../container';
 import { generateMasterKeyText } from '../crypto/secret-box';
 import { resolveCatalogue } from '../catalogue/catalogue';
 import * as fs from 'node:fs';
@@ -254,6 +256,27 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         emit(a, () => describeApp(a));
       });
   }
+
+  const callback = program.command('callback').description('merchant callbacks (webhooks)');
+  callback
+    .command('test')
+    .description('queue a signed test event to the application\'s callback URL for a business type, through the real delivery pipeline')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .addOption(new Option('--biz-type <type>', 'business type').choices([...BIZ_TYPES]).makeOptionMandatory())
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; bizType: BizType; json?: boolean }) => {
+      setJson(o);
+      const task = await withStorage(async (s) => {
+        await s.applications.get(o.app); // APPLICATION_NOT_FOUND before anything is written
+        return s.container.resolve<CallbackService>(TOKENS.CallbackService).sendTest(o.app, o.bizType);
+      });
+      const out = { callbackTaskId: task.id, status: task.status, url: task.url };
+      emit(out, () =>
+        task.status === 'WAITING'
+          ? `queued test callback task ${task.id} to ${task.url}; a running worker (wcs start) delivers it; attempts: GET /api/v1/wallet/callback/attempts?callbackTaskId=${task.id}`
+          : `recorded test callback task ${task.id} as FAILED: no callback URL is configured for ${o.bizType} (wcs app set-callback), then resend it`,
+      );
+    });
 
   program
     .command('chains')

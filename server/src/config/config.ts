@@ -49,6 +49,24 @@ export type ChainConfig = z.infer<typeof chainSchema>;
 export type TokenConfig = z.infer<typeof tokenSchema>;
 export type ConfigFile = z.infer<typeof configFileSchema>;
 
+/** Callback delivery (docs/callbacks.md). */
+export interface CallbackConfig {
+  /** Per attempt: connect, send and read the answer. */
+  readonly timeoutMs: number;
+  /** nextRetryTime = now + base x 2^retryTimes seconds; the spec's 60 in production. */
+  readonly retryBaseSeconds: number;
+  readonly maxRetries: number;
+  /** Deliveries in flight per worker process, and per endpoint (scheme://host:port). */
+  readonly concurrency: number;
+  readonly perEndpoint: number;
+  /** Fallback poll for due retries; new tasks wake the dispatcher at once (NOTIFY). */
+  readonly pollMs: number;
+  /** Response bytes read per attempt; the rest is not read (the attempt fails: no ACK). */
+  readonly maxResponseBytes: number;
+  /** On-premise switch: live applications may call loopback/private/link-local targets. */
+  readonly allowPrivateTargets: boolean;
+}
+
 export interface ServiceConfig {
   port: number;
   host: string;
@@ -64,6 +82,7 @@ export interface ServiceConfig {
   logLevel: 'error' | 'warn' | 'info' | 'debug';
   logFormat: 'json' | 'pretty';
   dbPoolMax: number;
+  callbacks: CallbackConfig;
   keystoreBackend: string;
   /** The environment the config was read from (backends read their own variables from it). */
   env: Readonly<Record<string, string | undefined>>;
@@ -78,6 +97,13 @@ function intVar(env: Env, key: string, dflt: number, min: number, max: number): 
   const n = Number(raw.trim());
   if (n < min || n > max) throw new ConfigError(`${key}: must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+function boolVar(env: Env, key: string): boolean {
+  const raw = env[key];
+  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new ConfigError(`${key}: must be 1/true or 0/false, got "${raw}"`);
 }
 
 function enumVar<T extends string>(env: Env, key: string, dflt: T, allowed: readonly T[]): T {
@@ -148,6 +174,16 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel: enumVar(env, 'WCS_LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug'] as const),
     logFormat: enumVar(env, 'WCS_LOG_FORMAT', 'json', ['json', 'pretty'] as const),
     dbPoolMax: intVar(env, 'WCS_DB_POOL_MAX', 10, 1, 200),
+    callbacks: {
+      timeoutMs: intVar(env, 'WCS_CALLBACK_TIMEOUT_MS', 10000, 100, 120000),
+      retryBaseSeconds: intVar(env, 'WCS_CALLBACK_RETRY_BASE_SECONDS', 60, 0, 3600),
+      maxRetries: 10,
+      concurrency: intVar(env, 'WCS_CALLBACK_CONCURRENCY', 64, 1, 1024),
+      perEndpoint: intVar(env, 'WCS_CALLBACK_PER_ENDPOINT', 8, 1, 256),
+      pollMs: intVar(env, 'WCS_CALLBACK_POLL_MS', 1000, 10, 60000),
+      maxResponseBytes: intVar(env, 'WCS_CALLBACK_MAX_RESPONSE_BYTES', 65536, 1024, 16 * 1048576),
+      allowPrivateTargets: boolVar(env, 'WCS_CALLBACK_ALLOW_PRIVATE'),
+    },
     keystoreBackend: env.WCS_KEYSTORE_BACKEND && env.WCS_KEYSTORE_BACKEND !== '' ? env.WCS_KEYSTORE_BACKEND : 'software',
     env: Object.freeze({ ...env }),
   };

@@ -181,6 +181,63 @@ ALTER TABLE memo_counters ALTER COLUMN address TYPE VARCHAR(128) COLLATE "C";
 ALTER TABLE key_counters ALTER COLUMN namespace TYPE VARCHAR(64) COLLATE "C";
 `,
   },
+  {
+    version: 4,
+    name: 'callback outbox: tasks and attempts',
+    sql: `
+-- A task is written in the transaction of the business change that causes it (outbox).
+-- url_source ORDER: the order's own callbackUrl, fixed; APPLICATION: the application's URL
+-- for the bizType, looked up again at every attempt ('' while none is configured).
+CREATE TABLE callback_tasks (
+  id                    BIGSERIAL PRIMARY KEY,
+  application_id        INTEGER NOT NULL REFERENCES applications(id),
+  biz_type              VARCHAR(16) NOT NULL CHECK (biz_type IN ('RECHARGE','WITHDRAW','COLLECT','TRANSFER','CHAIN_EVENT')),
+  biz_id                BIGINT NOT NULL,
+  url                   VARCHAR(2048) NOT NULL,
+  url_source            VARCHAR(16) NOT NULL CHECK (url_source IN ('ORDER','APPLICATION')),
+  body                  BYTEA NOT NULL,
+  status                VARCHAR(16) NOT NULL CHECK (status IN ('WAITING','PROCESSING','SUCCESS','FAILED')),
+  retry_times           INTEGER NOT NULL DEFAULT 0,
+  max_retry_times       INTEGER NOT NULL DEFAULT 10,
+  attempts              INTEGER NOT NULL DEFAULT 0,
+  next_retry_time       TIMESTAMPTZ NULL,
+  due_at                TIMESTAMPTZ NULL,
+  lease_owner           VARCHAR(64) NULL,
+  lease_until           TIMESTAMPTZ NULL,
+  last_response_summary VARCHAR(1100) NULL,
+  last_error            VARCHAR(1100) NULL,
+  created_at            TIMESTAMPTZ NOT NULL,
+  updated_at            TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX callback_tasks_due ON callback_tasks (due_at) WHERE status IN ('WAITING','FAILED') AND due_at IS NOT NULL;
+CREATE INDEX callback_tasks_leased ON callback_tasks (lease_until) WHERE status = 'PROCESSING';
+CREATE INDEX callback_tasks_by_app ON callback_tasks (application_id, created_at, id);
+CREATE INDEX callback_tasks_by_biz ON callback_tasks (application_id, biz_type, biz_id);
+
+CREATE TABLE callback_attempts (
+  id                      BIGSERIAL PRIMARY KEY,
+  callback_task_id        BIGINT NOT NULL REFERENCES callback_tasks(id),
+  application_id          INTEGER NOT NULL REFERENCES applications(id),
+  attempt_no              INTEGER NOT NULL,
+  url                     VARCHAR(2048) NOT NULL,
+  request_headers_summary JSONB NOT NULL,
+  request_body_summary    VARCHAR(1100) NULL,
+  request_body_length     INTEGER NOT NULL,
+  request_body_sha256     CHAR(64) NOT NULL,
+  response_status         INTEGER NULL,
+  response_content_type   VARCHAR(256) NULL,
+  response_body_summary   VARCHAR(1100) NULL,
+  response_body_length    INTEGER NULL,
+  response_body_sha256    CHAR(64) NULL,
+  accepted                BOOLEAN NOT NULL,
+  latency_ms              INTEGER NOT NULL,
+  error_reason            VARCHAR(1100) NULL,
+  next_retry_time         TIMESTAMPTZ NULL,
+  created_at              TIMESTAMPTZ NOT NULL,
+  UNIQUE (callback_task_id, attempt_no)
+);
+`,
+  },
 ];
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations

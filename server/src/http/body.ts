@@ -32,6 +32,22 @@ export class BodyReader {
     return v;
   }
 
+  /** A JSON integer (not a string, not a fraction) within [min, max]. */
+  int(field: string, opts: { required: true; min?: number; max?: number }): number;
+  int(field: string, opts?: { required?: false; min?: number; max?: number }): number | undefined;
+  int(field: string, opts: { required?: boolean; min?: number; max?: number } = {}): number | undefined {
+    this.used.add(field);
+    const v = this.obj[field];
+    if (v === undefined || v === null) {
+      if (opts.required) throw invalidParameter(this.name(field), 'is required');
+      return undefined;
+    }
+    if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw invalidParameter(this.name(field), 'must be an integer');
+    if (opts.min !== undefined && v < opts.min) throw invalidParameter(this.name(field), `must be at least ${opts.min}`);
+    if (opts.max !== undefined && v > opts.max) throw invalidParameter(this.name(field), `must be at most ${opts.max}`);
+    return v;
+  }
+
   array(field: string, opts: { min: number; max: number }): unknown[] {
     this.used.add(field);
     const v = this.obj[field];

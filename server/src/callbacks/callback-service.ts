@@ -1,0 +1,200 @@
+import type { Sequelize } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import { formatLocalDateTime, WcsError } from '@wcs/core';
+import type { BizType } from '../apps/applications';
+import { CALLBACK_DUE_CHANNEL, enqueueCallback, type EnqueuedTask } from './outbox';
+
+export const TASK_STATUSES = ['WAITING', 'PROCESSING', 'SUCCESS', 'FAILED'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+export const PAGE_SIZE_DEFAULT = 20;
+export const PAGE_SIZE_MAX = 200;
+
+/** The spec's callback task. */
+export interface CallbackTaskView {
+  id: number;
+  bizType: BizType;
+  bizId: number;
+  url: string;
+  status: TaskStatus;
+  retryTimes: number;
+  maxRetryTimes: number;
+  nextRetryTime: string | null;
+  lastResponseSummary: string | null;
+  lastError: string | null;
+  createTime: string;
+  updateTime: string;
+}
+
+/** The spec's callback attempt. */
+export interface CallbackAttemptView {
+  id: number;
+  callbackTaskId: number;
+  attemptNo: number;
+  requestHeadersSummary: Record<string, string>;
+  requestBodySummary: string | null;
+  requestBodyLength: number;
+  requestBodySha256: string;
+  responseStatus: number | null;
+  responseContentType: string | null;
+  responseBodySummary: string | null;
+  responseBodyLength: number | null;
+  responseBodySha256: string | null;
+  accepted: boolean;
+  latencyMs: number;
+  errorReason: string | null;
+  nextRetryTime: string | null;
+  createTime: string;
+}
+
+interface TaskRow {
+  id: string;
+  biz_type: BizType;
+  biz_id: string;
+  url: string;
+  status: TaskStatus;
+  retry_times: number;
+  max_retry_times: number;
+  next_retry_time: Date | null;
+  last_response_summary: string | null;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const TASK_COLUMNS = `id, biz_type, biz_id, url, status, retry_times, max_retry_times, next_retry_time, last_response_summary, last_error, created_at, updated_at`;
+
+function taskView(r: TaskRow): CallbackTaskView {
+  return {
+    id: Number(r.id),
+    bizType: r.biz_type,
+    bizId: Number(r.biz_id),
+    url: r.url,
+    status: r.status,
+    retryTimes: r.retry_times,
+    maxRetryTimes: r.max_retry_times,
+    // nothing is queued while an attempt runs or after a terminal state
+    nextRetryTime: r.status === 'FAILED' ? formatLocalDateTime(r.next_retry_time) : null,
+    lastResponseSummary: r.last_response_summary,
+    lastError: r.last_error,
+    createTime: formatLocalDateTime(r.created_at)!,
+    updateTime: formatLocalDateTime(r.updated_at)!,
+  };
+}
+
+export interface TaskFilter {
+  bizType?: BizType;
+  bizId?: number;
+  status?: TaskStatus;
+  createTimeStart?: Date;
+  createTimeEnd?: Date;
+  pageNo: number;
+  pageSize: number;
+}
+
+/** The merchant's view of its callbacks: every query is scoped to the calling application. */
+export class CallbackService {
+  constructor(private readonly sequelize: Sequelize) {}
+
+  async listTasks(applicationId: number, f: TaskFilter): Promise<{ list: CallbackTaskView[]; total: number }> {
+    const where = `application_id = $1 AND ($2::text IS NULL OR biz_type = $2) AND ($3::bigint IS NULL OR biz_id = $3)
+      AND ($4::text IS NULL OR status = $4) AND ($5::timestamptz IS NULL OR created_at >= $5) AND ($6::timestamptz IS NULL OR created_at <= $6)`;
+    const bind = [applicationId, f.bizType ?? null, f.bizId ?? null, f.status ?? null, f.createTimeStart?.toISOString() ?? null, f.createTimeEnd?.toISOString() ?? null];
+    const [count] = await this.sequelize.query<{ n: string }>(`SELECT count(*) AS n FROM callback_tasks WHERE ${where}`, { bind, type: QueryTypes.SELECT });
+    const rows = await this.sequelize.query<TaskRow>(
+      `SELECT ${TASK_COLUMNS} FROM callback_tasks WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $7 OFFSET $8`,
+      { bind: [...bind, f.pageSize, (f.pageNo - 1) * f.pageSize], type: QueryTypes.SELECT },
+    );
+    return { list: rows.map(taskView), total: Number(count!.n) };
+  }
+
+  async task(applicationId: number, taskId: number): Promise<CallbackTaskView> {
+    const [row] = await this.sequelize.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM callback_tasks WHERE id = $1 AND application_id = $2`, {
+      bind: [taskId, applicationId],
+      type: QueryTypes.SELECT,
+    });
+    if (!row) throw new WcsError('CALLBACK_TASK_NOT_FOUND', { details: { callbackTaskId: taskId } });
+    return taskView(row);
+  }
+
+  async attempts(applicationId: number, taskId: number): Promise<CallbackAttemptView[]> {
+    await this.task(applicationId, taskId); // another application's task is "not found"
+    const rows = await this.sequelize.query<{
+      id: string; callback_task_id: string; attempt_no: number; request_headers_summary: Record<string, string>; request_body_summary: string | null;
+      request_body_length: number; request_body_sha256: string; response_status: number | null; response_content_type: string | null;
+      response_body_summary: string | null; response_body_length: number | null; response_body_sha256: string | null; accepted: boolean;
+      latency_ms: number; error_reason: string | null; next_retry_time: Date | null; created_at: Date;
+    }>(`SELECT * FROM callback_attempts WHERE callback_task_id = $1 AND application_id = $2 ORDER BY attempt_no`, {
+      bind: [taskId, applicationId],
+      type: QueryTypes.SELECT,
+    });
+    return rows.map((r) => ({
+      id: Number(r.id),
+      callbackTaskId: Number(r.callback_task_id),
+      attemptNo: r.attempt_no,
+      requestHeadersSummary: r.request_headers_summary,
+      requestBodySummary: r.request_body_summary,
+      requestBodyLength: r.request_body_length,
+      requestBodySha256: r.request_body_sha256,
+      responseStatus: r.response_status,
+      responseContentType: r.response_content_type,
+      responseBodySummary: r.response_body_summary,
+      responseBodyLength: r.response_body_length,
+      responseBodySha256: r.response_body_sha256,
+      accepted: r.accepted,
+      latencyMs: r.latency_ms,
+      errorReason: r.error_reason,
+      nextRetryTime: formatLocalDateTime(r.next_retry_time),
+      createTime: formatLocalDateTime(r.created_at)!,
+    }));
+  }
+
+  /**
+   * Re-queues a FAILED task (retries exhausted or not) or a SUCCESS one (a deliberate second
+   * delivery) with a fresh retry budget: WAITING, retryTimes 0, delivered at once with the same
+   * body. A WAITING or PROCESSING task is already on its way: CALLBACK_TASK_BUSY. A task whose
+   * URL is the application's and none is configured: CALLBACK_URL_INVALID.
+   */
+  async resend(applicationId: number, taskId: number, now = new Date()): Promise<CallbackTaskView> {
+    return this.sequelize.transaction(async (transaction) => {
+      const [row] = await this.sequelize.query<TaskRow & { url_source: string; configured: string | null }>(
+        `SELECT ${TASK_COLUMNS}, url_source,
+                (SELECT url FROM application_callbacks c WHERE c.application_id = t.application_id AND c.biz_type = t.biz_type) AS configured
+           FROM callback_tasks t WHERE id = $1 AND application_id = $2 FOR UPDATE`,
+        { bind: [taskId, applicationId], type: QueryTypes.SELECT, transaction },
+      );
+      if (!row) throw new WcsError('CALLBACK_TASK_NOT_FOUND', { details: { callbackTaskId: taskId } });
+      if (row.status === 'WAITING' || row.status === 'PROCESSING') {
+        throw new WcsError('CALLBACK_TASK_BUSY', { message: `Callback task ${taskId} is ${row.status}: it is queued or being delivered`, details: { callbackTaskId: taskId, status: row.status } });
+      }
+      const url = row.url_source === 'APPLICATION' ? row.configured ?? '' : row.url;
+      if (url === '') {
+        throw new WcsError('CALLBACK_URL_INVALID', { message: `No callback URL is configured for bizType ${row.biz_type}: configure one, then resend`, details: { callbackTaskId: taskId } });
+      }
+      const [updated] = await this.sequelize.query<TaskRow>(
+        `UPDATE callback_tasks SET status = 'WAITING', retry_times = 0, next_retry_time = NULL, due_at = $3, url = $4, updated_at = $3
+          WHERE id = $1 AND application_id = $2 RETURNING ${TASK_COLUMNS}`,
+        { bind: [taskId, applicationId, now.toISOString(), url], type: QueryTypes.SELECT, transaction },
+      );
+      await this.sequelize.query(`SELECT pg_notify('${CALLBACK_DUE_CHANNEL}', '')`, { transaction });
+      return taskView(updated!);
+    });
+  }
+
+  /** A test event through the real pipeline (`wcs callback test`): bizId 0, event "test". */
+  async sendTest(applicationId: number, bizType: BizType): Promise<EnqueuedTask> {
+    return this.sequelize.transaction(async (transaction) =>
+      enqueueCallback(this.sequelize, transaction, {
+        applicationId,
+        bizType,
+        bizId: 0,
+        payload: {
+          event: 'test',
+          applicationId,
+          bizType,
+          message: 'Test callback from the wallet custody service: verify the signature, then answer HTTP 200 with {"code":0}, "success" or "ok".',
+          createTime: formatLocalDateTime(new Date()),
+        },
+      }),
+    );
+  }
+}
