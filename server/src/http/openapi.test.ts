@@ -8,12 +8,14 @@ import type { AddressService } from '../addresses/address-service';
 import { chainJson } from './support-routes';
 import type { Catalogue } from '../catalogue/catalogue';
 import { resolveCatalogue } from '../catalogue/catalogue';
+import { callbackRoutes } from './callback-routes';
+import type { CallbackService } from '../callbacks/callback-service';
 
 describe('docs/openapi.json matches the server', () => {
   const doc = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../openapi.json'), 'utf8'));
 
   it('documents exactly the signed routes the server mounts, with their methods', () => {
-    const routes = [...supportRoutes({} as Catalogue), ...addressRoutes({} as AddressService)];
+    const routes = [...supportRoutes({} as Catalogue), ...addressRoutes({} as AddressService), ...callbackRoutes({} as CallbackService)];
     const served = routes.map((r) => `${r.method} ${API_PREFIX}${r.path}`).sort();
     const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
       .filter(([p]) => p.startsWith(API_PREFIX))
@@ -27,5 +29,15 @@ describe('docs/openapi.json matches the server', () => {
     const fields = Object.keys(chainJson({ ...chain, tokens: [] })).sort();
     expect(Object.keys(doc.components.schemas.Chain.properties).sort()).to.deep.equal(fields);
     expect([...doc.components.schemas.Chain.required].sort()).to.deep.equal(fields);
+  });
+
+  it('the callback task and attempt schemas list exactly the fields of the spec, all required', () => {
+    const task = ['id', 'bizType', 'bizId', 'url', 'status', 'retryTimes', 'maxRetryTimes', 'nextRetryTime', 'lastResponseSummary', 'lastError', 'createTime', 'updateTime'];
+    const attempt = ['id', 'callbackTaskId', 'attemptNo', 'requestHeadersSummary', 'requestBodySummary', 'requestBodyLength', 'requestBodySha256', 'responseStatus',
+      'responseContentType', 'responseBodySummary', 'responseBodyLength', 'responseBodySha256', 'accepted', 'latencyMs', 'errorReason', 'nextRetryTime', 'createTime'];
+    for (const [name, fields] of [['CallbackTask', task], ['CallbackAttempt', attempt]] as const) {
+      expect(Object.keys(doc.components.schemas[name].properties).sort(), name).to.deep.equal([...fields].sort());
+      expect([...doc.components.schemas[name].required].sort(), name).to.deep.equal([...fields].sort());
+    }
   });
 });
