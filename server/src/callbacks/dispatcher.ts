@@ -1,6 +1,7 @@
 import * as crypto from 'node:crypto';
 import * as os from 'node:os';
 import { Client } from 'pg';
+import PQueue from 'p-queue';
 import { QueryTypes } from 'sequelize';
 import type { CallbackConfig } from '../config/config';
 import type { Logger } from '../config/logger';
@@ -44,16 +45,17 @@ interface Claimed {
  * Delivers callback tasks (a worker: `wcs start`, `wcs start --workers-only`). Claims due
  * tasks with FOR UPDATE SKIP LOCKED under a lease, so several processes never send the same
  * attempt and a task held by a process that died is delivered once its lease expires.
- * Deliveries run concurrently (WCS_CALLBACK_CONCURRENCY) with a cap per endpoint
- * (WCS_CALLBACK_PER_ENDPOINT), so one slow merchant cannot take every slot: tasks of a full
- * endpoint are not claimed. New tasks wake it at once (NOTIFY); retries come due on a poll.
+ * Deliveries run concurrently through p-queue (WCS_CALLBACK_CONCURRENCY) with a queue per
+ * endpoint capped at WCS_CALLBACK_PER_ENDPOINT, so one slow merchant cannot take every slot;
+ * tasks of a full endpoint are not even claimed (their leases would run while they wait). New tasks wake it at once (NOTIFY); retries come due on a poll.
  */
 export class CallbackDispatcher implements Worker {
   readonly name = 'callback-dispatcher';
   readonly owner = `${os.hostname().slice(0, 32)}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
   private running = false;
-  private inFlight = 0;
-  private readonly perEndpoint = new Map<string, number>();
+  /** Every delivery runs through this queue (WCS_CALLBACK_CONCURRENCY) and its endpoint's (WCS_CALLBACK_PER_ENDPOINT). */
+  private readonly queue: PQueue;
+  private readonly endpointQueues = new Map<string, PQueue>();
   private readonly deliveries = new Set<Promise<void>>();
   private readonly agents: DeliveryAgents;
   private wakeUp: (() => void) | null = null;
@@ -69,6 +71,17 @@ export class CallbackDispatcher implements Worker {
     private readonly logger: Logger,
   ) {
     this.agents = new DeliveryAgents(config.perEndpoint);
+    this.queue = new PQueue({ concurrency: config.concurrency });
+  }
+
+  /** Deliveries claimed and not finished (queued or running). */
+  private get inFlight(): number {
+    return this.queue.size + this.queue.pending;
+  }
+
+  private endpointLoad(endpoint: string): number {
+    const q = this.endpointQueues.get(endpoint);
+    return q ? q.size + q.pending : 0;
   }
 
   /** How long a claim lasts: one attempt's deadline plus a margin for recording it. */
@@ -164,7 +177,7 @@ export class CallbackDispatcher implements Worker {
     const free = this.config.concurrency - this.inFlight;
     if (free <= 0) return 0;
     const now = new Date();
-    const full = [...this.perEndpoint].filter(([, n]) => n >= this.config.perEndpoint).map(([e]) => e);
+    const full = [...this.endpointQueues.keys()].filter((e) => this.endpointLoad(e) >= this.config.perEndpoint);
     const candidates = await this.database.sequelize.query<Candidate>(
       `SELECT x.id, x.url, a.api_key, a.environment FROM (
          SELECT t.id, t.application_id, coalesce(t.due_at, t.lease_until) AS due,
@@ -185,7 +198,7 @@ export class CallbackDispatcher implements Worker {
     for (const c of candidates) {
       if (picked.length >= free) break;
       const e = endpointOf(c.url);
-      const left = room.get(e) ?? this.config.perEndpoint - (this.perEndpoint.get(e) ?? 0);
+      const left = room.get(e) ?? this.config.perEndpoint - this.endpointLoad(e);
       if (left <= 0) continue;
       room.set(e, left - 1);
       picked.push(c);
@@ -203,17 +216,19 @@ export class CallbackDispatcher implements Worker {
 
   private startDelivery(task: Claimed, target: Candidate): void {
     const endpoint = endpointOf(target.url);
-    this.inFlight++;
-    this.perEndpoint.set(endpoint, (this.perEndpoint.get(endpoint) ?? 0) + 1);
-    const p: Promise<void> = this.deliverOne(task, target)
+    let eq = this.endpointQueues.get(endpoint);
+    if (!eq) {
+      eq = new PQueue({ concurrency: this.config.perEndpoint });
+      this.endpointQueues.set(endpoint, eq);
+    }
+    const endpointQueue = eq;
+    const p: Promise<void> = this.queue
+      .add(() => endpointQueue.add(() => this.deliverOne(task, target)))
       .catch((e: unknown) => {
         this.logger.error('callback delivery could not be recorded', { taskId: task.id, error: e });
       })
       .finally(() => {
-        this.inFlight--;
-        const n = (this.perEndpoint.get(endpoint) ?? 1) - 1;
-        if (n <= 0) this.perEndpoint.delete(endpoint);
-        else this.perEndpoint.set(endpoint, n);
+        if (endpointQueue.size + endpointQueue.pending === 0) this.endpointQueues.delete(endpoint);
         this.deliveries.delete(p);
         this.wake();
       });
