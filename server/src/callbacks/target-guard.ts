@@ -24,21 +24,32 @@ const FORBIDDEN = (() => {
   return b;
 })();
 
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::/96) IPv6 address. */
-function embeddedIpv4(ip: string): string | null {
-  const lower = ip.toLowerCase();
-  for (const prefix of ['::ffff:', '64:ff9b::']) {
-    if (!lower.startsWith(prefix)) continue;
-    const rest = lower.slice(prefix.length);
-    if (net.isIPv4(rest)) return rest;
-    const m = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(rest);
-    if (m) {
-      const hi = parseInt(m[1]!, 16);
-      const lo = parseInt(m[2]!, 16);
-      return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-    }
+/** The eight 16-bit groups of an IPv6 address in any textual form (compressed or not, dotted tail, zone). */
+function ipv6Groups(ip: string): number[] | null {
+  let text = ip.toLowerCase().replace(/%.*$/, '');
+  const tail = /(\d{1,3}(?:\.\d{1,3}){3})$/.exec(text);
+  if (tail) {
+    if (!net.isIPv4(tail[1]!)) return null;
+    const o = tail[1]!.split('.').map(Number);
+    text = text.slice(0, -tail[1]!.length) + `${((o[0]! << 8) | o[1]!).toString(16)}:${((o[2]! << 8) | o[3]!).toString(16)}`;
   }
-  return null;
+  const halves = text.split('::');
+  if (halves.length > 2) return null;
+  const part = (h: string | undefined) => (h ? h.split(':').map((g) => parseInt(g, 16)) : []);
+  const head = part(halves[0]);
+  const rest = part(halves[1]);
+  const groups = halves.length === 2 ? [...head, ...new Array<number>(8 - head.length - rest.length).fill(0), ...rest] : head;
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : null;
+}
+
+/** The IPv4 address inside an IPv4-mapped (::ffff:0:0/96) or NAT64 (64:ff9b::/96) IPv6 address, whatever its textual form. */
+function embeddedIpv4(ip: string): string | null {
+  const g = ipv6Groups(ip);
+  if (!g) return null;
+  const mapped = g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff;
+  const nat64 = g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0);
+  if (!mapped && !nat64) return null;
+  return `${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`;
 }
 
 /** Whether a live application's callback may connect to this IP address. */
@@ -80,7 +91,8 @@ export const guardedLookup: net.LookupFunction = (hostname, options, callback) =
 
 /**
  * Configuration-time check of a live application's callback host: an IP literal is judged
- * directly, a name by every address it resolves to now (delivery checks again at connect).
+ * directly, a name by every address it resolves to now; a name that does not resolve yet is
+ * accepted (delivery checks again at connect, whatever it resolves to then).
  * Resolves to null when allowed, else the reason.
  */
 export async function forbiddenTargetReason(url: string): Promise<string | null> {
@@ -90,8 +102,10 @@ export async function forbiddenTargetReason(url: string): Promise<string | null>
   let addresses: dns.LookupAddress[];
   try {
     addresses = await dns.promises.lookup(host, { all: true });
-  } catch (e) {
-    return `${host} does not resolve (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
+  } catch {
+    // Not resolvable yet (a merchant's DNS may go live later): accepted here; every delivery
+    // checks the addresses it connects to (guardedLookup), so nothing goes through unchecked.
+    return null;
   }
   const bad = addresses.find((a) => isForbiddenAddress(a.address));
   return bad ? `${host} resolves to ${bad.address}, a loopback, private, link-local or metadata address` : null;
