@@ -95,9 +95,13 @@ export interface TaskFilter {
 export class CallbackService {
   constructor(private readonly sequelize: Sequelize) {}
 
+  /**
+   * createTimeEnd is inclusive at the precision shown (whole seconds): a task listed with
+   * createTime 10:00:00 (created at 10:00:00.500) is within createTimeEnd=10:00:00.
+   */
   async listTasks(applicationId: number, f: TaskFilter): Promise<{ list: CallbackTaskView[]; total: number }> {
     const where = `application_id = $1 AND ($2::text IS NULL OR biz_type = $2) AND ($3::bigint IS NULL OR biz_id = $3)
-      AND ($4::text IS NULL OR status = $4) AND ($5::timestamptz IS NULL OR created_at >= $5) AND ($6::timestamptz IS NULL OR created_at <= $6)`;
+      AND ($4::text IS NULL OR status = $4) AND ($5::timestamptz IS NULL OR created_at >= $5) AND ($6::timestamptz IS NULL OR created_at < $6::timestamptz + interval '1 second')`;
     const bind = [applicationId, f.bizType ?? null, f.bizId ?? null, f.status ?? null, f.createTimeStart?.toISOString() ?? null, f.createTimeEnd?.toISOString() ?? null];
     const [count] = await this.sequelize.query<{ n: string }>(`SELECT count(*) AS n FROM callback_tasks WHERE ${where}`, { bind, type: QueryTypes.SELECT });
     const rows = await this.sequelize.query<TaskRow>(
