@@ -174,3 +174,31 @@ export function sampleActivity(c: Client | null, everyMs = 250): { stop(): Promi
     },
   };
 }
+
+/**
+ * BENCH_PGSS=1: asks the embedded test cluster to load pg_stat_statements (call before the
+ * cluster starts). True when requested.
+ */
+export function requestStatementStats(): boolean {
+  if (process.env.BENCH_PGSS !== '1') return false;
+  process.env.WCS_EMBEDDED_PG_STAT_STATEMENTS = '1';
+  return true;
+}
+
+/** Creates the extension and clears its counters (start of the measured part). */
+export async function resetStatementStats(c: Client | null): Promise<void> {
+  if (c) await c.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()');
+}
+
+/** The statements with the most execution time since the reset, one line each (calls, rows, total ms, µs per call, statement). */
+export async function topStatements(c: Client | null, n: number): Promise<string[]> {
+  if (!c) return [];
+  const r = await c.query<{ calls: string; rows: string; ms: string; us: string; q: string }>(
+    `SELECT calls::text, rows::text, round(total_exec_time::numeric, 1)::text AS ms, round((total_exec_time / calls)::numeric * 1000, 1)::text AS us,
+            left(regexp_replace(query, '\\s+', ' ', 'g'), 140) AS q
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+      ORDER BY total_exec_time DESC LIMIT $1`,
+    [n],
+  );
+  return r.rows.map((x) => `${x.calls} calls, ${x.rows} rows, ${x.ms} ms, ${x.us} µs/call: ${x.q}`);
+}

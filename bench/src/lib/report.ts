@@ -12,6 +12,12 @@ export const median = (xs: number[]) => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
+/** Nearest-rank percentile (p in 0..100) of values sorted ascending; null when empty. */
+export function percentile(sortedAsc: number[], p: number): number | null {
+  if (sortedAsc.length === 0) return null;
+  const rank = Math.ceil((p / 100) * sortedAsc.length);
+  return sortedAsc[Math.min(sortedAsc.length, Math.max(1, rank)) - 1]!;
+}
 export const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 export const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
 export const fmtMs = (n: number) => n.toFixed(2);
@@ -77,7 +83,7 @@ export function machineLine(m: MachineInfo): string {
 }
 
 /** "other processes were busy" warning for measured runs, or null. */
-export function noiseWarning(runs: RunRecord[], limitPercent: number): { line: string; runs: RunRecord[] } | null {
+export function noiseWarning<R extends { target: string; round: number | string; cpuPercent: { other: number | null } }>(runs: R[], limitPercent: number): { line: string; runs: R[] } | null {
   const noisy = runs.filter((r) => (r.cpuPercent.other ?? 0) > limitPercent);
   if (!noisy.length) return null;
   return {

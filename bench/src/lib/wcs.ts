@@ -19,6 +19,21 @@ export async function createAppViaCli(env: NodeJS.ProcessEnv, name: string, chai
   return { apiKey: app.apiKey, apiSecret: app.apiSecret, id: typeof app.id === 'number' ? app.id : null };
 }
 
+/** `wcs app set-callback --app <id> --biz-type <type> --url <url> --json`. */
+export async function setCallbackViaCli(env: NodeJS.ProcessEnv, appId: number, bizType: string, url: string): Promise<void> {
+  await runNode('wcs app set-callback', [WCS_BIN, 'app', 'set-callback', '--app', String(appId), '--biz-type', bizType, '--url', url, '--json'], env, 120_000);
+}
+
+/** `node [--cpu-prof ...] [nodeArgs] wcs.js start <mode>`; the profile directory when profiling. */
+function wcsStartArgs(mode: '--api-only' | '--workers-only', nodeArgs: string[], cpuProf: boolean, profileName: string): { args: string[]; profileDir: string | null } {
+  const args = [...nodeArgs, WCS_BIN, 'start', mode];
+  if (!cpuProf) return { args, profileDir: null };
+  const profileDir = path.join(RESULTS_DIR, 'profiles');
+  fs.mkdirSync(profileDir, { recursive: true });
+  args.unshift('--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${profileName}-${Date.now()}.cpuprofile`);
+  return { args, profileDir };
+}
+
 export interface ApiServer {
   child: Child;
   port: number;
@@ -38,18 +53,24 @@ export async function startApiServer(o: {
   cleanup: CleanupStack;
 }): Promise<ApiServer> {
   const port = await freePort();
-  const args = [...o.nodeArgs, WCS_BIN, 'start', '--api-only'];
-  let profileDir: string | null = null;
-  if (o.cpuProf) {
-    profileDir = path.join(RESULTS_DIR, 'profiles');
-    fs.mkdirSync(profileDir, { recursive: true });
-    args.unshift('--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=server-${Date.now()}.cpuprofile`);
-  }
+  const { args, profileDir } = wcsStartArgs('--api-only', o.nodeArgs, o.cpuProf, 'server');
   const child = startChild('server', args, o.env(port));
   // Generous grace: with --cpu-prof the profile is written at exit.
   o.cleanup.push('stop server', () => stopChild(child, o.cpuProf ? 60_000 : 15_000));
   await waitReady(child, port, '/healthz', 60_000);
   return { child, port, profileDir };
+}
+
+/**
+ * Starts `node [nodeArgs] wcs start --workers-only` (the callback dispatcher and the other
+ * background workers; no HTTP port), under `--cpu-prof` when asked, and registers its stop
+ * with the cleanup stack. It has no readiness endpoint: the caller finds out by its work.
+ */
+export function startWorkers(o: { env: NodeJS.ProcessEnv; nodeArgs: string[]; cpuProf: boolean; cleanup: CleanupStack }): { child: Child; profileDir: string | null } {
+  const { args, profileDir } = wcsStartArgs('--workers-only', o.nodeArgs, o.cpuProf, 'workers');
+  const child = startChild('workers', args, o.env);
+  o.cleanup.push('stop workers', () => stopChild(child, o.cpuProf ? 60_000 : 15_000));
+  return { child, profileDir };
 }
 
 /** Prints the .cpuprofile files in profileDir (after the server has stopped and written its profile). */

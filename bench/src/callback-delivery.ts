@@ -1,0 +1,743 @@
+/**
+ * Benchmark: callback (webhook) deliveries per second of the real dispatcher
+ * (`wcs start --workers-only`: claim under a lease, signed POST, attempt row + task state in
+ * one transaction) to a local ACKing receiver, as a ratio to a bare HTTP POST loop to the same
+ * receiver in the same run (goal >= 50 %); then the due-to-sent latency of tasks enqueued at a
+ * fixed rate through the real outbox (goal p99 <= 100 ms). Every delivery is checked
+ * afterwards, in the receiver (signature, body bytes, nonce) and in Postgres (exactly one
+ * accepted attempt per task, logged as sent). See bench/README.md.
+ *
+ *   npm run bench:callbacks             (from the repository root)
+ *   BENCH_SECONDS=30 BENCH_ROUNDS=3 node bench/dist/callback-delivery.js
+ *   BENCH_CPU_PROF=1 node bench/dist/callback-delivery.js   (writes a .cpuprofile of the workers process)
+ */
+import * as crypto from 'node:crypto';
+import * as path from 'node:path';
+import { QueryTypes, Sequelize } from 'sequelize';
+import { enqueueCallback, loadConfig } from '@wcs/server';
+import { freePort, testEnv } from '@wcs/server/testing';
+import { callbackBody, callbackPayload, CALLBACK_PATH, CONTROL, type ReceiverChecks, type ReceiverCount, type ReceiverTake } from './lib/callbacks';
+import { cpuPercent, cpuSnapshot, CLK_TCK, procTicks, type CpuPercent, type CpuSnapshot } from './lib/cpu';
+import { openStatsConnection, requestStatementStats, resetStatementStats, sampleActivity, topStatements, type PgActivity } from './lib/postgres';
+import { checkAborted, CleanupStack, httpGet, httpRequest, runMain, sleep, startChild, stopChild, waitReady, withTimeout, type Child } from './lib/processes';
+import { fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, noiseWarning, out, percentile, progress, table, writeResults } from './lib/report';
+import { intEnv, readLoadSettings } from './lib/settings';
+import { createAppViaCli, prepareBenchStorage, printProfiles, setCallbackViaCli, startWorkers } from './lib/wcs';
+
+const GOAL_RATIO_PERCENT = 50;
+const GOAL_P99_MS = 100;
+const NOISE_WARN_PERCENT = 20;
+const BIZ_TYPE = 'RECHARGE';
+const RECEIVER = path.join(__dirname, 'callback-receiver.js');
+const POST_LOOP = path.join(__dirname, 'callback-post-loop.js');
+/** Backlog of a dispatcher run: the last rate measured x seconds x this margin (a shorter window is used if it runs out). */
+const BACKLOG_MARGIN = 1.5;
+/** Dispatcher deliveries/s assumed for the first backlog, before any was measured. */
+const FIRST_GUESS_PER_S = 250;
+
+type TargetName = 'bare POST' | 'dispatcher';
+
+/** CPU of one measured window (percent of one CPU): this process ("bench"), sender, receiver, Postgres, the rest of the host. */
+interface CpuRecord extends CpuPercent {
+  receiver: number | null;
+}
+
+interface Run {
+  target: TargetName;
+  round: number | 'warm-up';
+  /** Receiver arrivals per second over the window. */
+  rate: number;
+  /** The window: from the first arrival, `seconds` long (shorter if a backlog ran out). */
+  windowS: number;
+  inWindow: number;
+  /** Requests the receiver got in the whole run (dispatcher runs: the whole backlog). */
+  received: number;
+  /** Dispatcher runs: tasks queued before the start; whether they ran out before the window ended; seconds to write them (not measured). */
+  backlog: number | null;
+  /** Dispatcher runs: tasks of the backlog still queued after the window and a grace period, then cancelled (not delivered). */
+  cancelled: number | null;
+  backlogRanOut: boolean;
+  prefillS: number | null;
+  /** Bare POST runs: requests that failed or were not ACKed, as the loop saw them. */
+  senderErrors: number;
+  cpuPercent: CpuRecord;
+  /** CPU time of the sender process (post loop or workers) and of Postgres per delivery in the CPU window. */
+  senderUsPerDelivery: number | null;
+  postgresUsPerDelivery: number | null;
+  pgActivity: PgActivity | null;
+  checks: ReceiverChecks;
+}
+
+interface Dist {
+  n: number;
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+  max: number | null;
+}
+
+interface LatencyRun {
+  target: 'dispatcher';
+  round: 'latency';
+  offeredPerS: number;
+  achievedPerS: number;
+  tasks: number;
+  transactions: number;
+  tasksPerTransaction: number;
+  /** Tasks not delivered within the grace period after the run (cancelled): they count against the goal. */
+  notDelivered: number;
+  /** Largest delay of a producer transaction behind its schedule (ms). */
+  producerMaxLateMs: number;
+  cpuPercent: CpuRecord;
+  senderUsPerDelivery: number | null;
+  postgresUsPerDelivery: number | null;
+  pgActivity: PgActivity | null;
+  checks: ReceiverChecks;
+  /** ms: receiver arrival - task created_at (the goal); its two parts; the producer's own transaction. */
+  dueToSent: Dist;
+  dueToClaimed: Dist;
+  claimedToArrival: Dist;
+  producerTx: Dist;
+}
+
+interface TaskRow {
+  biz_id: string;
+  status: string;
+  attempts: number;
+  retry_times: number;
+  unleased: boolean;
+  created_ms: number;
+  body_sha: string;
+  n_attempts: number;
+  accepted: boolean | null;
+  attempt_no: number | null;
+  response_status: number | null;
+  body_logged: boolean | null;
+  response_logged: boolean | null;
+  nonce: string | null;
+  attempt_ms: number | null;
+}
+
+function dist(xs: number[]): Dist {
+  const s = [...xs].sort((a, b) => a - b);
+  return { n: s.length, p50: percentile(s, 50), p95: percentile(s, 95), p99: percentile(s, 99), max: s.length ? s[s.length - 1]! : null };
+}
+
+// ---------------------------------------------------------------- CPU window over sender + receiver
+
+interface CpuMark {
+  s: CpuSnapshot;
+  receiver: number | null;
+}
+
+const cpuMark = (senderPid: number | undefined, receiverPid: number | undefined): CpuMark => ({ s: cpuSnapshot(senderPid), receiver: procTicks(receiverPid) });
+
+function cpuBetween(a: CpuMark, b: CpuMark): { cpu: CpuRecord; wallS: number } {
+  const base = cpuPercent(a.s, b.s);
+  const wallS = Number(b.s.at - a.s.at) / 1e9;
+  const receiver = a.receiver === null || b.receiver === null ? null : ((b.receiver - a.receiver) / CLK_TCK / wallS) * 100;
+  // lib/cpu's "other" is everything but this process, the sender and Postgres: take the receiver out too
+  const other = base.other === null ? null : Math.max(0, base.other - (receiver ?? 0));
+  return { cpu: { ...base, receiver, other }, wallS };
+}
+
+/** CPU µs per delivery from a percent-of-one-CPU figure over wallS. */
+const perDelivery = (pct: number | null, wallS: number, n: number) => (pct === null || n === 0 ? null : ((pct / 100) * wallS * 1e6) / n);
+
+// ---------------------------------------------------------------- receiver
+
+async function receiverCount(port: number): Promise<ReceiverCount> {
+  const r = await httpGet(port, CONTROL.count);
+  if (r.status !== 200) throw new Error(`receiver count: HTTP ${r.status}`);
+  return JSON.parse(r.body) as ReceiverCount;
+}
+
+async function receiverTake(port: number, verify: boolean): Promise<ReceiverTake> {
+  const r = await httpRequest(port, 'POST', `${CONTROL.take}?verify=${verify ? 1 : 0}`);
+  if (r.status !== 200) throw new Error(`receiver take: HTTP ${r.status}`);
+  return JSON.parse(r.body) as ReceiverTake;
+}
+
+/** Arrivals per second from the first arrival over `seconds`, or up to the last arrival when that is earlier. */
+function windowRate(at: number[], seconds: number): { rate: number; windowS: number; inWindow: number; ranOut: boolean } {
+  if (at.length === 0) return { rate: 0, windowS: 0, inWindow: 0, ranOut: true };
+  let first = Infinity;
+  let last = -Infinity;
+  for (const t of at) {
+    if (t < first) first = t;
+    if (t > last) last = t;
+  }
+  const ranOut = last < first + seconds * 1000;
+  const end = Math.min(first + seconds * 1000, last);
+  let inWindow = 0;
+  for (const t of at) if (t <= end) inWindow++;
+  const windowS = Math.max(0.001, (end - first) / 1000);
+  return { rate: inWindow / windowS, windowS, inWindow, ranOut };
+}
+
+function receiverProblems(what: string, c: ReceiverChecks, signed: boolean, count: number): string[] {
+  const p: string[] = [];
+  if (c.wrongRequest) p.push(`${c.wrongRequest} requests that were not POST ${CALLBACK_PATH} application/json`);
+  if (c.badBody) p.push(`${c.badBody} bodies that were not the event's exact bytes`);
+  if (c.wrongApiKey) p.push(`${c.wrongApiKey} requests with a wrong X-Api-Key`);
+  if (signed && c.signatureOk !== count) p.push(`${count - c.signatureOk} of ${count} signatures did not verify`);
+  if (c.duplicateNonces) p.push(`${c.duplicateNonces} repeated nonces`);
+  if (p.length && c.samples.length) p.push(`e.g. ${c.samples.join(' | ')}`);
+  return p.map((x) => `${what}: ${x}`);
+}
+
+const runLabel = (r: { target: string; round: number | string }) => `${r.target} ${typeof r.round === 'number' ? 'round ' + r.round : r.round}`;
+
+/** Counted problems with a few examples each. */
+class Tally {
+  private readonly m = new Map<string, { n: number; samples: string[] }>();
+  add(kind: string, sample: string): void {
+    const e = this.m.get(kind) ?? { n: 0, samples: [] };
+    e.n++;
+    if (e.samples.length < 3) e.samples.push(sample);
+    this.m.set(kind, e);
+  }
+  lines(): string[] {
+    return [...this.m].map(([k, e]) => `${e.n} ${k} (e.g. ${e.samples.join(', ')})`);
+  }
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<number> {
+  const pgss = requestStatementStats(); // BENCH_PGSS=1, before the cluster starts
+  const s = readLoadSettings();
+  const loadPercent = intEnv('BENCH_CALLBACK_LOAD_PERCENT', 50, 1, 200);
+  const txTasks = intEnv('BENCH_CALLBACK_TX_TASKS', 5, 1, 1000);
+  const prefillTx = intEnv('BENCH_CALLBACK_PREFILL_TX', 4, 1, 32);
+  const maxBacklog = intEnv('BENCH_CALLBACK_MAX_BACKLOG', 50_000, 100, 10_000_000);
+  const startedAt = Date.now();
+  const machine = machineInfo();
+  const dbMode = process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded Postgres (test cluster)';
+
+  out('callback deliveries/s of `wcs start --workers-only` vs a bare HTTP POST loop to the same receiver; then due-to-sent latency at a fixed rate');
+  out(machineLine(machine));
+
+  const cleanup = new CleanupStack();
+  let profileDir: string | null = null;
+  try {
+    const db = await prepareBenchStorage(cleanup);
+    const env = { ...process.env, ...testEnv(db.url, { WCS_LOG_LEVEL: 'warn' }) };
+    // The dispatcher's settings exactly as the workers process reads them (WCS_CALLBACK_* pass through).
+    const cb = loadConfig(env).callbacks;
+    out(
+      `dispatcher: concurrency ${cb.concurrency}, ${cb.perEndpoint} per endpoint, poll ${cb.pollMs} ms; bare POST loop: ${cb.perEndpoint} concurrent, keep-alive; ` +
+        `${s.seconds} s per run, ${s.warmupSeconds} s warm-up, ${s.rounds} rounds; latency: ${loadPercent} % of the median throughput, ` +
+        `${txTasks} tasks per transaction; database: ${dbMode}`,
+    );
+    if (s.serverNodeArgs.length) out(`workers node args: ${s.serverNodeArgs.join(' ')}`);
+
+    // 1. The application (CLI), the receiver, the callback URL (CLI), the producer's pool, the workers process.
+    const app = await createAppViaCli(env, 'bench-callbacks', ['ETH']);
+    if (app.id === null) throw new Error('wcs app create printed no application id');
+    const appId = app.id;
+    const receiverPort = await freePort();
+    const receiver = startChild('receiver', [RECEIVER], { ...process.env, PORT: String(receiverPort), API_KEY: app.apiKey, API_SECRET: app.apiSecret });
+    cleanup.push('stop receiver', () => stopChild(receiver, 5_000));
+    await waitReady(receiver, receiverPort, CONTROL.count, 30_000);
+    const callbackUrl = `http://127.0.0.1:${receiverPort}${CALLBACK_PATH}`;
+    await setCallbackViaCli(env, appId, BIZ_TYPE, callbackUrl);
+    checkAborted();
+
+    const sequelize = new Sequelize(db.url, { dialect: 'postgres', logging: false, pool: { max: Math.max(prefillTx, 8), min: 0, idle: 60_000 } });
+    cleanup.push('close producer pool', () => withTimeout(sequelize.close(), 10_000));
+    const stats = await openStatsConnection(db.url, cleanup, 'cpu pg and pg activity');
+
+    const workers = startWorkers({ env, nodeArgs: s.serverNodeArgs, cpuProf: s.cpuProf, cleanup });
+    profileDir = workers.profileDir;
+
+    let nextId = 1;
+    const enqueued: number[] = [];
+    const event = (id: number) => ({ applicationId: appId, bizType: BIZ_TYPE as 'RECHARGE', bizId: id, payload: callbackPayload(id) });
+    /** Every arrival of a task (dispatcher runs, probe, latency): event id -> arrivals. */
+    const arrivals = new Map<number, Array<{ at: number; nonce: string }>>();
+    const failures: string[] = [];
+    const keep = (t: ReceiverTake) => {
+      for (let i = 0; i < t.count; i++) {
+        const list = arrivals.get(t.id[i]!) ?? [];
+        list.push({ at: t.at[i]!, nonce: t.nonce[i]! });
+        arrivals.set(t.id[i]!, list);
+      }
+    };
+    const waitFor = async (what: string, cond: () => Promise<boolean>, timeoutMs: number, child: Child): Promise<boolean> => {
+      const deadline = Date.now() + timeoutMs;
+      while (!(await cond())) {
+        checkAborted();
+        if (child.hasExited()) throw new Error(`${child.name} exited while waiting for ${what}:\n${child.tail()}`);
+        if (Date.now() > deadline) return false;
+        await sleep(50);
+      }
+      return true;
+    };
+    /** Tasks of the application still queued, being delivered, or waiting for a retry. */
+    const pending = async () => {
+      const [row] = await sequelize.query<{ n: string }>(
+        `SELECT count(*) AS n FROM callback_tasks
+          WHERE application_id = $1 AND (status IN ('WAITING','PROCESSING') OR (status = 'FAILED' AND due_at IS NOT NULL))`,
+        { bind: [appId], type: QueryTypes.SELECT },
+      );
+      return Number(row!.n);
+    };
+    /**
+     * Waits up to timeoutMs until the receiver has n requests; gives up early when nothing is
+     * pending any more. True when all n arrived.
+     */
+    const drain = async (n: number, timeoutMs: number): Promise<boolean> => {
+      let checked = Date.now();
+      let done = false;
+      await waitFor(
+        `${n} deliveries`,
+        async () => {
+          if ((await receiverCount(receiverPort)).count >= n) return (done = true);
+          if (Date.now() - checked < 1000) return false;
+          checked = Date.now();
+          if ((await pending()) > 0) return false;
+          done = (await receiverCount(receiverPort)).count >= n;
+          return true;
+        },
+        timeoutMs,
+        workers.child,
+      );
+      return done;
+    };
+    /** Event ids of tasks cancelled after a run (never delivered: not counted, checked for no attempt). */
+    const cancelled = new Set<number>();
+    /**
+     * Ends a run: waits up to graceMs for the rest of its tasks, then cancels what is still
+     * queued (or waiting for a retry) so nothing spills into the next run, and waits until the
+     * deliveries in flight are recorded. Returns how many were cancelled.
+     */
+    const finish = async (n: number, graceMs: number): Promise<number> => {
+      const rows = (await drain(n, graceMs)) ? [] : await sequelize.query<{ biz_id: string }>(
+        `UPDATE callback_tasks SET due_at = NULL, next_retry_time = NULL, status = 'FAILED',
+                last_error = 'cancelled by the benchmark after its run', updated_at = now()
+          WHERE application_id = $1 AND (status = 'WAITING' OR (status = 'FAILED' AND due_at IS NOT NULL))
+          RETURNING biz_id`,
+        { bind: [appId], type: QueryTypes.SELECT },
+      );
+      for (const r of rows) cancelled.add(Number(r.biz_id));
+      // A request arrives before its attempt is recorded: wait until every task is settled.
+      if (!(await waitFor('the deliveries in flight', async () => (await pending()) === 0, 60_000, workers.child))) {
+        throw new Error('deliveries still in flight 60 s after the end of a run');
+      }
+      return rows.length;
+    };
+    /** Writes ids as tasks through the real outbox in `parts` transactions that commit together; the returned function commits them. */
+    const writeBacklog = async (ids: number[], parts: number): Promise<() => Promise<void>> => {
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const ready: Array<Promise<unknown>> = [];
+      const committed: Array<Promise<void>> = [];
+      for (let k = 0; k < parts; k++) {
+        const part = ids.filter((_, i) => i % parts === k);
+        let written!: () => void;
+        const writtenP = new Promise<void>((r) => (written = r));
+        const tx = sequelize.transaction(async (t) => {
+          for (const id of part) await enqueueCallback(sequelize, t, event(id));
+          written();
+          await gate;
+        });
+        committed.push(tx);
+        ready.push(Promise.race([writtenP, tx.catch(() => undefined)]));
+      }
+      await Promise.all(ready);
+      enqueued.push(...ids);
+      return async () => {
+        release();
+        const r = await Promise.allSettled(committed);
+        const bad = r.find((x) => x.status === 'rejected') as PromiseRejectedResult | undefined;
+        if (bad) throw new Error(`backlog transaction failed: ${(bad.reason as Error)?.message ?? bad.reason}`);
+      };
+    };
+
+    if (pgss) await resetStatementStats(stats);
+
+    // 2. Probe: one task through the real outbox; its delivery also says the workers are up.
+    {
+      const id = nextId++;
+      await sequelize.transaction((t) => enqueueCallback(sequelize, t, event(id)));
+      enqueued.push(id);
+      if ((await finish(1, 60_000)) !== 0) throw new Error(`probe task not delivered within 60 s:\n${workers.child.tail()}`);
+      const take = await receiverTake(receiverPort, true);
+      keep(take);
+      const p = receiverProblems('probe', take.checks, true, take.count);
+      if (take.count !== 1 || take.id[0] !== id || p.length) throw new Error(`probe delivery wrong: ${take.count} requests, ids ${take.id.join(',')}; ${p.join('; ')}`);
+      out(`probe: a task through the outbox was delivered to ${callbackUrl}; signature verified, body exact (${Buffer.byteLength(callbackBody(id))} bytes)`);
+    }
+
+    // 3. Throughput runs.
+    /** Every run starts with nothing queued and nothing received. */
+    const quiet = async (what: string) => {
+      const [n, c] = [await pending(), await receiverCount(receiverPort)];
+      if (n !== 0 || c.count !== 0) throw new Error(`${what}: ${n} tasks pending and ${c.count} requests received before the start (benchmark bug)`);
+    };
+    const bareRun = async (round: number | 'warm-up', seconds: number): Promise<Run> => {
+      checkAborted();
+      await quiet(runLabel({ target: 'bare POST', round }));
+      const startAt = Date.now() + 800; // the loop process starts, then waits for this moment
+      const loop = startChild('post-loop', [POST_LOOP], {
+        ...process.env,
+        PORT: String(receiverPort),
+        API_KEY: app.apiKey,
+        CONCURRENCY: String(cb.perEndpoint),
+        SECONDS: String(seconds),
+        START_AT: String(startAt),
+      });
+      try {
+        await sleep(Math.max(0, startAt - Date.now()));
+        const a = cpuMark(loop.proc.pid, receiver.proc.pid);
+        const sampler = sampleActivity(stats);
+        // The loop prints RESULT when its time is up and then waits to be stopped, so its CPU can still be read.
+        const result = () => /^RESULT (.*)$/m.exec(loop.tail())?.[1] ?? null;
+        if (!(await waitFor('the bare POST loop', async () => result() !== null, (seconds + 30) * 1000, loop))) throw new Error('the bare POST loop did not finish');
+        const c = cpuBetween(a, cpuMark(loop.proc.pid, receiver.proc.pid));
+        const pgActivity = await sampler.stop();
+        const take = await receiverTake(receiverPort, false);
+        const w = windowRate(take.at, seconds);
+        const res = JSON.parse(result()!) as { requests: number; ok: number; badAck: number; errors: number; errorSamples: string[] };
+        const r: Run = {
+          target: 'bare POST', round, rate: w.rate, windowS: w.windowS, inWindow: w.inWindow, received: take.count, backlog: null, cancelled: null, backlogRanOut: false, prefillS: null,
+          senderErrors: res.errors + res.badAck, cpuPercent: c.cpu, senderUsPerDelivery: perDelivery(c.cpu.target, c.wallS, take.count),
+          postgresUsPerDelivery: perDelivery(c.cpu.postgres, c.wallS, take.count), pgActivity, checks: take.checks,
+        };
+        failures.push(...receiverProblems(runLabel(r), take.checks, false, take.count));
+        if (res.errors || res.badAck) failures.push(`${runLabel(r)}: ${res.errors} errors, ${res.badAck} answers that were not the ACK (${res.errorSamples.join(' | ')})`);
+        if (res.ok !== take.count) failures.push(`${runLabel(r)}: the loop counted ${res.ok} ACKs, the receiver ${take.count} requests`);
+        if (take.count === 0) failures.push(`${runLabel(r)}: no requests arrived`);
+        return r;
+      } finally {
+        await stopChild(loop, 5_000);
+      }
+    };
+
+    const dispatcherRun = async (round: number | 'warm-up', seconds: number, backlog: number): Promise<Run> => {
+      checkAborted();
+      await quiet(runLabel({ target: 'dispatcher', round }));
+      const ids = Array.from({ length: backlog }, () => nextId++);
+      const t0 = Date.now();
+      const commit = await writeBacklog(ids, prefillTx);
+      const prefillS = (Date.now() - t0) / 1000;
+      const a = cpuMark(workers.child.proc.pid, receiver.proc.pid);
+      const sampler = sampleActivity(stats);
+      await commit(); // visible and NOTIFYed now
+      // The window: from the first arrival for `seconds`, or until the backlog is done.
+      await waitFor(
+        'the window',
+        async () => {
+          const c = await receiverCount(receiverPort);
+          return c.count >= backlog || (c.first !== null && Date.now() >= c.first + seconds * 1000);
+        },
+        (seconds + 60) * 1000,
+        workers.child,
+      );
+      const cpuAt = Date.now();
+      const c = cpuBetween(a, cpuMark(workers.child.proc.pid, receiver.proc.pid));
+      const pgActivity = await sampler.stop();
+      // The rest of the backlog (it is sized to outlast the window) gets a grace period, then is cancelled.
+      const cancelledN = await finish(backlog, (2 + seconds / 2) * 1000);
+      const take = await receiverTake(receiverPort, true);
+      keep(take);
+      const w = windowRate(take.at, seconds);
+      const inCpuWindow = take.at.filter((t) => t <= cpuAt).length;
+      const r: Run = {
+        target: 'dispatcher', round, rate: w.rate, windowS: w.windowS, inWindow: w.inWindow, received: take.count, backlog, cancelled: cancelledN, backlogRanOut: w.ranOut, prefillS,
+        senderErrors: 0, cpuPercent: c.cpu, senderUsPerDelivery: perDelivery(c.cpu.target, c.wallS, inCpuWindow),
+        postgresUsPerDelivery: perDelivery(c.cpu.postgres, c.wallS, inCpuWindow), pgActivity, checks: take.checks,
+      };
+      failures.push(...receiverProblems(runLabel(r), take.checks, true, take.count));
+      if (take.count + cancelledN !== backlog) failures.push(`${runLabel(r)}: ${backlog} tasks queued, ${cancelledN} cancelled after the run, the receiver got ${take.count} requests`);
+      return r;
+    };
+
+    // The backlog of a run: the last dispatcher rate x seconds x margin (a first guess before any).
+    let lastRate: number | null = null;
+    const backlogFor = (seconds: number) => Math.min(maxBacklog, Math.max(100, Math.ceil((lastRate ?? FIRST_GUESS_PER_S) * seconds * BACKLOG_MARGIN)));
+    const show = (r: Run) =>
+      progress(
+        `  ${fmtInt(r.rate)}/s over ${r.windowS.toFixed(1)} s (${fmtInt(r.received)} requests` +
+          (r.backlog !== null ? `; backlog ${fmtInt(r.backlog)} written in ${r.prefillS!.toFixed(1)} s${r.backlogRanOut ? ', ran out' : ''}, ${fmtInt(r.cancelled ?? 0)} cancelled after the run` : '') +
+          ')',
+      );
+
+    const warmups: Run[] = [];
+    if (s.warmupSeconds > 0) {
+      progress(`warm-up bare POST (${s.warmupSeconds} s)`);
+      const b = await bareRun('warm-up', s.warmupSeconds);
+      show(b);
+      const n = backlogFor(s.warmupSeconds);
+      progress(`warm-up dispatcher (backlog ${fmtInt(n)})`);
+      const d = await dispatcherRun('warm-up', s.warmupSeconds, n);
+      show(d);
+      lastRate = d.rate;
+      warmups.push(b, d);
+    }
+    const runs: Run[] = [];
+    for (let round = 1; round <= s.rounds; round++) {
+      progress(`round ${round}/${s.rounds}: bare POST (${s.seconds} s)`);
+      const b = await bareRun(round, s.seconds);
+      show(b);
+      const n = backlogFor(s.seconds);
+      progress(`round ${round}/${s.rounds}: dispatcher (backlog ${fmtInt(n)})`);
+      const d = await dispatcherRun(round, s.seconds, n);
+      show(d);
+      lastRate = d.rate;
+      runs.push(b, d);
+    }
+    const bareRates = runs.filter((r) => r.target === 'bare POST').map((r) => r.rate);
+    const dispRates = runs.filter((r) => r.target === 'dispatcher').map((r) => r.rate);
+    const perRound = Array.from({ length: s.rounds }, (_, i) => (dispRates[i]! / bareRates[i]!) * 100);
+    const ratio = (median(dispRates) / median(bareRates)) * 100;
+
+    const statements: Record<string, string[]> = {};
+    if (pgss) {
+      statements['throughput runs (warm-up and rounds)'] = await topStatements(stats, 8);
+      await resetStatementStats(stats);
+    }
+
+    // 4. Latency: an open-loop producer enqueues through the real outbox at a fixed rate.
+    const offered = Math.max(1, (median(dispRates) * loadPercent) / 100);
+    progress(`latency: ${fmtInt(offered)} tasks/s in transactions of ${txTasks} for ${s.seconds} s`);
+    await receiverTake(receiverPort, true); // nothing expected
+    const latencyIds: number[] = [];
+    const txDone = new Map<number, number>();
+    const intervalMs = (txTasks / offered) * 1000;
+    const txCount = Math.max(1, Math.round((s.seconds * 1000) / intervalMs));
+    const la = cpuMark(workers.child.proc.pid, receiver.proc.pid);
+    const lSampler = sampleActivity(stats);
+    const inflight = new Set<Promise<void>>();
+    let maxLate = 0;
+    const p0 = Date.now() + 20;
+    for (let i = 0; i < txCount; i++) {
+      checkAborted();
+      const due = p0 + i * intervalMs;
+      const wait = due - Date.now();
+      if (wait >= 1) await sleep(wait);
+      maxLate = Math.max(maxLate, Date.now() - due);
+      const ids = Array.from({ length: txTasks }, () => nextId++);
+      latencyIds.push(...ids);
+      const p: Promise<void> = sequelize
+        .transaction(async (t) => {
+          for (const id of ids) await enqueueCallback(sequelize, t, event(id));
+        })
+        .then(
+          () => {
+            const done = Date.now();
+            for (const id of ids) txDone.set(id, done);
+          },
+          (e: unknown) => void failures.push(`latency producer transaction failed: ${(e as Error)?.message ?? e}`),
+        )
+        .finally(() => inflight.delete(p));
+      inflight.add(p);
+    }
+    await Promise.all(inflight);
+    const producedS = (Date.now() - p0) / 1000;
+    enqueued.push(...latencyIds);
+    const lc = cpuBetween(la, cpuMark(workers.child.proc.pid, receiver.proc.pid));
+    const lPg = await lSampler.stop();
+    // At this load everything should be delivered at once; what is not delivered within the grace period is cancelled and counts against the goal.
+    const lGraceS = Math.max(30, 3 * s.seconds);
+    const lCancelled = await finish(latencyIds.length, lGraceS * 1000);
+    const lTake = await receiverTake(receiverPort, true);
+    keep(lTake);
+    failures.push(...receiverProblems('latency run', lTake.checks, true, lTake.count));
+    if (lTake.count + lCancelled !== latencyIds.length) failures.push(`latency run: ${latencyIds.length} tasks queued, ${lCancelled} cancelled, the receiver got ${lTake.count} requests`);
+
+    if (pgss) statements['latency run'] = await topStatements(stats, 8);
+
+    // 5. The database: every task delivered once, its one attempt logged as what the receiver got.
+    progress('checking the database');
+    const rows = await sequelize.query<TaskRow>(
+      `SELECT t.biz_id, t.status, t.attempts, t.retry_times, (t.lease_owner IS NULL AND t.lease_until IS NULL) AS unleased,
+              extract(epoch FROM t.created_at) * 1000 AS created_ms, encode(sha256(t.body), 'hex') AS body_sha,
+              count(a.id)::int AS n_attempts, bool_and(a.accepted) AS accepted, min(a.attempt_no) AS attempt_no, min(a.response_status) AS response_status,
+              bool_and(a.request_body_sha256 = encode(sha256(t.body), 'hex') AND a.request_body_length = octet_length(t.body) AND a.url = $2) AS body_logged,
+              bool_and(a.response_body_summary = '{"code":0}' AND a.error_reason IS NULL AND a.next_retry_time IS NULL) AS response_logged,
+              min(a.request_headers_summary ->> 'X-Nonce') AS nonce, min(extract(epoch FROM a.created_at) * 1000) AS attempt_ms
+         FROM callback_tasks t LEFT JOIN callback_attempts a ON a.callback_task_id = t.id
+        WHERE t.application_id = $1
+        GROUP BY t.id`,
+      { bind: [appId, callbackUrl], type: QueryTypes.SELECT },
+    );
+    const byId = new Map(rows.map((r) => [Number(r.biz_id), r]));
+    const bad = new Tally();
+    const wanted = new Set(enqueued);
+    if (wanted.size !== enqueued.length) bad.add('event ids enqueued twice (benchmark bug)', String(enqueued.length - wanted.size));
+    for (const id of enqueued) {
+      const r = byId.get(id);
+      if (!r) {
+        bad.add('tasks missing from callback_tasks', String(id));
+        continue;
+      }
+      if (cancelled.has(id)) {
+        // cancelled while still queued: never attempted, never received
+        if (r.status !== 'FAILED' || r.attempts !== 0 || r.n_attempts !== 0) bad.add('cancelled tasks that had been attempted', `${id}: ${r.status}, attempts ${r.attempts}`);
+        if (arrivals.has(id)) bad.add('cancelled tasks the receiver got', String(id));
+        continue;
+      }
+      if (r.status !== 'SUCCESS' || r.attempts !== 1 || r.retry_times !== 0 || !r.unleased) bad.add('tasks not SUCCESS after one attempt', `${id}: ${r.status}, attempts ${r.attempts}, retries ${r.retry_times}`);
+      if (r.n_attempts !== 1) bad.add('tasks without exactly one attempt row', `${id}: ${r.n_attempts}`);
+      else if (!r.accepted || r.attempt_no !== 1 || r.response_status !== 200 || !r.response_logged) bad.add('attempts not logged as accepted HTTP 200 {"code":0}', String(id));
+      else if (!r.body_logged) bad.add('attempts whose logged URL, body length or SHA-256 is not the task\'s', String(id));
+      if (r.body_sha !== crypto.createHash('sha256').update(callbackBody(id)).digest('hex')) bad.add('task bodies that are not the event\'s bytes', String(id));
+      const got = arrivals.get(id) ?? [];
+      if (got.length === 0) bad.add('tasks the receiver never got', String(id));
+      else if (got.length > 1) bad.add('tasks the receiver got more than once', `${id} x${got.length}`);
+      else if (r.nonce !== null && got[0]!.nonce !== r.nonce) bad.add('attempts whose logged X-Nonce is not the one received', `${id}: ${r.nonce} vs ${got[0]!.nonce}`);
+    }
+    for (const r of rows) if (!wanted.has(Number(r.biz_id))) bad.add('tasks this benchmark did not write', r.biz_id);
+    for (const id of arrivals.keys()) if (!wanted.has(id)) bad.add('deliveries of events this benchmark did not write', String(id));
+    const dbLines = bad.lines();
+    failures.push(...dbLines.map((l) => `database: ${l}`));
+
+    // Latencies (same machine clock: created_at from the producer's Date, arrival from the receiver's Date.now()).
+    const dueToSent: number[] = [];
+    const dueToClaimed: number[] = [];
+    const claimedToArrival: number[] = [];
+    const producerTx: number[] = [];
+    for (const id of latencyIds) {
+      const r = byId.get(id);
+      const a = arrivals.get(id)?.[0];
+      if (!r || !a) continue;
+      dueToSent.push(a.at - r.created_ms);
+      if (r.attempt_ms !== null) {
+        dueToClaimed.push(r.attempt_ms - r.created_ms);
+        claimedToArrival.push(a.at - r.attempt_ms);
+      }
+      const d = txDone.get(id);
+      if (d !== undefined) producerTx.push(d - r.created_ms);
+    }
+    const lat: LatencyRun = {
+      target: 'dispatcher', round: 'latency', offeredPerS: offered, achievedPerS: latencyIds.length / producedS, tasks: latencyIds.length, transactions: txCount,
+      tasksPerTransaction: txTasks, notDelivered: lCancelled, producerMaxLateMs: maxLate, cpuPercent: lc.cpu, senderUsPerDelivery: perDelivery(lc.cpu.target, lc.wallS, lTake.count),
+      postgresUsPerDelivery: perDelivery(lc.cpu.postgres, lc.wallS, lTake.count), pgActivity: lPg, checks: lTake.checks,
+      dueToSent: dist(dueToSent), dueToClaimed: dist(dueToClaimed), claimedToArrival: dist(claimedToArrival), producerTx: dist(producerTx),
+    };
+    const p99 = lat.dueToSent.p99;
+    const ratioMet = ratio >= GOAL_RATIO_PERCENT;
+    const latencyMet = p99 !== null && p99 <= GOAL_P99_MS && lCancelled === 0;
+
+    // 6. Report.
+    const cpuCols = (c: CpuRecord) => [fmtPct(c.client), fmtPct(c.target), fmtPct(c.receiver), fmtPct(c.postgres), fmtPct(c.other)];
+    const actCols = (a: PgActivity | null) => [a ? a.connections.toFixed(1) : '-', a ? a.active.toFixed(1) : '-', a ? a.idleInTransaction.toFixed(1) : '-'];
+    out('');
+    out(
+      table(
+        ['round', 'target', 'deliveries/s', 'window s', 'in window', 'requests', 'backlog', 'cancelled', 'cpu bench', 'cpu sender', 'cpu receiver', 'cpu pg', 'cpu other', 'sender µs/del', 'pg µs/del', 'pg conns', 'active', 'idle in tx'],
+        [...warmups, ...runs].map((r) => [
+          String(r.round),
+          r.target,
+          fmtInt(r.rate),
+          r.windowS.toFixed(1) + (r.backlogRanOut ? '*' : ''),
+          fmtInt(r.inWindow),
+          fmtInt(r.received),
+          r.backlog === null ? '-' : fmtInt(r.backlog),
+          r.cancelled === null ? '-' : fmtInt(r.cancelled),
+          ...cpuCols(r.cpuPercent),
+          fmtUs(r.senderUsPerDelivery),
+          fmtUs(r.postgresUsPerDelivery),
+          ...actCols(r.pgActivity),
+        ]),
+        [false, false, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true],
+      ),
+    );
+    if ([...warmups, ...runs].some((r) => r.backlogRanOut)) out('  * the backlog was delivered before the window ended: the rate is over the shorter window');
+    out('');
+    out(
+      table(
+        ['target', 'median deliveries/s', 'per round', 'vs bare POST', 'goal', 'result'],
+        [
+          ['bare POST', fmtInt(median(bareRates)), bareRates.map(fmtInt).join(', '), '100 %', '-', '-'],
+          ['dispatcher', fmtInt(median(dispRates)), dispRates.map(fmtInt).join(', '), `${ratio.toFixed(1)} %`, `>= ${GOAL_RATIO_PERCENT} %`, ratioMet ? 'met' : 'NOT MET'],
+        ],
+        [false, true, false, true, false, false],
+      ),
+    );
+    out(`ratio dispatcher/bare POST (median deliveries/s): ${ratio.toFixed(1)} %  (per round: ${perRound.map((p) => p.toFixed(1) + ' %').join(', ')})`);
+    out('');
+    out(
+      `latency run: ${fmtInt(lat.offeredPerS)} tasks/s offered (${loadPercent} % of ${fmtInt(median(dispRates))}), ${fmtInt(lat.achievedPerS)}/s written, ` +
+        `${fmtInt(lat.tasks)} tasks in ${fmtInt(lat.transactions)} transactions of ${txTasks}; producer at most ${fmtInt(lat.producerMaxLateMs)} ms behind schedule`,
+    );
+    if (lCancelled) out(`  ${fmtInt(lCancelled)} tasks NOT DELIVERED within ${lGraceS} s after the producer stopped (cancelled; the dispatcher fell behind)`);
+    out(
+      `  cpu: bench (producer) ${fmtPct(lat.cpuPercent.client)}, workers ${fmtPct(lat.cpuPercent.target)}, receiver ${fmtPct(lat.cpuPercent.receiver)}, ` +
+        `pg ${fmtPct(lat.cpuPercent.postgres)}, other ${fmtPct(lat.cpuPercent.other)}; workers ${fmtUs(lat.senderUsPerDelivery)} µs/del, pg ${fmtUs(lat.postgresUsPerDelivery)} µs/del`,
+    );
+    out(
+      table(
+        ['ms', 'p50', 'p95', 'p99', 'max', 'n'],
+        (
+          [
+            ['due -> sent (created_at -> receiver arrival)', lat.dueToSent],
+            ['  due -> claimed (created_at -> attempt start)', lat.dueToClaimed],
+            ['  claimed -> arrival', lat.claimedToArrival],
+            ['producer transaction (created_at -> COMMIT acknowledged)', lat.producerTx],
+          ] as const
+        ).map(([n, d]) => [n, ...[d.p50, d.p95, d.p99, d.max].map((x) => (x === null ? '-' : fmtMs(x))), fmtInt(d.n)]),
+        [false, true, true, true, true, true],
+      ),
+    );
+    out('');
+    out(
+      `database: ${fmtInt(rows.length)} tasks, ${fmtInt(enqueued.length)} written by this benchmark, ${fmtInt(cancelled.size)} cancelled after their run; ` +
+        (dbLines.length ? 'PROBLEMS (below)' : 'every other one SUCCESS with exactly one accepted attempt, logged with the body, URL and nonce the receiver got; no duplicate deliveries'),
+    );
+    for (const [part, lines] of Object.entries(statements)) {
+      out('');
+      out(`Postgres statements by total execution time, ${part} (BENCH_PGSS):`);
+      for (const l of lines) out(`  ${l}`);
+    }
+    out('');
+    out(`goal deliveries/s >= ${GOAL_RATIO_PERCENT} % of bare POST: ${ratio.toFixed(1)} %, ${ratioMet ? 'met' : 'not met'}`);
+    out(`goal due-to-sent p99 <= ${GOAL_P99_MS} ms at ${loadPercent} % load: ${p99 === null ? '-' : fmtMs(p99) + ' ms'}, ${latencyMet ? 'met' : 'not met'}`);
+    const noisy = noiseWarning<Run | LatencyRun>([...runs, lat], NOISE_WARN_PERCENT);
+    if (noisy) out(noisy.line);
+    if (failures.length) {
+      out('');
+      out('CORRECTNESS FAILURES (figures are not valid):');
+      for (const f of failures) out(`  ${f}`);
+    }
+
+    const resultsFile = writeResults('callback-delivery.json', {
+      benchmark: 'callback-delivery',
+      description: 'callback deliveries/s of wcs start --workers-only (attempt log) vs a bare HTTP POST loop to the same receiver; due-to-sent latency at a fixed rate',
+      date: new Date().toISOString(),
+      machine,
+      settings: { ...s, loadPercent, txTasks, prefillTx, database: dbMode, dispatcher: cb, bodyBytes: Buffer.byteLength(callbackBody(1)) },
+      warmups,
+      runs,
+      latency: lat,
+      summary: {
+        bareMedianPerS: median(bareRates),
+        dispatcherMedianPerS: median(dispRates),
+        ratioPercent: Math.round(ratio * 10) / 10,
+        perRoundRatioPercent: perRound.map((p) => Math.round(p * 10) / 10),
+        goalRatioPercent: GOAL_RATIO_PERCENT,
+        ratioGoalMet: ratioMet,
+        dueToSentP99Ms: p99,
+        goalP99Ms: GOAL_P99_MS,
+        latencyGoalMet: latencyMet,
+      },
+      ...(pgss ? { topStatements: statements } : {}),
+      database: { tasks: rows.length, written: enqueued.length, cancelledAfterRun: cancelled.size, problems: dbLines },
+      correctness: { ok: failures.length === 0, failures },
+      noisyRuns: (noisy?.runs ?? []).map((r) => ({ target: r.target, round: r.round, otherCpuPercent: r.cpuPercent.other })),
+      ...(profileDir ? { cpuProfileDir: path.relative(process.cwd(), profileDir) } : {}),
+    });
+    out(`results: ${resultsFile}`);
+
+    if (failures.length) return 1;
+    if (s.enforceGoal && !(ratioMet && latencyMet)) return 1;
+    return 0;
+  } finally {
+    await cleanup.run();
+    printProfiles(profileDir, startedAt);
+  }
+}
+
+runMain(main);
