@@ -9,5 +9,5 @@ export { DEFAULT_CHAINS, DEFAULT_TOKENS } from './catalogue/default-catalogue';
 export { enqueueCallback } from './callbacks/outbox';
 export { TOKENS } from './container';
 export { CallbackService, type CallbackTaskView, type CallbackAttemptView } from './callbacks/callback-service';
-export { CallbackDispatcher } from './callbacks/dispatcher';
+export { CallbackDispatcher, PREFETCH } from './callbacks/dispatcher';
 export type { CallbackConfig } from './config/config';

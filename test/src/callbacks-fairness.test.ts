@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import type { Sequelize } from 'sequelize';
-import { CallbackDispatcher, enqueueCallback, TOKENS, type CallbackConfig } from '@wcs/server';
+import { CallbackDispatcher, enqueueCallback, PREFETCH, TOKENS, type CallbackConfig } from '@wcs/server';
 import { startTestService, type TestService } from '@wcs/server/testing';
 import { CallbackReceiver } from './support/callback-receiver';
 
@@ -85,7 +85,8 @@ describe('callback dispatcher loop: wake-up and per-endpoint fairness (real Post
     await fast.waitFor(8, 5000);
     const fastDone = Date.now() - t0;
     await successCount(app.id, 'WITHDRAW', 8);
-    // the slow endpoint never had more than its cap in flight, and still has 8 tasks queued
+    // the slow endpoint never had more than its cap in flight; this process holds at most
+    // PREFETCH x cap of its tasks (2 running, 6 queued behind them), the rest stay WAITING
     expect(maxOpen).to.equal(2);
     expect(slow.received).to.have.length(2);
     expect(fastDone, 'fast endpoint served through NOTIFY wake-up, not the 60 s poll').to.be.below(3000);
@@ -94,8 +95,8 @@ describe('callback dispatcher loop: wake-up and per-endpoint fairness (real Post
       { bind: [app.id] },
     );
     expect(counts).to.deep.equal([
-      { biz_type: 'RECHARGE', status: 'PROCESSING', n: 2 },
-      { biz_type: 'RECHARGE', status: 'WAITING', n: 8 },
+      { biz_type: 'RECHARGE', status: 'PROCESSING', n: 2 * PREFETCH },
+      { biz_type: 'RECHARGE', status: 'WAITING', n: 10 - 2 * PREFETCH },
       { biz_type: 'WITHDRAW', status: 'SUCCESS', n: 8 },
     ]);
 

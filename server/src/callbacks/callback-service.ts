@@ -2,7 +2,7 @@ import type { Sequelize } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import { formatLocalDateTime, WcsError } from '@wcs/core';
 import type { BizType } from '../apps/applications';
-import { CALLBACK_DUE_CHANNEL, enqueueCallback, type EnqueuedTask } from './outbox';
+import { CALLBACK_DUE_CHANNEL, endpointSql, enqueueCallback, type EnqueuedTask } from './outbox';
 
 export const TASK_STATUSES = ['WAITING', 'PROCESSING', 'SUCCESS', 'FAILED'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -175,7 +175,7 @@ export class CallbackService {
         throw new WcsError('CALLBACK_URL_INVALID', { message: `No callback URL is configured for bizType ${row.biz_type}: configure one, then resend`, details: { callbackTaskId: taskId } });
       }
       const [updated] = await this.sequelize.query<TaskRow>(
-        `UPDATE callback_tasks SET status = 'WAITING', retry_times = 0, next_retry_time = NULL, due_at = $3, url = $4, updated_at = $3
+        `UPDATE callback_tasks SET status = 'WAITING', retry_times = 0, next_retry_time = NULL, due_at = $3, url = $4::text, endpoint = ${endpointSql('$4::text')}, updated_at = $3
           WHERE id = $1 AND application_id = $2 RETURNING ${TASK_COLUMNS}`,
         { bind: [taskId, applicationId, now.toISOString(), url], type: QueryTypes.SELECT, transaction },
       );

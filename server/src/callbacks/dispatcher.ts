@@ -2,33 +2,35 @@ import * as crypto from 'node:crypto';
 import * as os from 'node:os';
 import { Client } from 'pg';
 import PQueue from 'p-queue';
-import { QueryTypes } from 'sequelize';
 import type { CallbackConfig } from '../config/config';
 import type { Logger } from '../config/logger';
 import type { CredentialStore } from '../auth/credentials';
 import type { Database } from '../db/database';
 import type { Worker } from '../workers/worker';
 import { deliver, DeliveryAgents, sha256Hex, summarize, type DeliveryResult } from './delivery';
-import { CALLBACK_DUE_CHANNEL } from './outbox';
+import { Batcher } from '../db/batcher';
+import { CALLBACK_DUE_CHANNEL, endpointOf, endpointSql } from './outbox';
 
-/** scheme://host:port as written in the URL, lower-cased: the unit of the per-endpoint cap. */
-export function endpointOf(url: string): string {
-  const m = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]+/i.exec(url);
-  return (m ? m[0] : url).toLowerCase();
-}
+export { endpointOf };
 
-/** The same, in SQL, over the URL a task is delivered to now. */
-const ENDPOINT_SQL = `lower(substring(x.url from '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]+'))`;
+/**
+ * Claimed tasks a process holds (queued in p-queue or running), per endpoint and in all, as a
+ * multiple of the delivery caps: enough queued behind the running ones that a slot never waits
+ * for a claim round trip, few enough that a queued task's lease (timeout + 60 s) cannot run out
+ * (at most PREFETCH - 1 timeouts of waiting before its own attempt).
+ */
+export const PREFETCH = 4;
+/** Most tasks one claim statement takes. */
+const CLAIM_MAX = 500;
 
-/** Due: queued and due, or claimed by a process whose lease ran out (it died or stalled). */
-const dueSql = (t: string) => `((${t}status IN ('WAITING','FAILED') AND ${t}due_at <= $1) OR (${t}status = 'PROCESSING' AND ${t}lease_until < $1))`;
-
-interface Candidate {
-  id: string;
-  url: string;
-  api_key: string;
-  environment: 'test' | 'live';
-}
+/** What a claim returns for each task: the task, where it goes now and who signs it. */
+const CLAIM_RETURNING = `RETURNING t.id, t.application_id, t.biz_type, t.body, t.retry_times, t.max_retry_times, t.attempts,
+  (t.next_retry_time IS NOT NULL) AS is_retry,
+  CASE WHEN t.url_source = 'APPLICATION'
+       THEN coalesce((SELECT c.url FROM application_callbacks c WHERE c.application_id = t.application_id AND c.biz_type = t.biz_type), '')
+       ELSE t.url END AS url,
+  (SELECT a.api_key FROM applications a WHERE a.id = t.application_id) AS api_key,
+  (SELECT a.environment FROM applications a WHERE a.id = t.application_id) AS environment`;
 
 interface Claimed {
   id: string;
@@ -39,6 +41,17 @@ interface Claimed {
   max_retry_times: number;
   attempts: number;
   is_retry: boolean;
+  url: string;
+  api_key: string;
+  environment: 'test' | 'live';
+}
+
+/** One finished attempt, waiting to be written with others in one statement. */
+interface Finished {
+  readonly task: Claimed;
+  readonly url: string;
+  readonly result: DeliveryResult;
+  readonly startedAt: Date;
 }
 
 /**
@@ -47,7 +60,10 @@ interface Claimed {
  * attempt and a task held by a process that died is delivered once its lease expires.
  * Deliveries run concurrently through p-queue (WCS_CALLBACK_CONCURRENCY) with a queue per
  * endpoint capped at WCS_CALLBACK_PER_ENDPOINT, so one slow merchant cannot take every slot;
- * tasks of a full endpoint are not even claimed (their leases would run while they wait). New tasks wake it at once (NOTIFY); retries come due on a poll.
+ * a process holds at most PREFETCH times the caps (claimed, queued or running), so tasks of a
+ * full endpoint are not claimed and a queued task's lease cannot run out while it waits.
+ * Claims and attempt records go to Postgres in batches. New tasks wake it at once (NOTIFY);
+ * retries come due on a poll (WCS_CALLBACK_POLL_MS), when expired leases are reclaimed too.
  */
 export class CallbackDispatcher implements Worker {
   readonly name = 'callback-dispatcher';
@@ -57,6 +73,8 @@ export class CallbackDispatcher implements Worker {
   private readonly queue: PQueue;
   private readonly endpointQueues = new Map<string, PQueue>();
   private readonly deliveries = new Set<Promise<void>>();
+  /** Finished attempts are written together (group commit). */
+  private readonly recorder = new Batcher<Finished, boolean>((items) => this.record(items), { maxBatch: 500, maxInFlight: 2 });
   private readonly agents: DeliveryAgents;
   private wakeUp: (() => void) | null = null;
   private pendingWake = false;
@@ -72,11 +90,6 @@ export class CallbackDispatcher implements Worker {
   ) {
     this.agents = new DeliveryAgents(config.perEndpoint);
     this.queue = new PQueue({ concurrency: config.concurrency });
-  }
-
-  /** Deliveries claimed and not finished (queued or running). */
-  private get inFlight(): number {
-    return this.queue.size + this.queue.pending;
   }
 
   private endpointLoad(endpoint: string): number {
@@ -112,7 +125,7 @@ export class CallbackDispatcher implements Worker {
    * allows, and waits for those deliveries. Returns how many were delivered.
    */
   async runOnce(): Promise<number> {
-    const n = await this.claimAndStart();
+    const n = (await this.reclaimExpired()) + (await this.claimAndStart());
     await Promise.allSettled([...this.deliveries]);
     return n;
   }
@@ -149,22 +162,31 @@ export class CallbackDispatcher implements Worker {
   }
 
   private async loop(): Promise<void> {
+    let lastReclaim = 0;
     while (this.running) {
       this.pendingWake = false;
       let claimed = 0;
       try {
+        if (Date.now() - lastReclaim >= this.config.pollMs) {
+          lastReclaim = Date.now();
+          await this.reclaimExpired();
+        }
         claimed = await this.claimAndStart();
       } catch (e) {
         this.logger.error('claiming callback tasks failed', { error: e });
       }
       if (!this.running) break;
-      if (claimed > 0 && this.inFlight < this.config.concurrency) continue; // there may be more due
-      if (this.pendingWake && this.inFlight < this.config.concurrency) continue;
+      if (claimed > 0 && this.held < this.maxHeld) continue; // there may be more due
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           this.wakeUp = null;
           resolve();
         }, this.config.pollMs);
+        if (this.pendingWake) {
+          clearTimeout(timer);
+          resolve();
+          return;
+        }
         this.wakeUp = () => {
           clearTimeout(timer);
           resolve();
@@ -173,130 +195,186 @@ export class CallbackDispatcher implements Worker {
     }
   }
 
+  /** Tasks held by this process: queued behind the running deliveries or running. */
+  private get held(): number {
+    return this.deliveries.size;
+  }
+
+  private get maxHeld(): number {
+    return this.config.concurrency * PREFETCH;
+  }
+
+  /**
+   * Claims due tasks in due order, in one statement: endpoints holding their share are left
+   * out, each other endpoint gets at most its remaining room, and rows locked by another
+   * process are skipped (FOR UPDATE SKIP LOCKED).
+   */
   private async claimAndStart(): Promise<number> {
-    const free = this.config.concurrency - this.inFlight;
-    if (free <= 0) return 0;
+    const limit = Math.min(this.maxHeld - this.held, CLAIM_MAX);
+    if (limit <= 0) return 0;
     const now = new Date();
-    const full = [...this.endpointQueues.keys()].filter((e) => this.endpointLoad(e) >= this.config.perEndpoint);
-    const candidates = await this.database.sequelize.query<Candidate>(
-      `SELECT x.id, x.url, a.api_key, a.environment FROM (
-         SELECT t.id, t.application_id, coalesce(t.due_at, t.lease_until) AS due,
-                CASE WHEN t.url_source = 'APPLICATION' THEN coalesce(c.url, '') ELSE t.url END AS url
-           FROM callback_tasks t
-           LEFT JOIN application_callbacks c ON c.application_id = t.application_id AND c.biz_type = t.biz_type
-          WHERE ${dueSql('t.')}
-       ) x JOIN applications a ON a.id = x.application_id
-       WHERE x.url <> '' AND ${ENDPOINT_SQL} <> ALL($2::text[])
-       ORDER BY x.due, x.id
-       LIMIT $3`,
-      { bind: [now.toISOString(), full, free * 2], type: QueryTypes.SELECT },
+    const perEndpointMax = this.config.perEndpoint * PREFETCH;
+    const loads = [...this.endpointQueues.keys()].map((e) => [e, this.endpointLoad(e)] as const);
+    const full = loads.filter(([, n]) => n >= perEndpointMax).map(([e]) => e);
+    const partial = loads.filter(([, n]) => n < perEndpointMax);
+    const claimed = await this.database.raw<Claimed>(
+      `WITH c AS (
+         SELECT id, endpoint, due_at FROM callback_tasks
+          WHERE status IN ('WAITING','FAILED') AND due_at <= $1 AND endpoint <> ALL($4::text[])
+          ORDER BY due_at LIMIT $5
+       ), r AS (
+         SELECT c.id FROM (SELECT c.*, row_number() OVER (PARTITION BY c.endpoint ORDER BY c.due_at, c.id) AS rn FROM c) c
+           LEFT JOIN unnest($6::text[], $7::int[]) AS room(endpoint, n) ON room.endpoint = c.endpoint
+          WHERE c.rn <= coalesce(room.n, $8)
+       )
+       UPDATE callback_tasks t SET status = 'PROCESSING', lease_owner = $2, lease_until = $3, updated_at = $1
+        WHERE t.id IN (SELECT id FROM callback_tasks WHERE id IN (SELECT id FROM r) AND status IN ('WAITING','FAILED') AND due_at <= $1 FOR UPDATE SKIP LOCKED)
+        ${CLAIM_RETURNING}`,
+      [
+        now.toISOString(), this.owner, new Date(now.getTime() + this.leaseMs).toISOString(), full, limit,
+        partial.map(([e]) => e), partial.map(([, n]) => perEndpointMax - n), perEndpointMax,
+      ],
+      'wcs_callback_claim',
     );
-    if (candidates.length === 0) return 0;
-    // respect the per-endpoint cap within this pass too
-    const room = new Map<string, number>();
-    const picked: Candidate[] = [];
-    for (const c of candidates) {
-      if (picked.length >= free) break;
-      const e = endpointOf(c.url);
-      const left = room.get(e) ?? this.config.perEndpoint - this.endpointLoad(e);
-      if (left <= 0) continue;
-      room.set(e, left - 1);
-      picked.push(c);
-    }
-    const byId = new Map(picked.map((c) => [c.id, c]));
-    const claimed = await this.database.sequelize.query<Claimed>(
-      `UPDATE callback_tasks t SET status = 'PROCESSING', lease_owner = $2, lease_until = $3, updated_at = $1
-        WHERE t.id IN (SELECT id FROM callback_tasks WHERE id = ANY($4::bigint[]) AND ${dueSql('')} FOR UPDATE SKIP LOCKED)
-        RETURNING t.id, t.application_id, t.biz_type, t.body, t.retry_times, t.max_retry_times, t.attempts, (t.next_retry_time IS NOT NULL) AS is_retry`,
-      { bind: [now.toISOString(), this.owner, new Date(now.getTime() + this.leaseMs).toISOString(), [...byId.keys()]], type: QueryTypes.SELECT },
-    );
-    for (const task of claimed) this.startDelivery(task, byId.get(String(task.id))!);
+    for (const task of claimed) this.startDelivery(task);
     return claimed.length;
   }
 
-  private startDelivery(task: Claimed, target: Candidate): void {
-    const endpoint = endpointOf(target.url);
+  /** Tasks whose lease ran out (their process died or stalled): claimed again, oldest first. */
+  private async reclaimExpired(): Promise<number> {
+    const limit = Math.min(this.maxHeld - this.held, CLAIM_MAX);
+    if (limit <= 0) return 0;
+    const now = new Date();
+    const claimed = await this.database.raw<Claimed>(
+      `UPDATE callback_tasks t SET lease_owner = $2, lease_until = $3, updated_at = $1
+        WHERE t.id IN (SELECT id FROM callback_tasks WHERE status = 'PROCESSING' AND lease_until < $1 ORDER BY lease_until LIMIT $4 FOR UPDATE SKIP LOCKED)
+        ${CLAIM_RETURNING}`,
+      [now.toISOString(), this.owner, new Date(now.getTime() + this.leaseMs).toISOString(), limit],
+      'wcs_callback_reclaim',
+    );
+    for (const task of claimed) this.startDelivery(task);
+    return claimed.length;
+  }
+
+  private startDelivery(task: Claimed): void {
+    const endpoint = endpointOf(task.url);
     let eq = this.endpointQueues.get(endpoint);
     if (!eq) {
       eq = new PQueue({ concurrency: this.config.perEndpoint });
       this.endpointQueues.set(endpoint, eq);
     }
     const endpointQueue = eq;
-    const p: Promise<void> = this.queue
-      .add(() => endpointQueue.add(() => this.deliverOne(task, target)))
+    // the endpoint's slot first, then a global one: a task waiting for its endpoint holds no global slot
+    const p: Promise<void> = endpointQueue
+      .add(() => this.queue.add(() => this.deliverOne(task)))
       .catch((e: unknown) => {
         this.logger.error('callback delivery could not be recorded', { taskId: task.id, error: e });
       })
       .finally(() => {
         if (endpointQueue.size + endpointQueue.pending === 0) this.endpointQueues.delete(endpoint);
         this.deliveries.delete(p);
-        this.wake();
+        // room again: claim more once the queue is down to half (not after every single delivery)
+        if (this.held <= this.maxHeld / 2) this.wake();
       });
     this.deliveries.add(p);
   }
 
-  private async deliverOne(task: Claimed, target: Candidate): Promise<void> {
+  private async deliverOne(task: Claimed): Promise<void> {
     const startedAt = new Date();
-    const creds = await this.credentials.get(target.api_key);
-    const secret = creds?.secrets[0]?.key;
     let result: DeliveryResult;
-    if (!secret) {
-      result = { requestHeadersSummary: { ':method': 'POST', ':url': target.url }, responseStatus: null, responseContentType: null, responseBody: null, accepted: false, latencyMs: 0, errorReason: 'the application has no current API secret to sign with' };
+    if (task.url === '') {
+      result = { requestHeadersSummary: { ':method': 'POST', ':url': '' }, responseStatus: null, responseContentType: null, responseBody: null, accepted: false, latencyMs: 0, errorReason: `no callback URL is configured for bizType ${task.biz_type}` };
     } else {
-      result = await deliver(
-        {
-          url: target.url,
-          apiKey: target.api_key,
-          secret,
-          body: task.body,
-          timeoutMs: this.config.timeoutMs,
-          maxResponseBytes: this.config.maxResponseBytes,
-          guardTargets: target.environment === 'live' && !this.config.allowPrivateTargets,
-        },
-        this.agents,
-      );
+      const creds = await this.credentials.get(task.api_key);
+      const secret = creds?.secrets[0]?.key;
+      result = secret
+        ? await deliver(
+            {
+              url: task.url,
+              apiKey: task.api_key,
+              secret,
+              body: task.body,
+              timeoutMs: this.config.timeoutMs,
+              maxResponseBytes: this.config.maxResponseBytes,
+              guardTargets: task.environment === 'live' && !this.config.allowPrivateTargets,
+            },
+            this.agents,
+          )
+        : { requestHeadersSummary: { ':method': 'POST', ':url': task.url }, responseStatus: null, responseContentType: null, responseBody: null, accepted: false, latencyMs: 0, errorReason: 'the application has no current API secret to sign with' };
     }
-    await this.record(task, target.url, result, startedAt);
+    const written = await this.recorder.submit({ task, url: task.url, result, startedAt });
+    if (!written) this.logger.warn('callback attempt not recorded: the lease was lost (another worker took the task over)', { taskId: task.id });
   }
 
-  /** The attempt and the task's new state, in one transaction, only while this process holds the lease. */
-  private async record(task: Claimed, url: string, r: DeliveryResult, startedAt: Date): Promise<void> {
+  /**
+   * Finished attempts, many per statement: each task's new state, and its attempt only where
+   * this process still held the lease, in one statement (one transaction). Resolves per
+   * attempt whether it was written.
+   */
+  private async record(items: Finished[]): Promise<boolean[]> {
     const now = new Date();
-    const attemptNo = task.attempts + 1;
-    const retryTimes = task.is_retry ? task.retry_times + 1 : task.retry_times;
-    const exhausted = !r.accepted && retryTimes >= task.max_retry_times;
-    const next = r.accepted || exhausted ? null : new Date(now.getTime() + this.config.retryBaseSeconds * 1000 * 2 ** retryTimes);
-    const responseSummary = r.responseBody === null ? null : summarize(r.responseBody.toString('utf8'));
-    const sequelize = this.database.sequelize;
-    await sequelize.transaction(async (transaction) => {
-      const [, meta] = await sequelize.query(
-        `UPDATE callback_tasks SET status = $3, retry_times = $4, attempts = $5, next_retry_time = $6, due_at = $6,
-                last_response_summary = $7, last_error = $8, url = $9, lease_owner = NULL, lease_until = NULL, updated_at = $10
-          WHERE id = $1 AND lease_owner = $2 AND status = 'PROCESSING'`,
-        {
-          bind: [task.id, this.owner, r.accepted ? 'SUCCESS' : 'FAILED', retryTimes, attemptNo, next ? next.toISOString() : null, responseSummary, r.errorReason, url, now.toISOString()],
-          transaction,
-        },
-      );
-      if (((meta as { rowCount?: number }).rowCount ?? 0) !== 1) {
-        throw new Error(`lease on callback task ${task.id} was lost before its attempt ${attemptNo} was recorded`);
-      }
-      await sequelize.query(
-        `INSERT INTO callback_attempts (callback_task_id, application_id, attempt_no, url, request_headers_summary, request_body_summary,
-                request_body_length, request_body_sha256, response_status, response_content_type, response_body_summary,
-                response_body_length, response_body_sha256, accepted, latency_ms, error_reason, next_retry_time, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-        {
-          bind: [
-            task.id, task.application_id, attemptNo, url, JSON.stringify(r.requestHeadersSummary), summarize(task.body.toString('utf8')),
-            task.body.length, sha256Hex(task.body), r.responseStatus, r.responseContentType, responseSummary,
-            r.responseBody === null ? null : r.responseBody.length, r.responseBody === null ? null : sha256Hex(r.responseBody),
-            r.accepted, r.latencyMs, r.errorReason, next ? next.toISOString() : null, startedAt.toISOString(),
-          ],
-          transaction,
-        },
-      );
+    const rows = items.map(({ task, url, result: r, startedAt }) => {
+      const retryTimes = task.is_retry ? task.retry_times + 1 : task.retry_times;
+      const exhausted = !r.accepted && retryTimes >= task.max_retry_times;
+      const next = r.accepted || exhausted ? null : new Date(now.getTime() + this.config.retryBaseSeconds * 1000 * 2 ** retryTimes);
+      const responseSummary = r.responseBody === null ? null : summarize(r.responseBody.toString('utf8'));
+      return { task, url, r, startedAt, retryTimes, next, responseSummary };
     });
-    this.logger.debug('callback attempt', { taskId: task.id, attemptNo, accepted: r.accepted, status: r.responseStatus, error: r.errorReason, latencyMs: r.latencyMs });
+    const col = <T>(f: (x: (typeof rows)[number]) => T): T[] => rows.map(f);
+    const written = await this.database.raw<{ callback_task_id: string }>(
+      `WITH x AS (
+         SELECT * FROM unnest($2::bigint[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::text[])
+           AS x(id, status, retry_times, attempt_no, next_retry_time, response_summary, error, url)
+       ), u AS (
+         UPDATE callback_tasks t SET status = x.status, retry_times = x.retry_times, attempts = x.attempt_no,
+                next_retry_time = x.next_retry_time, due_at = x.next_retry_time, last_response_summary = x.response_summary,
+                last_error = x.error, url = x.url, endpoint = ${endpointSql('x.url')},
+                lease_owner = NULL, lease_until = NULL, updated_at = $10
+           FROM x WHERE t.id = x.id AND t.lease_owner = $1 AND t.status = 'PROCESSING'
+         RETURNING t.id
+       )
+       INSERT INTO callback_attempts (callback_task_id, application_id, attempt_no, url, request_headers_summary, request_body_summary,
+              request_body_length, request_body_sha256, response_status, response_content_type, response_body_summary,
+              response_body_length, response_body_sha256, accepted, latency_ms, error_reason, next_retry_time, created_at)
+       SELECT a.task_id, a.application_id, a.attempt_no, a.url, a.headers::jsonb, a.request_summary, a.request_length, a.request_sha256,
+              a.response_status, a.response_content_type, a.response_summary, a.response_length, a.response_sha256, a.accepted,
+              a.latency_ms, a.error, a.next_retry_time, a.created_at
+         FROM unnest($2::bigint[], $11::int[], $5::int[], $9::text[], $12::text[], $13::text[], $14::int[], $15::text[], $16::int[],
+                     $17::text[], $7::text[], $18::int[], $19::text[], $20::boolean[], $21::int[], $8::text[], $6::timestamptz[], $22::timestamptz[])
+           AS a(task_id, application_id, attempt_no, url, headers, request_summary, request_length, request_sha256, response_status,
+                response_content_type, response_summary, response_length, response_sha256, accepted, latency_ms, error, next_retry_time, created_at)
+        WHERE a.task_id IN (SELECT id FROM u)
+       RETURNING callback_task_id`,
+      [
+        this.owner,
+        col((x) => x.task.id),
+        col((x) => (x.r.accepted ? 'SUCCESS' : 'FAILED')),
+        col((x) => x.retryTimes),
+        col((x) => x.task.attempts + 1),
+        col((x) => (x.next ? x.next.toISOString() : null)),
+        col((x) => x.responseSummary),
+        col((x) => x.r.errorReason),
+        col((x) => x.url),
+        now.toISOString(),
+        col((x) => x.task.application_id),
+        col((x) => JSON.stringify(x.r.requestHeadersSummary)),
+        col((x) => summarize(x.task.body.toString('utf8'))),
+        col((x) => x.task.body.length),
+        col((x) => sha256Hex(x.task.body)),
+        col((x) => x.r.responseStatus),
+        col((x) => x.r.responseContentType),
+        col((x) => (x.r.responseBody === null ? null : x.r.responseBody.length)),
+        col((x) => (x.r.responseBody === null ? null : sha256Hex(x.r.responseBody))),
+        col((x) => x.r.accepted),
+        col((x) => x.r.latencyMs),
+        col((x) => x.startedAt.toISOString()),
+      ],
+      'wcs_callback_record',
+    );
+    const ok = new Set(written.map((w) => String(w.callback_task_id)));
+    for (const x of rows) {
+      this.logger.debug('callback attempt', { taskId: x.task.id, attemptNo: x.task.attempts + 1, accepted: x.r.accepted, status: x.r.responseStatus, error: x.r.errorReason, latencyMs: x.r.latencyMs });
+    }
+    return rows.map((x) => ok.has(String(x.task.id)));
   }
 }

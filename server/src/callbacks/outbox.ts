@@ -6,6 +6,17 @@ import type { BizType } from '../apps/applications';
 export const CALLBACK_DUE_CHANNEL = 'wcs_callback_due';
 export const MAX_RETRY_TIMES = 10;
 
+/** scheme://host:port as written in the URL, lower-cased: the unit of the per-endpoint cap. */
+export function endpointOf(url: string): string {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]+/i.exec(url);
+  return (m ? m[0] : url).toLowerCase();
+}
+
+/** endpointOf in SQL, over a URL expression. */
+export function endpointSql(urlExpr: string): string {
+  return `coalesce(lower(substring(${urlExpr} from '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]+')), '')`;
+}
+
 export interface CallbackEvent {
   readonly applicationId: number;
   readonly bizType: BizType;
@@ -41,8 +52,8 @@ export async function enqueueCallback(sequelize: Sequelize, transaction: Transac
        SELECT CASE WHEN $4::text IS NOT NULL THEN $4::text
                    ELSE coalesce((SELECT url FROM application_callbacks WHERE application_id = $1 AND biz_type = $2), '') END AS url
      )
-     INSERT INTO callback_tasks (application_id, biz_type, biz_id, url, url_source, body, status, max_retry_times, due_at, last_error, created_at, updated_at)
-     SELECT $1, $2, $3, target.url, $5, $6,
+     INSERT INTO callback_tasks (application_id, biz_type, biz_id, url, endpoint, url_source, body, status, max_retry_times, due_at, last_error, created_at, updated_at)
+     SELECT $1, $2, $3, target.url, ${endpointSql('target.url')}, $5, $6,
             CASE WHEN target.url = '' THEN 'FAILED' ELSE 'WAITING' END, $7,
             CASE WHEN target.url = '' THEN NULL ELSE $8::timestamptz END,
             CASE WHEN target.url = '' THEN $9 ELSE NULL END, $8, $8

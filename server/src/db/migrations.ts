@@ -206,6 +206,8 @@ CREATE TABLE callback_tasks (
   lease_until           TIMESTAMPTZ NULL,
   last_response_summary VARCHAR(1100) NULL,
   last_error            VARCHAR(1100) NULL,
+  -- scheme://host:port of url, lower-case: the unit of the per-endpoint delivery cap
+  endpoint              VARCHAR(2048) COLLATE "C" NOT NULL DEFAULT '',
   created_at            TIMESTAMPTZ NOT NULL,
   updated_at            TIMESTAMPTZ NOT NULL
 );
