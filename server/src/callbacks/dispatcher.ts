@@ -217,24 +217,26 @@ export class CallbackDispatcher implements Worker {
     const loads = [...this.endpointQueues.keys()].map((e) => [e, this.endpointLoad(e)] as const);
     const full = loads.filter(([, n]) => n >= perEndpointMax).map(([e]) => e);
     const partial = loads.filter(([, n]) => n < perEndpointMax);
-    const claimed = await this.database.raw<Claimed>(
+    // ordered index scan + LIMIT, and primary-key lookups for the update, whatever the statistics say
+    const claimed = await this.database.rawWithPlannerSettings<Claimed>(
+      { enable_bitmapscan: 'off', enable_seqscan: 'off' },
       `WITH c AS (
          SELECT id, endpoint, due_at FROM callback_tasks
           WHERE status IN ('WAITING','FAILED') AND due_at <= $1 AND endpoint <> ALL($4::text[])
           ORDER BY due_at LIMIT $5
+          FOR UPDATE SKIP LOCKED
        ), r AS (
          SELECT c.id FROM (SELECT c.*, row_number() OVER (PARTITION BY c.endpoint ORDER BY c.due_at, c.id) AS rn FROM c) c
            LEFT JOIN unnest($6::text[], $7::int[]) AS room(endpoint, n) ON room.endpoint = c.endpoint
           WHERE c.rn <= coalesce(room.n, $8)
        )
-       UPDATE callback_tasks t SET status = 'PROCESSING', lease_owner = $2, lease_until = $3, updated_at = $1
-        WHERE t.id IN (SELECT id FROM callback_tasks WHERE id IN (SELECT id FROM r) AND status IN ('WAITING','FAILED') AND due_at <= $1 FOR UPDATE SKIP LOCKED)
+       UPDATE callback_tasks t SET status = 'PROCESSING', lease_owner = $2, lease_until = $3, due_at = NULL, updated_at = $1
+         FROM r WHERE t.id = r.id
         ${CLAIM_RETURNING}`,
       [
         now.toISOString(), this.owner, new Date(now.getTime() + this.leaseMs).toISOString(), full, limit,
         partial.map(([e]) => e), partial.map(([, n]) => perEndpointMax - n), perEndpointMax,
       ],
-      'wcs_callback_claim',
     );
     for (const task of claimed) this.startDelivery(task);
     return claimed.length;
@@ -250,7 +252,6 @@ export class CallbackDispatcher implements Worker {
         WHERE t.id IN (SELECT id FROM callback_tasks WHERE status = 'PROCESSING' AND lease_until < $1 ORDER BY lease_until LIMIT $4 FOR UPDATE SKIP LOCKED)
         ${CLAIM_RETURNING}`,
       [now.toISOString(), this.owner, new Date(now.getTime() + this.leaseMs).toISOString(), limit],
-      'wcs_callback_reclaim',
     );
     for (const task of claimed) this.startDelivery(task);
     return claimed.length;
@@ -273,8 +274,9 @@ export class CallbackDispatcher implements Worker {
       .finally(() => {
         if (endpointQueue.size + endpointQueue.pending === 0) this.endpointQueues.delete(endpoint);
         this.deliveries.delete(p);
-        // room again: claim more once the queue is down to half (not after every single delivery)
-        if (this.held <= this.maxHeld / 2) this.wake();
+        // room again: claim more once this endpoint's runway or the whole hold is down to half,
+        // so claims come in batches, not one statement per finished delivery
+        if (endpointQueue.size + endpointQueue.pending <= (this.config.perEndpoint * PREFETCH) / 2 || this.held <= this.maxHeld / 2) this.wake();
       });
     this.deliveries.add(p);
   }
@@ -369,7 +371,6 @@ export class CallbackDispatcher implements Worker {
         col((x) => x.r.latencyMs),
         col((x) => x.startedAt.toISOString()),
       ],
-      'wcs_callback_record',
     );
     const ok = new Set(written.map((w) => String(w.callback_task_id)));
     for (const x of rows) {

@@ -80,6 +80,36 @@ export class Database {
     }
   }
 
+  /**
+   * One statement in its own transaction with planner settings for it alone (SET LOCAL), e.g.
+   * to keep a queue claim on its ordered index while the table's statistics still describe an
+   * empty table (a bitmap scan then sorts every due row).
+   */
+  async rawWithPlannerSettings<R extends object>(settings: Record<string, 'on' | 'off'>, text: string, values: unknown[]): Promise<R[]> {
+    const cm = this.sequelize.connectionManager as unknown as {
+      getConnection(options?: { type?: 'read' | 'write' }): Promise<pg.Client>;
+      releaseConnection(connection: pg.Client): void;
+    };
+    const sets = Object.entries(settings).map(([k, v]) => {
+      if (!/^[a-z_]+$/.test(k)) throw new Error(`bad planner setting ${k}`);
+      return `SET LOCAL ${k} = ${v === 'on' ? 'on' : 'off'}`;
+    });
+    const client = await cm.getConnection({ type: 'write' });
+    try {
+      await client.query(['BEGIN', ...sets].join('; '));
+      try {
+        const rows = (await client.query<R>(text, values)).rows;
+        await client.query('COMMIT');
+        return rows;
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      }
+    } finally {
+      cm.releaseConnection(client);
+    }
+  }
+
   async ping(timeoutMs = 2000): Promise<void> {
     await Promise.race([
       this.sequelize.query('SELECT 1'),
