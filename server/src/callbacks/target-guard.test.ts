@@ -16,6 +16,11 @@ function lookup(host: string, options: dns.LookupOptions): Promise<{ err: NodeJS
 describe('callbacks: target guard (live applications may not reach internal addresses)', () => {
   describe('isForbiddenAddress', () => {
     const table: Array<[string, boolean, string]> = [
+      // IPv4-compatible (deprecated, ::/96) and IPv4-translated (::ffff:0:a.b.c.d) forms
+      ['::127.0.0.1', true, 'IPv4-compatible, deprecated: the whole ::/96 is refused'],
+      ['::8.8.8.8', true, 'IPv4-compatible, deprecated: the whole ::/96 is refused'],
+      ['::ffff:0:127.0.0.1', true, 'IPv4-translated loopback'],
+      ['::ffff:0:808:808', false, 'IPv4-translated public address'],
       // IPv4
       ['127.0.0.1', true, 'loopback'],
       ['127.255.255.254', true, 'loopback /8'],

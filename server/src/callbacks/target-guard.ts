@@ -17,7 +17,7 @@ const FORBIDDEN = (() => {
     b.addSubnet(net4, prefix, 'ipv4');
   }
   for (const [net6, prefix] of [
-    ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['100::', 64], ['2001:db8::', 32], ['2001::', 23],
+    ['::', 96], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['100::', 64], ['2001:db8::', 32], ['2001::', 23],
   ] as const) {
     b.addSubnet(net6, prefix, 'ipv6');
   }
@@ -48,7 +48,9 @@ function embeddedIpv4(ip: string): string | null {
   if (!g) return null;
   const mapped = g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff;
   const nat64 = g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0);
-  if (!mapped && !nat64) return null;
+  // IPv4-translated (RFC 2765): ::ffff:0:a.b.c.d
+  const translated = g.slice(0, 4).every((x) => x === 0) && g[4] === 0xffff && g[5] === 0;
+  if (!mapped && !nat64 && !translated) return null;
   return `${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`;
 }
 
