@@ -10,6 +10,7 @@
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 import { ACK_BODY, bodyId, callbackBody, CALLBACK_PATH, CONTROL, type ReceiverChecks, type ReceiverCount, type ReceiverTake } from './lib/callbacks';
+import { closeOnSignals } from './lib/serve';
 
 const port = Number(process.env.PORT ?? '0');
 const apiKey = process.env.API_KEY ?? '';
@@ -131,10 +132,4 @@ server.listen(port, '127.0.0.1', () => {
   process.stdout.write(`callback receiver listening on http://127.0.0.1:${port}${CALLBACK_PATH}\n`);
 });
 
-const stop = () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-  setTimeout(() => process.exit(0), 2000).unref();
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+closeOnSignals(server);

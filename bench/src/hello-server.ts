@@ -7,6 +7,7 @@
  */
 import express from 'express';
 import type { Server } from 'node:http';
+import { closeOnSignals } from './lib/serve';
 
 const port = Number(process.env.PORT ?? '0');
 const host = process.env.HOST ?? '127.0.0.1';
@@ -21,10 +22,4 @@ const server: Server = app.listen(port, host, () => {
 });
 server.keepAliveTimeout = 65_000;
 
-const stop = () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-  setTimeout(() => process.exit(0), 2000).unref();
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+closeOnSignals(server);

@@ -2,7 +2,7 @@ import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import {
   AdapterConfigError, LruCache, WcsError, invalidParameter,
-  type AdapterRegistry, type ChainAdapter, type KeyStore, type PublicKey,
+  type AdapterRegistry, type ChainAdapter, type KeySpec, type KeyStore, type PublicKey,
 } from '@wcs/core';
 import type { Catalogue, ChainView } from '../catalogue/catalogue';
 import type { AppCredentials } from '../auth/credentials';
@@ -139,7 +139,7 @@ export class AddressService {
       const now = this.cache.get(cacheKey);
       if (now) return { ...now };
     }
-    const creation = this.createUncached(app, chain, adapter, externalUserId);
+    const creation = this.createUncached(app, chain, adapter, spec, externalUserId);
     this.inFlight.set(flightKey, creation);
     try {
       return { ...(await creation) };
@@ -148,13 +148,12 @@ export class AddressService {
     }
   }
 
-  private async createUncached(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, userId: string): Promise<AddressRecord> {
-    const spec = chain.addressing === 'hd' ? adapter.keySpec('deposit') : null;
+  private async createUncached(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, spec: KeySpec | null, userId: string): Promise<AddressRecord> {
     const found = await this.lookups.submit({ applicationId: app.applicationId, chainId: chain.id, externalUserId: userId, namespace: spec?.namespace ?? null });
     if (found.id !== null) return this.remember(app, found as unknown as AddressRow);
     try {
       return spec
-        ? await this.createHd(app, chain, adapter, userId, found.key_id !== null)
+        ? await this.createHd(app, chain, adapter, spec, userId, found.key_id !== null)
         : this.remember(app, await this.createMemo(app, chain, adapter, userId));
     } catch (e) {
       if (e instanceof AdapterConfigError) throw new WcsError('CHAIN_NOT_CONFIGURED', { message: e.message, cause: e });
@@ -202,8 +201,7 @@ export class AddressService {
     return [chain, ...others];
   }
 
-  private async createHd(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, userId: string, hasKey: boolean): Promise<AddressRecord> {
-    const spec = adapter.keySpec('deposit');
+  private async createHd(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, spec: KeySpec, userId: string, hasKey: boolean): Promise<AddressRecord> {
     const chains = this.namespaceChains(app, chain, spec.namespace);
     if (!hasKey) {
       const index = await this.indices.next(app.applicationId, spec.namespace);
@@ -224,7 +222,7 @@ export class AddressService {
       if (mine) return mine;
       // another process created this user's key first: its rows are used below
     }
-    return this.remember(app, await this.addNamespaceRows(app, chain, adapter, userId, chains));
+    return this.remember(app, await this.addNamespaceRows(app, chain, adapter, spec, userId, chains));
   }
 
   /**
@@ -232,8 +230,7 @@ export class AddressService {
    * process won the race): writes the missing rows of every enabled namespace chain from the
    * stored key, and returns the chain's row.
    */
-  private async addNamespaceRows(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, userId: string, chains: ChainView[]): Promise<AddressRow> {
-    const spec = adapter.keySpec('deposit');
+  private async addNamespaceRows(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, spec: KeySpec, userId: string, chains: ChainView[]): Promise<AddressRow> {
     const [key] = await this.sequelize.query<{ id: number; public_key: Buffer }>(
       `SELECT id, public_key FROM user_keys WHERE application_id = $1 AND namespace = $2 AND external_user_id = $3`,
       { bind: [app.applicationId, spec.namespace, userId], type: QueryTypes.SELECT },

@@ -2,7 +2,7 @@ import type { Sequelize } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import { formatLocalDateTime, WcsError } from '@wcs/core';
 import type { BizType } from '../apps/applications';
-import { CALLBACK_DUE_CHANNEL, endpointSql, enqueueCallback, type EnqueuedTask } from './outbox';
+import { endpointSql, enqueueCallback, notifyDue, type EnqueuedTask } from './outbox';
 
 export const TASK_STATUSES = ['WAITING', 'PROCESSING', 'SUCCESS', 'FAILED'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -179,7 +179,7 @@ export class CallbackService {
           WHERE id = $1 AND application_id = $2 RETURNING ${TASK_COLUMNS}`,
         { bind: [taskId, applicationId, now.toISOString(), url], type: QueryTypes.SELECT, transaction },
       );
-      await this.sequelize.query(`SELECT pg_notify('${CALLBACK_DUE_CHANNEL}', '')`, { transaction });
+      await notifyDue(this.sequelize, transaction);
       return taskView(updated!);
     });
   }

@@ -11,8 +11,6 @@ import { deliver, DeliveryAgents, sha256Hex, summarize, type DeliveryResult } fr
 import { Batcher } from '../db/batcher';
 import { CALLBACK_DUE_CHANNEL, endpointOf, endpointSql } from './outbox';
 
-export { endpointOf };
-
 /**
  * Claimed tasks a process holds (queued in p-queue or running), per endpoint and in all, as a
  * multiple of the delivery caps: enough queued behind the running ones that a slot never waits
@@ -283,12 +281,15 @@ export class CallbackDispatcher implements Worker {
 
   private async deliverOne(task: Claimed): Promise<void> {
     const startedAt = new Date();
+    const notSent = (errorReason: string): DeliveryResult => ({
+      requestHeadersSummary: { ':method': 'POST', ':url': task.url },
+      responseStatus: null, responseContentType: null, responseBody: null, accepted: false, latencyMs: 0, errorReason,
+    });
     let result: DeliveryResult;
     if (task.url === '') {
-      result = { requestHeadersSummary: { ':method': 'POST', ':url': '' }, responseStatus: null, responseContentType: null, responseBody: null, accepted: false, latencyMs: 0, errorReason: `no callback URL is configured for bizType ${task.biz_type}` };
+      result = notSent(`no callback URL is configured for bizType ${task.biz_type}`);
     } else {
-      const creds = await this.credentials.get(task.api_key);
-      const secret = creds?.secrets[0]?.key;
+      const secret = (await this.credentials.get(task.api_key))?.secrets[0]?.key;
       result = secret
         ? await deliver(
             {
@@ -302,7 +303,7 @@ export class CallbackDispatcher implements Worker {
             },
             this.agents,
           )
-        : { requestHeadersSummary: { ':method': 'POST', ':url': task.url }, responseStatus: null, responseContentType: null, responseBody: null, accepted: false, latencyMs: 0, errorReason: 'the application has no current API secret to sign with' };
+        : notSent('the application has no current API secret to sign with');
     }
     const written = await this.recorder.submit({ task, url: task.url, result, startedAt });
     if (!written) this.logger.warn('callback attempt not recorded: the lease was lost (another worker took the task over)', { taskId: task.id });

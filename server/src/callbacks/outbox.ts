@@ -34,6 +34,11 @@ export interface EnqueuedTask {
   readonly status: 'WAITING' | 'FAILED';
 }
 
+/** Wakes every dispatcher when the transaction commits (nothing if it rolls back). */
+export async function notifyDue(sequelize: Sequelize, transaction: Transaction): Promise<void> {
+  await sequelize.query(`SELECT pg_notify('${CALLBACK_DUE_CHANNEL}', '')`, { transaction });
+}
+
 export function noUrlError(bizType: string): string {
   return `no callback URL is configured for bizType ${bizType}: set one (wcs app set-callback), then resend the task`;
 }
@@ -69,6 +74,6 @@ export async function enqueueCallback(sequelize: Sequelize, transaction: Transac
     },
   );
   const row = rows[0]!;
-  if (row.status === 'WAITING') await sequelize.query(`SELECT pg_notify('${CALLBACK_DUE_CHANNEL}', '')`, { transaction });
+  if (row.status === 'WAITING') await notifyDue(sequelize, transaction);
   return { id: Number(row.id), url: row.url, status: row.status };
 }

@@ -68,13 +68,18 @@ export class Database {
    * name must always go with the same text.
    */
   async raw<R extends object>(text: string, values: unknown[], prepare?: string): Promise<R[]> {
+    return this.withClient(async (client) => (await client.query<R>(prepare ? { name: prepare, text, values } : { text, values })).rows);
+  }
+
+  /** A pooled connection of the Sequelize pool, for the duration of fn. */
+  private async withClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
     const cm = this.sequelize.connectionManager as unknown as {
       getConnection(options?: { type?: 'read' | 'write' }): Promise<pg.Client>;
       releaseConnection(connection: pg.Client): void;
     };
     const client = await cm.getConnection({ type: 'write' });
     try {
-      return (await client.query<R>(prepare ? { name: prepare, text, values } : { text, values })).rows;
+      return await fn(client);
     } finally {
       cm.releaseConnection(client);
     }
@@ -86,16 +91,11 @@ export class Database {
    * empty table (a bitmap scan then sorts every due row).
    */
   async rawWithPlannerSettings<R extends object>(settings: Record<string, 'on' | 'off'>, text: string, values: unknown[]): Promise<R[]> {
-    const cm = this.sequelize.connectionManager as unknown as {
-      getConnection(options?: { type?: 'read' | 'write' }): Promise<pg.Client>;
-      releaseConnection(connection: pg.Client): void;
-    };
     const sets = Object.entries(settings).map(([k, v]) => {
       if (!/^[a-z_]+$/.test(k)) throw new Error(`bad planner setting ${k}`);
       return `SET LOCAL ${k} = ${v === 'on' ? 'on' : 'off'}`;
     });
-    const client = await cm.getConnection({ type: 'write' });
-    try {
+    return this.withClient(async (client) => {
       await client.query(['BEGIN', ...sets].join('; '));
       try {
         const rows = (await client.query<R>(text, values)).rows;
@@ -105,9 +105,7 @@ export class Database {
         await client.query('ROLLBACK').catch(() => undefined);
         throw e;
       }
-    } finally {
-      cm.releaseConnection(client);
-    }
+    });
   }
 
   async ping(timeoutMs = 2000): Promise<void> {
