@@ -30,6 +30,7 @@ export const ErrorCodes = Object.freeze({
   // 1000 009 xxx: internal
   INTERNAL_ERROR: spec(1000009001, 'INTERNAL_ERROR', 'INTERNAL', 500, 'Internal error'),
   SERVICE_UNAVAILABLE: spec(1000009002, 'SERVICE_UNAVAILABLE', 'INTERNAL', 503, 'Service temporarily unavailable'),
+  KEYSTORE_UNAVAILABLE: spec(1000009003, 'KEYSTORE_UNAVAILABLE', 'INTERNAL', 503, 'The key store is unavailable; retry later'),
   // 1001 001 xxx: authentication
   AUTH_HEADER_MISSING: spec(1001001001, 'AUTH_HEADER_MISSING', 'AUTH', 401, 'A required authentication header is missing'),
   AUTH_TIMESTAMP_INVALID: spec(1001001002, 'AUTH_TIMESTAMP_INVALID', 'AUTH', 401, 'X-Timestamp must be 13-digit UNIX milliseconds'),

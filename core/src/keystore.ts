@@ -67,12 +67,41 @@ export interface KeyStore {
   status(): Promise<Record<string, unknown>>;
 }
 
+/** A generated (non-HD) key as the directory records it: the device's object id and its public key. */
+export interface KeyRecord {
+  readonly curve: Curve;
+  /** The backend's identifier of the key object (PKCS#11: CKA_ID). */
+  readonly keyId: Uint8Array;
+  /** secp256k1: 33-byte compressed point; ed25519: 32 bytes. */
+  readonly publicKey: Uint8Array;
+}
+
+/**
+ * Where a key-per-ref backend (PKCS#11) records which key serves which KeyRef, outside the device
+ * (the server keeps it in Postgres). Only public facts: never private material.
+ */
+export interface KeyDirectory {
+  /** The record of ref, or null when no key was created for it yet. */
+  lookup(backend: string, ref: KeyRef): Promise<KeyRecord | null>;
+  /**
+   * Under a lock on ref held across processes: the stored record if there is one; otherwise
+   * calls create() and stores what it returns, in the same transaction. If create() throws,
+   * nothing is stored. Concurrent callers for one ref get the one stored record.
+   */
+  lookupOrCreate(backend: string, ref: KeyRef, create: () => Promise<KeyRecord>): Promise<KeyRecord>;
+}
+
 /** How a KeyStore backend is configured: the server's data directory and environment. */
 export interface KeyStoreOptions {
   readonly dataDir: string;
   readonly env: Readonly<Record<string, string | undefined>>;
   /** embedded/dev set-up: may create missing key material on first start */
   readonly devMode: boolean;
+  /**
+   * Key directory for backends that generate one key per ref (PKCS#11). Without it such a
+   * backend finds keys on the device alone and is safe in one process only.
+   */
+  readonly directory?: KeyDirectory;
 }
 
 /** What a keystore backend package exports (as `plugin`); the backend is selected by config. */
@@ -85,4 +114,13 @@ export interface KeyStorePlugin {
   create(options: KeyStoreOptions): KeyStore;
   /** `wcs keystore init`: create key material (software: new encrypted seed) or check the device; returns operator facts, never secrets */
   initialize(options: KeyStoreOptions, params: { mnemonic?: string }): Promise<Record<string, unknown>>;
+}
+
+/**
+ * What status() reports, at least. `unlocked`: the store can serve now (software: seed decrypted;
+ * PKCS#11: token present and logged in). Backends add their own facts.
+ */
+export interface KeyStoreStatus extends Record<string, unknown> {
+  readonly backend: string;
+  readonly unlocked: boolean;
 }

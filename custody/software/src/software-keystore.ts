@@ -3,7 +3,9 @@ import { secp256k1 } from '@noble/curves/secp256k1';
 import { ed25519 } from '@noble/curves/ed25519';
 import {
   CURVES,
+  NamespaceCurves,
   PLUGIN_API_VERSION,
+  checkKeyRef,
   type Curve,
   type KeyRef,
   type KeySignature,
@@ -16,7 +18,7 @@ import { describePassphraseSource, loadPassphrase, resolveConfig, type SoftwareK
 import { KeyStoreError } from './errors';
 import { HdKeys } from './hd';
 import { decryptKeystore, encryptKeystore, fileExists, readKeystore, SCRYPT_N, writeFileExclusive } from './keystore-file';
-import { HARDENED, parseTemplate, resolvePath } from './path';
+import { parseTemplate, resolvePath } from './path';
 import { nativeSecp256k1, SECP256K1_BACKEND } from './secp-native';
 
 export const PACKAGE_NAME = '@wcs/custody-software';
@@ -101,17 +103,6 @@ interface ResolvedRef {
   readonly indices: number[];
 }
 
-function refError(message: string): KeyStoreError {
-  return new KeyStoreError('KEY_REF_INVALID', message);
-}
-
-function checkIndex(name: string, v: unknown, min: number): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v >= HARDENED) {
-    throw refError(`${name} must be an integer from ${min} to 2^31-1, not ${String(v)}`);
-  }
-  return v;
-}
-
 /**
  * Software KeyStore: one BIP-39 seed, encrypted at rest (scrypt + AES-256-GCM); BIP-32 for
  * secp256k1 and SLIP-10 for ed25519. An application's keys live under its own hardened account
@@ -127,7 +118,7 @@ export class SoftwareKeyStore implements KeyStore {
   /** Bumped by destroy(), so an init() that finishes after destroy() drops what it built. */
   private generation = 0;
   /** Namespace -> curve; namespace + purpose -> template (see resolve). */
-  private readonly namespaceCurves = new Map<string, Curve>();
+  private readonly namespaceCurves = new NamespaceCurves();
   private readonly purposeTemplates = new Map<string, string>();
 
   constructor(
@@ -224,33 +215,22 @@ export class SoftwareKeyStore implements KeyStore {
    * regtest, both coin type 1): here they then share keys, which a HSM would not.
    */
   private resolve(ref: KeyRef): ResolvedRef {
-    if (!ref || typeof ref !== 'object' || !ref.spec || typeof ref.spec !== 'object') throw refError('a KeyRef with a spec is required');
+    const { curve, applicationId: account, index } = checkKeyRef(ref, BACKEND);
     const { spec } = ref;
-    const curve = spec.curve;
-    if (!(CURVES as readonly string[]).includes(curve)) {
-      throw new KeyStoreError('KEY_CURVE_MISMATCH', `unsupported curve ${JSON.stringify(curve)} (the software keystore has ${CURVES.join(', ')})`);
-    }
-    if (typeof spec.namespace !== 'string' || spec.namespace === '' || spec.namespace.length > 128) throw refError('spec.namespace must be a non-empty string');
-    const account = checkIndex('applicationId', ref.applicationId, 1);
-    const index = checkIndex('index', ref.index, 0);
     const template = parseTemplate(spec.pathTemplate);
     if (curve === 'ed25519' && !template.allHardened) {
-      throw refError(`ed25519 keys use SLIP-10, which has hardened levels only: ${spec.pathTemplate}`);
+      throw new KeyStoreError('KEY_REF_INVALID', `ed25519 keys use SLIP-10, which has hardened levels only: ${spec.pathTemplate}`);
     }
     this.checkSpec(spec.namespace, curve, template.text, String(ref.purpose));
     return { curve, indices: resolvePath(template, account, index) };
   }
 
   private checkSpec(namespace: string, curve: Curve, template: string, purpose: string): void {
-    const knownCurve = this.namespaceCurves.get(namespace);
-    if (knownCurve !== undefined && knownCurve !== curve) {
-      throw new KeyStoreError('KEY_CURVE_MISMATCH', `namespace ${JSON.stringify(namespace)} holds ${knownCurve} keys, not ${curve}`);
-    }
+    this.namespaceCurves.check(namespace, curve);
     const usedTemplate = this.purposeTemplates.get(`${namespace} ${purpose}`);
     if (usedTemplate !== undefined && usedTemplate !== template) {
       throw new KeyStoreError('KEY_SPEC_CONFLICT', `namespace ${JSON.stringify(namespace)} (${purpose} keys) already uses path template ${usedTemplate}, not ${template}`);
     }
-    this.namespaceCurves.set(namespace, curve);
     this.purposeTemplates.set(`${namespace} ${purpose}`, template);
   }
 
