@@ -19,6 +19,8 @@ import { keyStoreOptions, loadAdapters, loadKeyStorePlugin } from './plugins/loa
 import { CallbackService } from './callbacks/callback-service';
 import { CallbackDispatcher } from './callbacks/dispatcher';
 import { callbackRoutes } from './http/callback-routes';
+import { PgKeyDirectory } from './custody/key-directory';
+import { KeyStoreSupervisor } from './custody/keystore-supervisor';
 
 /** Injection tokens. The composition root below is the only place that wires them. */
 export const TOKENS = {
@@ -33,7 +35,9 @@ export const TOKENS = {
   ApplicationService: Symbol('ApplicationService'),
   ApiRoutes: Symbol('ApiRoutes'),
   AdapterRegistry: Symbol('AdapterRegistry'),
+  KeyDirectory: Symbol('KeyDirectory'),
   KeyStore: Symbol('KeyStore'),
+  KeyStoreSupervisor: Symbol('KeyStoreSupervisor'),
   AddressService: Symbol('AddressService'),
   Workers: Symbol('Workers'),
   CallbackService: Symbol('CallbackService'),
@@ -69,9 +73,18 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
   });
   // Adapters and the key store are loaded on first use (the API), not by every CLI command.
   c.register(TOKENS.AdapterRegistry, { useFactory: instanceCachingFactory(() => loadAdapters(config)) });
-  c.register(TOKENS.KeyStore, { useFactory: instanceCachingFactory(() => loadKeyStorePlugin(config).create(keyStoreOptions(config))) });
+  // Key-per-ref backends (PKCS#11) record which device key serves which ref in Postgres.
+  c.register(TOKENS.KeyDirectory, { useFactory: instanceCachingFactory(() => new PgKeyDirectory(db)) });
+  c.register(TOKENS.KeyStore, {
+    useFactory: instanceCachingFactory((x) => loadKeyStorePlugin(config).create(keyStoreOptions(config, x.resolve(TOKENS.KeyDirectory)))),
+  });
+  // Opens the key store at start and again in the background while it cannot open (the API runs meanwhile).
+  c.register(TOKENS.KeyStoreSupervisor, { useFactory: instanceCachingFactory((x) => new KeyStoreSupervisor(x.resolve(TOKENS.KeyStore), logger)) });
   c.register(TOKENS.AddressService, {
-    useFactory: instanceCachingFactory((x) => new AddressService(db, catalogue, x.resolve(TOKENS.AdapterRegistry), x.resolve(TOKENS.KeyStore))),
+    useFactory: instanceCachingFactory((x) => {
+      const supervisor = x.resolve<KeyStoreSupervisor>(TOKENS.KeyStoreSupervisor);
+      return new AddressService(db, catalogue, x.resolve(TOKENS.AdapterRegistry), supervisor.store, { keyStoreReady: () => supervisor.assertReady() });
+    }),
   });
   c.register(TOKENS.CallbackService, { useFactory: instanceCachingFactory(() => new CallbackService(db.sequelize)) });
   c.register(TOKENS.ApiRoutes, {

@@ -15,6 +15,7 @@ import type { Worker } from './workers/worker';
 import type { ApplicationService } from './apps/applications';
 import type { SecretBox } from './crypto/secret-box';
 import type { AdapterRegistry, KeyStore } from '@wcs/core';
+import type { KeyStoreSupervisor } from './custody/keystore-supervisor';
 
 export interface StorageHandle {
   readonly container: DependencyContainer;
@@ -66,6 +67,7 @@ export class WcsService {
   private workers: Worker[] = [];
   private credentials: CredentialStore | null = null;
   private keystore: KeyStore | null = null;
+  private keystoreSupervisor: KeyStoreSupervisor | null = null;
   private stopping: Promise<void> | null = null;
   /** Requests whose handlers have not finished; shutdown waits for them before closing the key store and pool. */
   private readonly inFlight = { count: 0 };
@@ -109,15 +111,10 @@ export class WcsService {
       ready = false;
     }
     checks.credentialCache = this.credentials?.cacheActive ? 'listening' : 'bypassed';
-    if (this.keystore) {
-      try {
-        const st = await this.keystore.status();
-        checks.keystore = st.unlocked === false ? 'locked' : 'ok';
-        if (st.unlocked === false) ready = false;
-      } catch (e) {
-        checks.keystore = `unavailable: ${(e as Error).message}`;
-        ready = false;
-      }
+    if (this.keystoreSupervisor) {
+      const ks = await this.keystoreSupervisor.check();
+      checks.keystore = ks.detail;
+      if (!ks.ready) ready = false;
     }
     return { ready, checks };
   }
@@ -127,8 +124,12 @@ export class WcsService {
     // Every chain of the catalogue must have an adapter: fail at start, not on a merchant's request.
     const registry = c.resolve<AdapterRegistry>(TOKENS.AdapterRegistry);
     for (const env of ['test', 'live'] as const) for (const chain of this.storage.catalogue.chains(env)) registry.forChain(chain);
-    this.keystore = c.resolve<KeyStore>(TOKENS.KeyStore);
-    await this.keystore.init();
+    // Static misconfiguration (KEYSTORE_CONFIG) fails the start; a key store that cannot open
+    // now (HSM away, wrong passphrase) does not: the API answers 503 for key operations and
+    // /readyz says why until a background retry succeeds.
+    this.keystoreSupervisor = c.resolve<KeyStoreSupervisor>(TOKENS.KeyStoreSupervisor);
+    this.keystore = this.keystoreSupervisor.store;
+    await this.keystoreSupervisor.start();
     this.credentials = c.resolve<CredentialStore>(TOKENS.CredentialStore);
     await this.credentials.start();
     const app = createHttpApp({
@@ -168,6 +169,7 @@ export class WcsService {
   }
 
   private async doStop(): Promise<void> {
+    this.keystoreSupervisor?.stop(); // no new key-store attempts once shutdown has begun
     if (this.server) {
       const s = this.server;
       await new Promise<void>((resolve) => {

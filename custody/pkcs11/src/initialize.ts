@@ -76,6 +76,16 @@ export async function checkPkcs11Token(options: KeyStoreOptions): Promise<Record
   const module = SharedModule.acquire(config.library);
   checks.push({ check: 'module', ok: true, detail: `${config.library} loaded and initialised` });
   try {
+    // a token initialised after this module was loaded shows only after C_Initialize again
+    const present = await module.run((p) => {
+      try {
+        findSlot(p, config.token);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    if (!present) await module.reinitialize();
     return await module.run(async (p) => {
       const info = p.C_GetInfo();
       const { slot, info: tokenInfo } = findSlot(p, config.token);

@@ -104,12 +104,14 @@ export class SharedModule {
 
   /**
    * C_Finalize + C_Initialize, once no call is in flight; at most every REINITIALIZE_INTERVAL_MS
-   * (a caller inside that window shares the last one). Every session of every user is gone after it.
+   * (a caller inside that window waits for its end; concurrent callers share one). Every session
+   * of every user is gone after it.
    */
   reinitialize(): Promise<void> {
     if (this.reinit) return this.reinit;
-    if (Date.now() - this.lastReinit < REINITIALIZE_INTERVAL_MS) return Promise.resolve();
+    const wait = this.lastReinit + REINITIALIZE_INTERVAL_MS - Date.now();
     this.reinit = (async () => {
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       if (this.busy > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
       this.lastReinit = Date.now();
       try {

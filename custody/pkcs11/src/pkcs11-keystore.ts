@@ -319,6 +319,9 @@ export class Pkcs11KeyStore implements KeyStore {
     let h = conn.handles.get(hex);
     if (!h) {
       h = findObjects(p, session, Buffer.from(keyId), pkcs11js.CKO_PRIVATE_KEY, 1)[0];
+      // a key we recorded is missing: first make sure the token itself is still there (a removed
+      // token may still list, empty, until the module notices; C_GetTokenInfo then fails)
+      if (!h) p.C_GetTokenInfo(conn.slot);
       if (!h) throw new KeyStoreError('KEY_NOT_FOUND', `the private key with CKA_ID ${hex.slice(0, 16)}... is not on ${describeToken(this.config.token)}`);
       conn.handles.set(hex, h);
     }

@@ -20,7 +20,7 @@ export interface TestToken {
   readonly pin: string;
   readonly soPin: string;
   readonly serial: string;
-  /** Environment for a pkcs11 key store on this token (WCS_KEYSTORE_BACKEND, library, label, PIN). */
+  /** Environment for a pkcs11 key store on this token (WCS_KEYSTORE_BACKEND, library, label, PIN, and SOFTHSM2_CONF for child processes). */
   readonly env: Record<string, string>;
 }
 
@@ -35,6 +35,7 @@ export function softHsmRoot(): string {
   const conf = path.join(dir, 'softhsm2.conf');
   fs.writeFileSync(conf, `directories.tokendir = ${path.join(dir, 'tokens')}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\n`);
   process.env.SOFTHSM2_CONF = conf;
+  process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   root = dir;
   return dir;
 }
@@ -65,7 +66,7 @@ export function createTestToken(label = `wcs-${randomBytes(4).toString('hex')}`,
     pin,
     soPin,
     serial,
-    env: { WCS_KEYSTORE_BACKEND: 'pkcs11', WCS_PKCS11_LIBRARY: SOFTHSM_LIBRARY, WCS_PKCS11_TOKEN_LABEL: label, WCS_PKCS11_PIN: pin },
+    env: { SOFTHSM2_CONF: process.env.SOFTHSM2_CONF!, WCS_KEYSTORE_BACKEND: 'pkcs11', WCS_PKCS11_LIBRARY: SOFTHSM_LIBRARY, WCS_PKCS11_TOKEN_LABEL: label, WCS_PKCS11_PIN: pin },
   };
 }
 

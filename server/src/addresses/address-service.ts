@@ -85,14 +85,24 @@ export class AddressService {
   private readonly indices: KeyIndexReserve;
   private readonly lookups: Batcher<Lookup, LookupRow>;
   private readonly sequelize: Sequelize;
+  private readonly keyStoreReady: () => void;
 
   constructor(
     private readonly database: Database,
     private readonly catalogue: Catalogue,
     private readonly registry: AdapterRegistry,
     private readonly keystore: KeyStore,
-    options: { cacheSize?: number } = {},
+    options: {
+      cacheSize?: number;
+      /**
+       * Throws when the key store cannot serve now. Checked before a key index is reserved: an
+       * index is never handed out twice, so a create failing in the key store would leave a gap,
+       * and an outage would leave one per attempt (beyond a seed scan's gap limit).
+       */
+      keyStoreReady?: () => void;
+    } = {},
   ) {
+    this.keyStoreReady = options.keyStoreReady ?? (() => undefined);
     this.sequelize = database.sequelize;
     this.cache = new LruCache(options.cacheSize ?? DEFAULT_ADDRESS_CACHE_SIZE);
     this.writer = new HdAddressWriter(database);
@@ -204,6 +214,7 @@ export class AddressService {
   private async createHd(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, spec: KeySpec, userId: string, hasKey: boolean): Promise<AddressRecord> {
     const chains = this.namespaceChains(app, chain, spec.namespace);
     if (!hasKey) {
+      this.keyStoreReady();
       const index = await this.indices.next(app.applicationId, spec.namespace);
       if (index > MAX_KEY_INDEX) throw new WcsError('ADDRESS_INDEX_EXHAUSTED');
       const publicKey = await this.keystore.getPublicKey({ applicationId: app.applicationId, spec, purpose: 'deposit', index });

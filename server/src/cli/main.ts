@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { isWcsError, ENVIRONMENTS, formatLocalDateTime } from '@wcs/core';
+import { isKeyStoreError, isWcsError, ENVIRONMENTS, formatLocalDateTime } from '@wcs/core';
 import { loadConfig, ConfigError, type ServiceConfig } from '../config/config';
 import { createLogger, type Logger } from '../config/logger';
 import { openStorage, WcsService, type StorageHandle } from '../service';
@@ -9,7 +9,7 @@ import { TOKENS } from '../container';
 import { generateMasterKeyText } from '../crypto/secret-box';
 import { resolveCatalogue } from '../catalogue/catalogue';
 import * as fs from 'node:fs';
-import { keyStoreOptions, loadAdapters, loadKeyStorePlugin } from '../plugins/loader';
+import { KEYSTORE_PACKAGES, keyStoreOptions, loadAdapters, loadKeyStorePlugin } from '../plugins/loader';
 
 interface Io {
   out: (s: string) => void;
@@ -139,31 +139,39 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     });
 
   const keystore = program.command('keystore').description('the key store holding every private key');
+  const backendOpt = () =>
+    new Option('--backend <name>', 'key-store backend for this command (overrides WCS_KEYSTORE_BACKEND)').choices(Object.keys(KEYSTORE_PACKAGES));
+  /** The configuration with the command's --backend, when given, in place of WCS_KEYSTORE_BACKEND. */
+  const keystoreConfig = (o: { backend?: string }): ServiceConfig => (o.backend ? loadConfig({ ...env, WCS_KEYSTORE_BACKEND: o.backend }) : config());
+  const factLines = (facts: Record<string, unknown>) =>
+    Object.entries(facts).map(([k, v]) => `${k}: ${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`).join('\n');
   keystore
     .command('init')
-    .description('create the key material (software: a new encrypted BIP-39 seed) or check the HSM')
+    .description('create the key material (software: a new encrypted BIP-39 seed) or check the HSM (pkcs11: token, login, mechanisms)')
+    .addOption(backendOpt())
     .option('--mnemonic-file <file>', 'software backend: import this BIP-39 mnemonic instead of generating one')
     .addOption(jsonOpt())
-    .action(async (o: { mnemonicFile?: string; json?: boolean }) => {
+    .action(async (o: { backend?: string; mnemonicFile?: string; json?: boolean }) => {
       setJson(o);
-      const cfg = config();
+      const cfg = keystoreConfig(o);
       const plugin = loadKeyStorePlugin(cfg);
       const mnemonic = o.mnemonicFile ? fs.readFileSync(o.mnemonicFile, 'utf8').trim() : undefined;
       const facts = await plugin.initialize(keyStoreOptions(cfg), mnemonic ? { mnemonic } : {});
-      emit(facts, () => Object.entries(facts).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join('\n'));
+      emit(facts, () => factLines(facts));
     });
   keystore
     .command('status')
-    .description('unlock the key store and show its fingerprints (never secrets)')
+    .description('open the key store and show what it reports: backend, fingerprints or token, whether it unlocks (never secrets)')
+    .addOption(backendOpt())
     .addOption(jsonOpt())
-    .action(async (o: { json?: boolean }) => {
+    .action(async (o: { backend?: string; json?: boolean }) => {
       setJson(o);
-      const cfg = config();
+      const cfg = keystoreConfig(o);
       const store = loadKeyStorePlugin(cfg).create(keyStoreOptions(cfg));
-      await store.init();
       try {
+        await store.init();
         const st = await store.status();
-        emit(st, () => Object.entries(st).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join('\n'));
+        emit(st, () => factLines(st));
       } finally {
         await store.destroy();
       }
@@ -296,12 +304,15 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
-    const known = e instanceof ConfigError || isWcsError(e);
+    const known = e instanceof ConfigError || isWcsError(e) || isKeyStoreError(e);
     const msg = e instanceof Error ? e.message : String(e);
+    // WcsError: the catalogue's number and name; KeyStoreError: its code (e.g. "KEYSTORE_DECRYPT") and "KeyStoreError"
+    const code = isWcsError(e) || isKeyStoreError(e) ? e.code : null;
+    const name = isWcsError(e) ? e.errorName : (e as Error)?.name ?? 'Error';
     if (json) {
-      io.out(JSON.stringify({ error: { code: isWcsError(e) ? e.code : null, name: isWcsError(e) ? e.errorName : (e as Error)?.name ?? 'Error', msg }, time: formatLocalDateTime(new Date()) }, null, 2));
+      io.out(JSON.stringify({ error: { code, name, msg }, time: formatLocalDateTime(new Date()) }, null, 2));
     } else {
-      io.err(`wcs: ${msg}`);
+      io.err(isKeyStoreError(e) ? `wcs: ${e.code}: ${msg}` : `wcs: ${msg}`);
     }
     if (!known && env.WCS_DEBUG) io.err(String((e as Error)?.stack ?? e));
     return 1;

@@ -25,6 +25,16 @@ describe('config: environment and config file', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://x/y' }, tmp)).to.throw(ConfigError, /^WCS_MASTER_KEY: required/);
   });
 
+  it('accepts the known key-store backends only, and names WCS_KEYSTORE_BACKEND otherwise', () => {
+    expect(loadConfig({}, tmp).keystoreBackend).to.equal('software');
+    expect(loadConfig({ WCS_KEYSTORE_BACKEND: '' }, tmp).keystoreBackend).to.equal('software');
+    expect(loadConfig({ WCS_KEYSTORE_BACKEND: 'software' }, tmp).keystoreBackend).to.equal('software');
+    expect(loadConfig({ WCS_KEYSTORE_BACKEND: 'pkcs11' }, tmp).keystoreBackend).to.equal('pkcs11');
+    for (const bad of ['hsm', 'PKCS11', 'software ', 'constructor', 'toString']) {
+      expect(() => loadConfig({ WCS_KEYSTORE_BACKEND: bad }, tmp), bad).to.throw(ConfigError, /^WCS_KEYSTORE_BACKEND: must be one of software, pkcs11, got "/);
+    }
+  });
+
   it('validates the config file and names the offending entry', () => {
     const f = path.join(tmp, 'bad.json');
     fs.writeFileSync(f, JSON.stringify({ chains: [{ id: 9, code: 'BASE', name: 'Base', family: 'evm', environment: 'live', network: 'mainnet', nativeSymbol: 'ETH', decimals: 'eighteen', confirmations: 12, evmChainId: 8453 }] }));

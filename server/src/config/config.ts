@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { CHAIN_CODE_RE, CHAIN_FAMILIES, ENVIRONMENTS } from '@wcs/core';
+import { KEYSTORE_PACKAGES } from '../plugins/loader';
 
 /** Raised when configuration is invalid; the message names the offending key. */
 export class ConfigError extends Error {
@@ -184,7 +185,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       maxResponseBytes: intVar(env, 'WCS_CALLBACK_MAX_RESPONSE_BYTES', 65536, 1024, 16 * 1048576),
       allowPrivateTargets: boolVar(env, 'WCS_CALLBACK_ALLOW_PRIVATE'),
     },
-    keystoreBackend: env.WCS_KEYSTORE_BACKEND && env.WCS_KEYSTORE_BACKEND !== '' ? env.WCS_KEYSTORE_BACKEND : 'software',
+    keystoreBackend: enumVar(env, 'WCS_KEYSTORE_BACKEND', 'software', Object.keys(KEYSTORE_PACKAGES)),
     env: Object.freeze({ ...env }),
   };
 }

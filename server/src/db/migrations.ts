@@ -240,6 +240,30 @@ CREATE TABLE callback_attempts (
 );
 `,
   },
+  {
+    version: 5,
+    name: 'custody key directory',
+    sql: `
+-- Key-per-ref backends (PKCS#11) generate one key per (namespace, purpose, application, index)
+-- on the device; this records which device object (key_id, e.g. CKA_ID) serves which ref, and
+-- its public key. Public facts only. application_id has no foreign key on purpose: the key
+-- store's conformance suite uses refs of applications that have no row.
+CREATE TABLE custody_keys (
+  id             BIGSERIAL PRIMARY KEY,
+  backend        VARCHAR(32) NOT NULL,
+  namespace      TEXT COLLATE "C" NOT NULL,
+  purpose        VARCHAR(16) NOT NULL CHECK (purpose IN ('deposit','hot','fee')),
+  application_id INTEGER NOT NULL,
+  key_index      BIGINT NOT NULL CHECK (key_index >= 0 AND key_index < 2147483648),
+  curve          VARCHAR(16) NOT NULL,
+  key_id         BYTEA NOT NULL,
+  public_key     BYTEA NOT NULL,
+  created_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (backend, namespace, purpose, application_id, key_index),
+  UNIQUE (backend, key_id)
+);
+`,
+  },
 ];
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { TextDecoder } from 'node:util';
-import { WcsError, isWcsError, ErrorCodes } from '@wcs/core';
+import { WcsError, isWcsError, isKeyStoreError, ErrorCodes, KEYSTORE_UNAVAILABLE_CODES, type KeyStoreError } from '@wcs/core';
 import type { Logger } from '../config/logger';
 import type { Authenticator } from '../auth/authenticate';
 import { sendError, sendOk } from './envelope';
@@ -50,9 +50,24 @@ function parseJson(req: Request, raw: Buffer): unknown {
   }
 }
 
-/** Maps any thrown value to (httpStatus, WcsError); unknown faults become INTERNAL_ERROR. */
+/** The first KeyStoreError in err's cause chain (err included) whose code means "cannot serve now, retry later". */
+export function keyStoreUnavailableCause(err: unknown): KeyStoreError | undefined {
+  const seen = new Set<unknown>();
+  for (let cur = err; cur && typeof cur === 'object' && !seen.has(cur) && seen.size < 16; cur = (cur as { cause?: unknown }).cause) {
+    if (isKeyStoreError(cur) && KEYSTORE_UNAVAILABLE_CODES.has(cur.code)) return cur;
+    seen.add(cur);
+  }
+  return undefined;
+}
+
+/**
+ * Maps any thrown value to (httpStatus, WcsError); unknown faults become INTERNAL_ERROR. A key
+ * store that cannot serve now (locked, device away, wrong PIN...) is KEYSTORE_UNAVAILABLE (503).
+ */
 export function toWcsError(err: unknown): { error: WcsError; fault: boolean } {
-  if (isWcsError(err)) return { error: err, fault: err.errorClass === 'INTERNAL' };
+  if (isWcsError(err) && err.errorClass !== 'INTERNAL') return { error: err, fault: false };
+  if (keyStoreUnavailableCause(err)) return { error: new WcsError('KEYSTORE_UNAVAILABLE', { cause: err }), fault: true };
+  if (isWcsError(err)) return { error: err, fault: true };
   const e = err as { type?: string; status?: number; name?: string };
   switch (e?.type) {
     case 'entity.too.large':
@@ -158,7 +173,10 @@ export function createHttpApp(opts: HttpAppOptions): express.Express {
     const { error, fault } = toWcsError(err);
     const requestId = res.locals.requestId as string | undefined;
     if (fault) {
-      logger.error('request failed', { requestId, method: req.method, path: req.path, code: error.code, error: err });
+      const ks = keyStoreUnavailableCause(err);
+      // a key-store outage: its code and message (never secret), not a stack per request
+      if (ks) logger.error('request failed: key store unavailable', { requestId, method: req.method, path: req.path, code: error.code, keystoreCode: ks.code, reason: ks.message });
+      else logger.error('request failed', { requestId, method: req.method, path: req.path, code: error.code, error: err });
     } else {
       logger.debug('request rejected', { requestId, method: req.method, path: req.path, code: error.code, reason: error.message });
     }

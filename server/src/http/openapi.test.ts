@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { ErrorCodes } from '@wcs/core';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { supportRoutes } from './support-routes';
@@ -29,6 +30,20 @@ describe('docs/openapi.json matches the server', () => {
     const fields = Object.keys(chainJson({ ...chain, tokens: [] })).sort();
     expect(Object.keys(doc.components.schemas.Chain.properties).sort()).to.deep.equal(fields);
     expect([...doc.components.schemas.Chain.required].sort()).to.deep.equal(fields);
+  });
+
+  it('operations that need a key document 503 KEYSTORE_UNAVAILABLE with the catalogue\'s code and message; /readyz its keystore check', () => {
+    const schema = doc.components.responses.KeyStoreUnavailable.content['application/json'].schema;
+    expect(schema.allOf[0]).to.deep.equal({ $ref: '#/components/schemas/ErrorEnvelope' });
+    expect(schema.allOf[1].properties).to.deep.equal({
+      code: { const: ErrorCodes.KEYSTORE_UNAVAILABLE.code },
+      msg: { const: ErrorCodes.KEYSTORE_UNAVAILABLE.message },
+    });
+    expect(ErrorCodes.KEYSTORE_UNAVAILABLE.httpStatus).to.equal(503);
+    for (const p of ['/wallet/address/create', '/wallet/address/batch-create']) {
+      expect(doc.paths[API_PREFIX + p].post.responses['503'], p).to.deep.equal({ $ref: '#/components/responses/KeyStoreUnavailable' });
+    }
+    expect(doc.components.schemas.ReadyChecks.properties.keystore.description).to.match(/unavailable: <reason>/);
   });
 
   it('the callback task and attempt schemas list exactly the fields of the spec, all required', () => {

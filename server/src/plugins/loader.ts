@@ -1,4 +1,4 @@
-import { AdapterRegistry, PLUGIN_API_VERSION, PluginError, type KeyStore } from '@wcs/core';
+import { AdapterRegistry, PLUGIN_API_VERSION, PluginError, type KeyDirectory, type KeyStoreOptions, type KeyStorePlugin } from '@wcs/core';
 import type { ServiceConfig } from '../config/config';
 
 /** The adapter packages loaded when the config file names none. */
@@ -17,34 +17,30 @@ export const KEYSTORE_PACKAGES: Readonly<Record<string, string>> = {
   pkcs11: '@wcs/custody-pkcs11',
 };
 
-interface KeyStorePluginLike {
-  readonly name: string;
-  readonly pluginApiVersion: number;
-  readonly backend: string;
-  create(options: { dataDir: string; env: Readonly<Record<string, string | undefined>>; devMode: boolean }): KeyStore;
-  initialize(options: { dataDir: string; env: Readonly<Record<string, string | undefined>>; devMode: boolean }, params: { mnemonic?: string }): Promise<Record<string, unknown>>;
-}
-
 export function loadAdapters(config: ServiceConfig): AdapterRegistry {
   return AdapterRegistry.load(config.file.adapters ?? DEFAULT_ADAPTER_PACKAGES);
 }
 
-export function loadKeyStorePlugin(config: ServiceConfig, requireFn: (id: string) => unknown = require): KeyStorePluginLike {
+export function loadKeyStorePlugin(config: ServiceConfig, requireFn: (id: string) => unknown = require): KeyStorePlugin {
   const backend = config.keystoreBackend;
   const pkg = KEYSTORE_PACKAGES[backend];
   if (!pkg) throw new PluginError(`WCS_KEYSTORE_BACKEND: unknown backend "${backend}" (known: ${Object.keys(KEYSTORE_PACKAGES).join(', ')})`);
-  let mod: { plugin?: KeyStorePluginLike };
+  let mod: { plugin?: KeyStorePlugin };
   try {
-    mod = requireFn(pkg) as { plugin?: KeyStorePluginLike };
+    mod = requireFn(pkg) as { plugin?: KeyStorePlugin };
   } catch (e) {
     throw new PluginError(`WCS_KEYSTORE_BACKEND=${backend}: cannot load ${pkg}: ${(e as Error).message}`, { cause: e });
   }
   const p = mod.plugin;
-  if (!p || typeof p.create !== 'function' || p.backend !== backend) throw new PluginError(`${pkg} does not export a key-store plugin for backend ${backend}`);
+  if (!p || typeof p.create !== 'function' || typeof p.initialize !== 'function' || p.backend !== backend) throw new PluginError(`${pkg} does not export a key-store plugin for backend ${backend}`);
   if (p.pluginApiVersion !== PLUGIN_API_VERSION) throw new PluginError(`${pkg} is built for plugin API ${p.pluginApiVersion}; this core provides ${PLUGIN_API_VERSION}`);
   return p;
 }
 
-export function keyStoreOptions(config: ServiceConfig) {
-  return { dataDir: config.dataDir, env: config.env, devMode: config.databaseUrl === null };
+/**
+ * What a backend is created with. `directory`: where a key-per-ref backend (PKCS#11) records its
+ * keys; the API passes the Postgres one, CLI commands that only check the device pass none.
+ */
+export function keyStoreOptions(config: ServiceConfig, directory?: KeyDirectory): KeyStoreOptions {
+  return { dataDir: config.dataDir, env: config.env, devMode: config.databaseUrl === null, ...(directory ? { directory } : {}) };
 }
