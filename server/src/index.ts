@@ -11,3 +11,6 @@ export { TOKENS } from './container';
 export { CallbackService, type CallbackTaskView, type CallbackAttemptView } from './callbacks/callback-service';
 export { CallbackDispatcher, PREFETCH } from './callbacks/dispatcher';
 export type { CallbackConfig } from './config/config';
+export { PgKeyDirectory } from './custody/key-directory';
+export { Database } from './db/database';
+export { migrate } from './db/migrations';
