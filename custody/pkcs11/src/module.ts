@@ -25,6 +25,7 @@ export class SharedModule {
   private reinit: Promise<void> | null = null;
   private lastReinit = 0;
   private idle: Array<() => void> = [];
+  private objectWrites: Promise<unknown> = Promise.resolve();
 
   private constructor(readonly library: string) {
     this.pkcs11 = new pkcs11js.PKCS11();
@@ -100,6 +101,18 @@ export class SharedModule {
       this.busy--;
       if (this.busy === 0) for (const f of this.idle.splice(0)) f();
     }
+  }
+
+  /**
+   * Runs fn alone among this module's token-object lookups and writes (key generation). SoftHSM's
+   * file object store answers CKR_GENERAL_ERROR now and then when token objects are created on
+   * several sessions at once; keys are made once per user, so one at a time costs nothing that
+   * matters. Signing is not serialised.
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.objectWrites.then(fn, fn);
+    this.objectWrites = next.catch(() => undefined);
+    return next;
   }
 
   /**

@@ -289,6 +289,12 @@ export class Pkcs11KeyStore implements KeyStore {
    * by a crash before its directory row was written is adopted, not duplicated.
    */
   private async onDevice(identity: KeyIdentity, curve: Curve, create: boolean, ref: KeyRef): Promise<CachedKey> {
+    const module = this.module;
+    if (!module) throw new KeyStoreError('KEYSTORE_LOCKED', 'the PKCS#11 keystore is not open (call init() first)');
+    return module.exclusive(() => this.findOrGenerate(identity, curve, create, ref));
+  }
+
+  private findOrGenerate(identity: KeyIdentity, curve: Curve, create: boolean, ref: KeyRef): Promise<CachedKey> {
     return this.withSession('key lookup', async (p, session) => {
       const publics = findObjects(p, session, identity.id, pkcs11js.CKO_PUBLIC_KEY);
       let publicHandle = publics[0];
