@@ -117,6 +117,8 @@ export interface CpuPercent {
   postgres: number | null;
   /** Everything else on the host during the run (other processes, kernel): noise. */
   other: number | null;
+  /** The whole host (all processes and the kernel). */
+  host: number | null;
 }
 
 export function cpuPercent(a: CpuSnapshot, b: CpuSnapshot): CpuPercent {
@@ -128,7 +130,7 @@ export function cpuPercent(a: CpuSnapshot, b: CpuSnapshot): CpuPercent {
   const postgres = pct(postgresDelta(a.postgres, b.postgres));
   const host = pct(a.host === null || b.host === null ? null : b.host - a.host);
   const other = host === null || target === null ? null : Math.max(0, host - client - target - (postgres ?? 0));
-  return { client, target, postgres, other };
+  return { client, target, postgres, other, host };
 }
 
 /** CPU time (µs) per completed request, for the target process and for Postgres; null where /proc is unavailable. */
