@@ -49,7 +49,7 @@ async function trySign(p: pkcs11js.PKCS11, session: Handle, curve: Curve): Promi
     for (let i = 0; i < 5; i++) {
       p.C_SignInit(session, { mechanism: m.sign }, keys.privateKey);
       const raw = await p.C_SignAsync(session, payload, Buffer.alloc(curve === 'secp256k1' ? 72 : 64));
-      const ok = curve === 'secp256k1' ? finishEcdsa(raw, payload, pub.bytes) !== null : verifyEddsa(raw, payload, ed25519KeyObject(pub.bytes));
+      const ok = curve === 'secp256k1' ? finishEcdsa(raw, payload, pub.bytes) !== null : await verifyEddsa(raw, payload, ed25519KeyObject(pub.bytes));
       if (ok) return `generated a session key, signed and verified${i ? ` (after ${i} invalid signature${i > 1 ? 's' : ''})` : ''}`;
     }
     throw new Error('5 signatures in a row did not verify');

@@ -365,7 +365,7 @@ export class Pkcs11KeyStore implements KeyStore {
         }
       } else {
         key.edKey ??= ed25519KeyObject(key.record.publicKey);
-        if (verifyEddsa(raw, data, key.edKey)) {
+        if (await verifyEddsa(raw, data, key.edKey)) {
           this.counters.signatures++;
           return { curve, bytes: new Uint8Array(raw), recovery: null };
         }

@@ -42,9 +42,10 @@ function recover(sig: Buffer, recovery: number, digest: Uint8Array): Uint8Array 
 
 /**
  * Turns an HSM's ECDSA output into the KeyStore form: S normalised to the lower half (s := n - s),
- * then the recovery id found by recovering the public key from (r, s, digest) with id 0 and 1 and
- * comparing it with the stored key. A signature that recovers neither id's key to the stored key
- * does not verify: null (the caller signs again). Recovery to the right key is verification.
+ * then the recovery id found by recovering the public key from (r, s, digest) with id 0 and
+ * 1 and comparing it with the stored key (1.5 recoveries on average, about 80 µs each with
+ * libsecp256k1). A signature that recovers neither id's key to the stored key does not verify:
+ * null (the caller signs again). Recovery to the right key is verification.
  */
 export function finishEcdsa(raw: Uint8Array, digest: Uint8Array, publicKey: Uint8Array): { bytes: Uint8Array; recovery: number } | null {
   const rs = parseRS(raw);
@@ -68,12 +69,18 @@ export function ed25519KeyObject(publicKey: Uint8Array): KeyObject {
   return createPublicKey({ key: Buffer.concat([ED25519_SPKI, publicKey]), format: 'der', type: 'spki' });
 }
 
-/** Whether a 64-byte EdDSA signature verifies against the key (RFC 8032, through OpenSSL). */
-export function verifyEddsa(raw: Uint8Array, message: Uint8Array, key: KeyObject): boolean {
-  if (raw.length !== 64) return false;
-  try {
-    return verify(null, message, key, raw);
-  } catch {
-    return false;
-  }
+/**
+ * Whether a 64-byte EdDSA signature verifies against the key (RFC 8032, through OpenSSL). The
+ * check runs on the libuv thread pool (crypto.verify with a callback), not on the event loop,
+ * which dispatches every other signature.
+ */
+export function verifyEddsa(raw: Uint8Array, message: Uint8Array, key: KeyObject): Promise<boolean> {
+  if (raw.length !== 64) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    try {
+      verify(null, message, key, raw, (error, ok) => resolve(!error && ok));
+    } catch {
+      resolve(false);
+    }
+  });
 }
