@@ -34,33 +34,93 @@ export interface MemoCodec {
   isValid(memo: string): boolean;
 }
 
-// ---- Capabilities declared for later issues (deposit scanning, transfers, status) ----
+// ---- Deposit scanning ----
 
-export interface ChainCursor {
-  readonly height: bigint;
-  readonly hash: string;
+/** Where a scanner reads the chain: the operator's RPC endpoint for one chain (WCS_RPC_<CODE>). */
+export interface ChainEndpoint {
+  /** HTTP(S) JSON-RPC or REST base URL (never logged with its credentials). */
+  readonly url: string;
+  /** Extra request headers (API keys of RPC providers). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Per-request timeout, ms. */
+  readonly timeoutMs?: number;
 }
 
+/** A block as the reorg tracker needs it: the engine keeps recent ones with parent links. */
+export interface BlockRef {
+  readonly height: bigint;
+  readonly hash: string;
+  readonly parentHash: string;
+}
+
+/** One transfer into a watched address, as the chain reports it. */
 export interface ObservedTransfer {
   readonly txHash: string;
-  /** Position of the transfer in the transaction (output index, log index, operation index). */
+  /**
+   * Position of the transfer in the transaction: output index (BTC), log index (ERC-20 logs;
+   * native EVM value transfers use -1), operation / action index (memo chains), instruction
+   * index (SOL). (chain, txHash, position) identifies a deposit: a re-scan never duplicates one.
+   */
   readonly position: number;
+  readonly fromAddress: string | null;
+  /** Canonical form (as AddressCodec.validate normalises it). */
   readonly toAddress: string;
   readonly memo: string | null;
-  /** Token contract / mint / issuer; null for the native coin. */
+  /** Token contract / mint / issuer in the form the catalogue uses; null for the native coin. */
   readonly contract: string | null;
+  /** Base units of the token. */
   readonly amount: bigint;
   readonly blockHeight: bigint;
   readonly blockHash: string;
+  /** False when the transaction failed on chain (its transfers are recorded as FAILED, never credited). */
   readonly succeeded: boolean;
 }
 
-/** Deposit scanning: read blocks (or account history) and report transfers to watched addresses. */
-export interface DepositScanner {
-  tip(): Promise<ChainCursor>;
-  blockHashAt(height: bigint): Promise<string | null>;
-  transfersInRange(from: bigint, to: bigint, watched: ReadonlySet<string>): Promise<ObservedTransfer[]>;
+/** Where a transaction stands now (used for deposits whose block left the chain). */
+export type TransactionLookup =
+  | { readonly state: 'MINED'; readonly blockHeight: bigint; readonly blockHash: string; readonly succeeded: boolean }
+  /** Known to the node but not in a block (mempool). */
+  | { readonly state: 'PENDING' }
+  /** The node does not know it. */
+  | { readonly state: 'UNKNOWN' };
+
+/**
+ * Block chains (EVM, BTC): the engine walks heights from its cursor, keeps recent block hashes
+ * with parent links, and on a mismatch rolls back to the fork point and re-scans.
+ */
+export interface BlockScanner {
+  readonly kind: 'blocks';
+  /** Height of the chain's current tip. */
+  tipHeight(): Promise<bigint>;
+  /** The block at a height on the node's current best chain, or null above the tip. */
+  blockAt(height: bigint): Promise<BlockRef | null>;
+  /**
+   * Every block in [from, to] (ascending, parent links intact) and the transfers in them to the
+   * watched addresses (canonical forms). A range that straddles a reorg may come back with broken
+   * parent links: the engine checks them and asks again.
+   */
+  scanRange(from: bigint, to: bigint, watched: ReadonlySet<string>): Promise<{ readonly blocks: readonly BlockRef[]; readonly transfers: readonly ObservedTransfer[] }>;
+  lookupTransaction(txHash: string): Promise<TransactionLookup>;
 }
+
+/**
+ * Account-history chains (SOL, XRP, XLM, EOS): the chain is read per watched address through its
+ * history API, final data only (finalized / validated ledgers / irreversible blocks), so nothing
+ * read is ever taken back. The cursor is opaque to the engine and stored per address.
+ */
+export interface HistoryScanner {
+  readonly kind: 'history';
+  /** Height of the last final block / ledger / slot (for confirmations and reporting). */
+  tipHeight(): Promise<bigint>;
+  /**
+   * Transfers into `address` after `cursor` (null: from the address's first transaction), oldest
+   * first, at most about `limit` transactions' worth, and the cursor to continue from (the same
+   * cursor when there is nothing new).
+   */
+  transfersSince(address: string, cursor: string | null, limit: number): Promise<{ readonly transfers: readonly ObservedTransfer[]; readonly cursor: string | null }>;
+}
+
+export type DepositScanner = BlockScanner | HistoryScanner;
 
 export interface TransferRequest {
   readonly from: string;
@@ -113,7 +173,8 @@ export interface ChainAdapter {
   readonly address: AddressCodec;
   /** Present exactly on memo chains. */
   readonly memo: MemoCodec | null;
-  readonly scanner?: DepositScanner;
+  /** Deposit scanning over an RPC endpoint; absent when the adapter cannot scan yet. */
+  createScanner?(endpoint: ChainEndpoint): DepositScanner;
   readonly transfers?: TransferCrafter;
   readonly broadcaster?: Broadcaster;
   readonly txStatus?: TransactionStatusReader;
