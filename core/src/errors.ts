@@ -57,6 +57,8 @@ export const ErrorCodes = Object.freeze({
   // 1005 001 xxx: callbacks
   CALLBACK_TASK_NOT_FOUND: spec(1005001001, 'CALLBACK_TASK_NOT_FOUND', 'BUSINESS', 200, 'Callback task not found'),
   CALLBACK_TASK_BUSY: spec(1005001002, 'CALLBACK_TASK_BUSY', 'BUSINESS', 200, 'Callback task is queued or being delivered; it cannot be resent now'),
+  // 1006 001 xxx: deposits
+  RECHARGE_NOT_FOUND: spec(1006001001, 'RECHARGE_NOT_FOUND', 'BUSINESS', 200, 'Recharge record not found'),
   // 1007 004 xxx: withdrawal funding (given by the spec)
   HOT_WALLET_BALANCE_TOO_LOW: spec(1007004002, 'HOT_WALLET_BALANCE_TOO_LOW', 'BUSINESS', 200, 'Hot wallet balance is insufficient for this withdrawal'),
 } as const);

@@ -21,6 +21,10 @@ import { CallbackDispatcher } from './callbacks/dispatcher';
 import { callbackRoutes } from './http/callback-routes';
 import { PgKeyDirectory } from './custody/key-directory';
 import { KeyStoreSupervisor } from './custody/keystore-supervisor';
+import { RechargeService } from './deposits/recharge-service';
+import { rechargeRoutes } from './http/recharge-routes';
+import { ScanWorker, scanStatus } from './deposits/scan-worker';
+import type { AdapterRegistry } from '@wcs/core';
 
 /** Injection tokens. The composition root below is the only place that wires them. */
 export const TOKENS = {
@@ -41,6 +45,7 @@ export const TOKENS = {
   AddressService: Symbol('AddressService'),
   Workers: Symbol('Workers'),
   CallbackService: Symbol('CallbackService'),
+  RechargeService: Symbol('RechargeService'),
 } as const;
 
 /**
@@ -87,9 +92,11 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
     }),
   });
   c.register(TOKENS.CallbackService, { useFactory: instanceCachingFactory(() => new CallbackService(db.sequelize)) });
+  c.register(TOKENS.RechargeService, { useFactory: instanceCachingFactory(() => new RechargeService(db.sequelize)) });
   c.register(TOKENS.ApiRoutes, {
     useFactory: instanceCachingFactory((x): ApiRoute[] => [
-      ...supportRoutes(catalogue),
+      ...supportRoutes(catalogue, (chain) => scanStatus(config.deposits, x.resolve<AdapterRegistry>(TOKENS.AdapterRegistry), chain)),
+      ...rechargeRoutes(x.resolve(TOKENS.RechargeService)),
       ...addressRoutes(x.resolve(TOKENS.AddressService)),
       ...callbackRoutes(x.resolve(TOKENS.CallbackService)),
       ...extraRoutes,
@@ -104,6 +111,7 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
           if (n > 0) logger.debug('expired nonces removed', { count: n });
         }, logger),
         new CallbackDispatcher(db, x.resolve(TOKENS.CredentialStore), config.callbacks, logger),
+        new ScanWorker(db, catalogue, x.resolve(TOKENS.AdapterRegistry), config.deposits, logger),
       ];
     }),
   });

@@ -1,4 +1,4 @@
-import { FAMILY_TRAITS, type ChainDefinition, type ChainFamily, type Environment, type TokenDefinition, WcsError } from '@wcs/core';
+import { FAMILY_TRAITS, parseUnits, type ChainDefinition, type ChainFamily, type Environment, type TokenDefinition, WcsError } from '@wcs/core';
 import type { Sequelize } from 'sequelize';
 import type { ConfigFile, ChainConfig, TokenConfig } from '../config/config';
 import { ConfigError } from '../config/config';
@@ -80,6 +80,28 @@ export async function seedCatalogue(sequelize: Sequelize, models: Models, file: 
       await ChainTokenModel.upsert({ id: t.id, chainId, symbol: t.symbol, name: t.name, contract: t.contract, decimals: t.decimals, active: true, updatedAt: new Date() }, { transaction });
     }
     await sequelize.query('UPDATE chain_tokens SET active = false WHERE NOT (id = ANY($1::int[]))', { bind: [tokens.map((t) => t.id)], transaction });
+    for (const t of tokenSettings(file, tokens)) {
+      await sequelize.query('UPDATE chain_tokens SET min_deposit = $2::numeric, confirmations = $3 WHERE id = $1', {
+        bind: [t.id, t.minDeposit.toString(), t.confirmations], transaction,
+      });
+    }
+  });
+}
+
+/** Per-token deposit settings from the config file (minDeposit in base units; confirmations null: the chain's). */
+export function tokenSettings(file: ConfigFile, tokens: readonly TokenDefinition[]): Array<{ id: number; minDeposit: bigint; confirmations: number | null }> {
+  const configured = new Map((file.tokens ?? []).map((t) => [t.id, t]));
+  return tokens.map((t) => {
+    const c = configured.get(t.id);
+    let minDeposit = 0n;
+    if (c?.minDeposit !== undefined) {
+      try {
+        minDeposit = parseUnits(c.minDeposit, t.decimals);
+      } catch {
+        throw new ConfigError(`WCS_CONFIG: tokens: id ${t.id}: minDeposit ${c.minDeposit} has more than ${t.decimals} decimal places`);
+      }
+    }
+    return { id: t.id, minDeposit, confirmations: c?.confirmations ?? null };
   });
 }
 

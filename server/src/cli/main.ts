@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../config/logger';
 import { openStorage, WcsService, type StorageHandle } from '../service';
 import { BIZ_TYPES, type ApplicationView, type BizType } from '../apps/applications';
 import type { CallbackService } from '../callbacks/callback-service';
+import type { RechargeService } from '../deposits/recharge-service';
 import { TOKENS } from '../container';
 import { generateMasterKeyText } from '../crypto/secret-box';
 import { resolveCatalogue } from '../catalogue/catalogue';
@@ -284,6 +285,37 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
           ? `queued test callback task ${task.id} to ${task.url}; a running worker (wcs start) delivers it; attempts: GET /api/v1/wallet/callback/attempts?callbackTaskId=${task.id}`
           : `recorded test callback task ${task.id} as FAILED: no callback URL is configured for ${o.bizType} (wcs app set-callback), then resend it`,
       );
+    });
+
+  const deposits = program.command('deposits').description('deposits (recharges): the operator\'s side');
+  deposits
+    .command('unattributed')
+    .description('list deposits to shared memo-chain addresses whose memo is missing or names no user (credited to nobody)')
+    .option('--all', 'include the ones already assigned')
+    .addOption(jsonOpt())
+    .action(async (o: { all?: boolean; json?: boolean }) => {
+      setJson(o);
+      const rows = await withStorage((s) => s.container.resolve<RechargeService>(TOKENS.RechargeService).unattributed(Boolean(o.all)));
+      emit(rows, () =>
+        rows.length === 0
+          ? 'no unattributed deposits'
+          : rows.map((r) => `${String(r.id).padEnd(6)} ${r.environment}:${r.chainCode} ${r.amount} ${r.tokenSymbol} to ${r.address} memo ${r.memo ?? '(none)'} ${r.reason} tx ${r.txHash}#${r.position}${r.rechargeId ? ` -> recharge ${r.rechargeId}` : ''}`).join('\n'),
+      );
+    });
+  deposits
+    .command('assign <id>')
+    .description('credit an unattributed deposit to a user who has an address on that shared address (creates the recharge record and its callbacks)')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .requiredOption('--user <externalUserId>', 'the user to credit')
+    .addOption(jsonOpt())
+    .action(async (id: string, o: { app: number; user: string; json?: boolean }) => {
+      setJson(o);
+      if (!/^\d{1,15}$/.test(id)) throw new ConfigError(`id: must be the numeric id shown by wcs deposits unattributed, got "${id}"`);
+      const r = await withStorage(async (s) => {
+        await s.applications.get(o.app);
+        return s.container.resolve<RechargeService>(TOKENS.RechargeService).assign(Number(id), o.app, o.user);
+      });
+      emit(r, () => `assigned to ${o.user}: recharge ${r.id}, ${r.amount} ${r.tokenSymbol}, ${r.txStatus}`);
     });
 
   program

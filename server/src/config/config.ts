@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { CHAIN_CODE_RE, CHAIN_FAMILIES, ENVIRONMENTS } from '@wcs/core';
+import { CHAIN_CODE_RE, CHAIN_FAMILIES, ENVIRONMENTS, type ChainEndpoint } from '@wcs/core';
 import { KEYSTORE_PACKAGES } from '../plugins/loader';
 
 /** Raised when configuration is invalid; the message names the offending key. */
@@ -35,6 +35,10 @@ const tokenSchema = z.strictObject({
   name: z.string().min(1).max(64),
   contract: z.string().min(1).max(128).nullable(),
   decimals: z.number().int().min(0).max(36),
+  /** Smallest deposit credited, as a decimal string in the token's units (default: any amount). */
+  minDeposit: z.string().regex(/^(0|[1-9]\d{0,35})(\.\d{1,36})?$/, 'must be a decimal string such as "0.01"').optional(),
+  /** Confirmations for this token's deposits (default: the chain's). */
+  confirmations: z.number().int().min(0).max(100000).optional(),
 });
 
 export const configFileSchema = z.strictObject({
@@ -68,6 +72,57 @@ export interface CallbackConfig {
   readonly allowPrivateTargets: boolean;
 }
 
+/** Deposit detection (docs/deposits.md). */
+export interface DepositConfig {
+  /** RPC endpoint per chain, keyed "environment:CODE", from WCS_RPC_<ENV>_<CODE>. */
+  readonly endpoints: ReadonlyMap<string, ChainEndpoint>;
+  /** First height to scan per chain when it has no cursor yet, from WCS_SCAN_START_<ENV>_<CODE>. */
+  readonly startHeights: ReadonlyMap<string, bigint>;
+  readonly pollMs: number;
+  readonly batchBlocks: number;
+  readonly concurrency: number;
+  readonly leaseMs: number;
+  readonly rpcTimeoutMs: number;
+}
+
+const RPC_VAR = /^WCS_RPC_(TEST|LIVE)_([A-Z][A-Z0-9_]{1,15})$/;
+const START_VAR = /^WCS_SCAN_START_(TEST|LIVE)_([A-Z][A-Z0-9_]{1,15})$/;
+
+/** The deposit settings from the environment; an RPC URL must be http(s) (its credentials are never logged). */
+export function depositConfig(env: Env): DepositConfig {
+  const rpcTimeoutMs = intVar(env, 'WCS_RPC_TIMEOUT_MS', 15000, 100, 300000);
+  const endpoints = new Map<string, ChainEndpoint>();
+  const startHeights = new Map<string, bigint>();
+  for (const [key, raw] of Object.entries(env)) {
+    if (raw === undefined || raw === '') continue;
+    const rpc = RPC_VAR.exec(key);
+    if (rpc) {
+      let url: URL;
+      try {
+        url = new URL(raw);
+      } catch {
+        throw new ConfigError(`${key}: must be an http(s) URL`);
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${key}: must be an http(s) URL, got ${url.protocol}`);
+      endpoints.set(`${rpc[1]!.toLowerCase()}:${rpc[2]}`, { url: raw, timeoutMs: rpcTimeoutMs });
+    }
+    const start = START_VAR.exec(key);
+    if (start) {
+      if (!/^\d{1,18}$/.test(raw)) throw new ConfigError(`${key}: must be a block height, got "${raw}"`);
+      startHeights.set(`${start[1]!.toLowerCase()}:${start[2]}`, BigInt(raw));
+    }
+  }
+  return {
+    endpoints,
+    startHeights,
+    pollMs: intVar(env, 'WCS_SCAN_POLL_MS', 1000, 10, 600000),
+    batchBlocks: intVar(env, 'WCS_SCAN_BATCH_BLOCKS', 20, 1, 1000),
+    concurrency: intVar(env, 'WCS_SCAN_CONCURRENCY', 4, 1, 64),
+    leaseMs: intVar(env, 'WCS_SCAN_LEASE_MS', 30000, 1000, 3600000),
+    rpcTimeoutMs,
+  };
+}
+
 export interface ServiceConfig {
   port: number;
   host: string;
@@ -84,6 +139,7 @@ export interface ServiceConfig {
   logFormat: 'json' | 'pretty';
   dbPoolMax: number;
   callbacks: CallbackConfig;
+  deposits: DepositConfig;
   keystoreBackend: string;
   /** The environment the config was read from (backends read their own variables from it). */
   env: Readonly<Record<string, string | undefined>>;
@@ -185,6 +241,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       maxResponseBytes: intVar(env, 'WCS_CALLBACK_MAX_RESPONSE_BYTES', 65536, 1024, 16 * 1048576),
       allowPrivateTargets: boolVar(env, 'WCS_CALLBACK_ALLOW_PRIVATE'),
     },
+    deposits: depositConfig(env),
     keystoreBackend: enumVar(env, 'WCS_KEYSTORE_BACKEND', 'software', Object.keys(KEYSTORE_PACKAGES)),
     env: Object.freeze({ ...env }),
   };

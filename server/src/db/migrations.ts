@@ -264,6 +264,122 @@ CREATE TABLE custody_keys (
 );
 `,
   },
+  {
+    version: 6,
+    name: 'deposit detection: scan cursors and leases, recent blocks, recharges, unattributed deposits, alerts',
+    sql: `
+-- how an application's deposits reach SETTLED (docs/deposits.md); PASS_THROUGH arrives with collection
+ALTER TABLE applications ADD COLUMN settlement_mode VARCHAR(16) NOT NULL DEFAULT 'ON_CONFIRM'
+  CHECK (settlement_mode IN ('ON_CONFIRM','PASS_THROUGH'));
+-- per token: smallest credited deposit (base units) and its own confirmation count (NULL: the chain's)
+ALTER TABLE chain_tokens ADD COLUMN min_deposit NUMERIC(78,0) NOT NULL DEFAULT 0 CHECK (min_deposit >= 0);
+ALTER TABLE chain_tokens ADD COLUMN confirmations INTEGER NULL CHECK (confirmations >= 0);
+
+-- one row per chain: where its scanner stands, and which worker process holds it (a lease)
+CREATE TABLE scan_cursors (
+  chain_id      INTEGER PRIMARY KEY REFERENCES chains(id),
+  height        BIGINT NULL,
+  hash          VARCHAR(128) NULL,
+  tip_height    BIGINT NULL,
+  lease_owner   VARCHAR(128) NULL,
+  lease_until   TIMESTAMPTZ NULL,
+  last_error    TEXT NULL,
+  halted        TEXT NULL,
+  updated_at    TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+
+-- block chains: recent blocks with parent links, to find a fork point
+CREATE TABLE scan_blocks (
+  chain_id     INTEGER NOT NULL REFERENCES chains(id),
+  height       BIGINT NOT NULL,
+  hash         VARCHAR(128) NOT NULL,
+  parent_hash  VARCHAR(128) NOT NULL,
+  PRIMARY KEY (chain_id, height)
+);
+
+-- history chains: the opaque history cursor of each watched address
+CREATE TABLE scan_history_cursors (
+  chain_id   INTEGER NOT NULL REFERENCES chains(id),
+  address    VARCHAR(128) NOT NULL,
+  cursor     TEXT NULL,
+  updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (chain_id, address)
+);
+
+-- one row per on-chain transfer credited to a user's address: (chain, txHash, position)
+CREATE TABLE recharges (
+  id                 BIGSERIAL PRIMARY KEY,
+  application_id     INTEGER NOT NULL REFERENCES applications(id),
+  chain_id           INTEGER NOT NULL REFERENCES chains(id),
+  chain_token_id     INTEGER NOT NULL REFERENCES chain_tokens(id),
+  address_id         INTEGER NOT NULL REFERENCES addresses(id),
+  external_user_id   VARCHAR(64) NOT NULL,
+  address            VARCHAR(128) NOT NULL,
+  memo               VARCHAR(256) NULL,
+  from_address       VARCHAR(128) NULL,
+  tx_hash            VARCHAR(128) NOT NULL,
+  position           INTEGER NOT NULL,
+  amount             NUMERIC(78,0) NOT NULL CHECK (amount > 0),
+  block_height       BIGINT NULL,
+  block_hash         VARCHAR(128) NULL,
+  orphaned_at_height BIGINT NULL,
+  tx_status          VARCHAR(16) NOT NULL CHECK (tx_status IN ('PENDING','CONFIRMED','SETTLED','FAILED')),
+  confirmations      INTEGER NOT NULL DEFAULT 0,
+  min_confirmations  INTEGER NOT NULL,
+  fail_reason        VARCHAR(256) NULL,
+  confirmed_at       TIMESTAMPTZ NULL,
+  settled_at         TIMESTAMPTZ NULL,
+  failed_at          TIMESTAMPTZ NULL,
+  created_at         TIMESTAMPTZ NOT NULL DEFAULT now(),
+  updated_at         TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (chain_id, tx_hash, position)
+);
+CREATE INDEX recharges_open ON recharges (chain_id, tx_status) WHERE tx_status IN ('PENDING','CONFIRMED');
+CREATE INDEX recharges_app_time ON recharges (application_id, created_at, id);
+CREATE INDEX recharges_app_user ON recharges (application_id, external_user_id);
+CREATE INDEX recharges_app_address ON recharges (application_id, address);
+
+-- one callback task per (recharge, txStatus): the merchant's de-duplication key
+CREATE TABLE recharge_notices (
+  recharge_id BIGINT NOT NULL REFERENCES recharges(id),
+  tx_status   VARCHAR(16) NOT NULL,
+  task_id     BIGINT NOT NULL,
+  created_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (recharge_id, tx_status)
+);
+
+-- memo chains: a deposit to a shared address whose memo names no user (credited to nobody)
+CREATE TABLE unattributed_deposits (
+  id             BIGSERIAL PRIMARY KEY,
+  chain_id       INTEGER NOT NULL REFERENCES chains(id),
+  chain_token_id INTEGER NOT NULL REFERENCES chain_tokens(id),
+  address        VARCHAR(128) NOT NULL,
+  memo           VARCHAR(256) NULL,
+  from_address   VARCHAR(128) NULL,
+  tx_hash        VARCHAR(128) NOT NULL,
+  position       INTEGER NOT NULL,
+  amount         NUMERIC(78,0) NOT NULL CHECK (amount > 0),
+  block_height   BIGINT NOT NULL,
+  block_hash     VARCHAR(128) NOT NULL,
+  reason         VARCHAR(32) NOT NULL CHECK (reason IN ('MEMO_MISSING','MEMO_UNKNOWN')),
+  recharge_id    BIGINT NULL REFERENCES recharges(id),
+  assigned_at    TIMESTAMPTZ NULL,
+  created_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (chain_id, tx_hash, position)
+);
+
+-- operator alerts (a reorg deeper than the safe depth touching a credited deposit, ...)
+CREATE TABLE operator_alerts (
+  id          BIGSERIAL PRIMARY KEY,
+  chain_id    INTEGER NULL REFERENCES chains(id),
+  kind        VARCHAR(32) NOT NULL,
+  message     TEXT NOT NULL,
+  details     JSONB NOT NULL DEFAULT '{}',
+  created_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
+  acknowledged_at TIMESTAMPTZ NULL
+);
+`,
+  },
 ];
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations

@@ -10,13 +10,15 @@ import { chainJson } from './support-routes';
 import type { Catalogue } from '../catalogue/catalogue';
 import { resolveCatalogue } from '../catalogue/catalogue';
 import { callbackRoutes } from './callback-routes';
+import { rechargeRoutes } from './recharge-routes';
+import type { RechargeService } from '../deposits/recharge-service';
 import type { CallbackService } from '../callbacks/callback-service';
 
 describe('docs/openapi.json matches the server', () => {
   const doc = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../openapi.json'), 'utf8'));
 
   it('documents exactly the signed routes the server mounts, with their methods', () => {
-    const routes = [...supportRoutes({} as Catalogue), ...addressRoutes({} as AddressService), ...callbackRoutes({} as CallbackService)];
+    const routes = [...supportRoutes({} as Catalogue, () => 'NO_RPC'), ...addressRoutes({} as AddressService), ...callbackRoutes({} as CallbackService), ...rechargeRoutes({} as RechargeService)];
     const served = routes.map((r) => `${r.method} ${API_PREFIX}${r.path}`).sort();
     const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
       .filter(([p]) => p.startsWith(API_PREFIX))
@@ -27,7 +29,7 @@ describe('docs/openapi.json matches the server', () => {
 
   it('the Chain schema lists exactly the fields the server returns', () => {
     const chain = resolveCatalogue({}).chains[0]!;
-    const fields = Object.keys(chainJson({ ...chain, tokens: [] })).sort();
+    const fields = Object.keys(chainJson({ ...chain, tokens: [] }, 'NO_RPC')).sort();
     expect(Object.keys(doc.components.schemas.Chain.properties).sort()).to.deep.equal(fields);
     expect([...doc.components.schemas.Chain.required].sort()).to.deep.equal(fields);
   });

@@ -4,7 +4,7 @@ import type { AppCredentials } from '../auth/credentials';
 import type { ApiRoute } from './routes';
 
 /** A chain as GET support/chains returns it (docs/api.md). */
-export function chainJson(c: ChainView) {
+export function chainJson(c: ChainView, depositDetection: string) {
   return {
     chainId: c.id,
     chainCode: c.code,
@@ -16,6 +16,7 @@ export function chainJson(c: ChainView) {
     minConfirmations: c.confirmations,
     memoRequired: c.addressing === 'memo',
     evmChainId: c.evmChainId,
+    depositDetection,
   };
 }
 
@@ -27,7 +28,18 @@ function enabledChains(catalogue: Catalogue, app: AppCredentials): ChainView[] {
   return out.sort((a, b) => a.id - b.id);
 }
 
-export function supportRoutes(catalogue: Catalogue): ApiRoute[] {
+/**
+ * depositDetection per chain: ENABLED (an RPC endpoint is configured and the adapter scans),
+ * NO_RPC (no WCS_RPC_<ENV>_<CODE>: deposits to this chain are not detected), NOT_SUPPORTED.
+ */
+export function supportRoutes(catalogue: Catalogue, depositDetection: (chain: ChainView) => string): ApiRoute[] {
+  const status = new Map<string, string>();
+  const detection = (c: ChainView): string => {
+    const key = `${c.environment}:${c.code}`;
+    let s = status.get(key);
+    if (s === undefined) status.set(key, (s = depositDetection(c)));
+    return s;
+  };
   return [
     {
       method: 'GET',
@@ -35,7 +47,7 @@ export function supportRoutes(catalogue: Catalogue): ApiRoute[] {
       body: 'none',
       handler: ({ app, query }) => {
         query.noOthers();
-        return enabledChains(catalogue, app).map(chainJson);
+        return enabledChains(catalogue, app).map((c) => chainJson(c, detection(c)));
       },
     },
     {
