@@ -3,3 +3,5 @@ export { plugin, createBitcoinAdapter, PACKAGE_NAME } from './plugin';
 export { BitcoinAddressCodec } from './address';
 export { bitcoinKeySpec, CHANGE_LEVEL } from './keys';
 export { resolveNetwork, DEFAULT_REGTEST_HRP, type BitcoinNetwork } from './network';
+export { BitcoinBlockScanner, outputAddress, type BitcoinScannerOptions } from './scanner';
+export { BitcoinRpcClient, BitcoinRpcError, isBitcoinRpcError, RawJson, type BitcoinRpcErrorCode, type RpcCall, type RpcOutcome, type RpcClientOptions } from './rpc';

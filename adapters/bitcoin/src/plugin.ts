@@ -2,6 +2,7 @@ import { AdapterConfigError, PLUGIN_API_VERSION, type AdapterPlugin, type ChainA
 import { BitcoinAddressCodec } from './address';
 import { bitcoinKeySpec } from './keys';
 import { resolveNetwork } from './network';
+import { BitcoinBlockScanner } from './scanner';
 
 export const PACKAGE_NAME = '@wcs/adapter-bitcoin';
 
@@ -19,6 +20,7 @@ export function createBitcoinAdapter(chain: ChainDefinition): ChainAdapter {
     keySpec: (purpose) => bitcoinKeySpec(network, purpose),
     address: new BitcoinAddressCodec(network),
     memo: null,
+    createScanner: (endpoint) => new BitcoinBlockScanner(network, endpoint),
   } satisfies ChainAdapter);
 }
 

@@ -1,0 +1,284 @@
+import { address as btcAddress, Block, type Transaction } from 'bitcoinjs-lib';
+import type { BlockRef, BlockScanner, ChainEndpoint, ObservedTransfer, TransactionLookup } from '@wcs/core';
+import type { BitcoinNetwork } from './network';
+import { BitcoinRpcClient, BitcoinRpcError, type RpcClientOptions, type RpcOutcome } from './rpc';
+
+const ZERO_HASH = '0'.repeat(64);
+const HASH_RE = /^[0-9a-f]{64}$/;
+
+/**
+ * The address an output pays, in the canonical form AddressCodec.validate gives (lower-case
+ * bech32 / bech32m, base58 as encoded), or null for scripts no address of ours can be:
+ * P2WPKH and P2WSH (v0, 20 / 32 bytes), P2TR (v1, 32 bytes), P2PKH and P2SH of the network's
+ * version bytes. Witness v2-16 and other v1 programs are null (the codec refuses them, so they
+ * are never watched), as are P2PK, bare multisig, OP_RETURN and non-standard scripts.
+ *
+ * Same answers as bitcoinjs-lib's address.fromOutputScript for these templates (cross-checked in
+ * the tests), without its exception per template tried per output, and for P2TR without an ECC
+ * library (fromOutputScript cannot decode P2TR outputs without one, and with one it refuses
+ * programs that are not valid x-only keys, which the chain accepts).
+ */
+export function outputAddress(script: Uint8Array, network: BitcoinNetwork): string | null {
+  const n = script.length;
+  const op = script[0];
+  // Witness program: OP_0 / OP_1 then one direct push of the rest (BIP-141).
+  if ((op === 0x00 || op === 0x51) && n >= 4 && script[1] === n - 2) {
+    const program = script.subarray(2);
+    if (op === 0x00 && (program.length === 20 || program.length === 32)) return btcAddress.toBech32(program, 0, network.hrp);
+    if (op === 0x51 && program.length === 32) return btcAddress.toBech32(program, 1, network.hrp);
+    return null;
+  }
+  // P2PKH: OP_DUP OP_HASH160 <20> OP_EQUALVERIFY OP_CHECKSIG
+  if (n === 25 && op === 0x76 && script[1] === 0xa9 && script[2] === 0x14 && script[23] === 0x88 && script[24] === 0xac) {
+    return btcAddress.toBase58Check(script.subarray(3, 23), network.p2pkhVersion);
+  }
+  // P2SH: OP_HASH160 <20> OP_EQUAL
+  if (n === 23 && op === 0xa9 && script[1] === 0x14 && script[22] === 0x87) {
+    return btcAddress.toBase58Check(script.subarray(2, 22), network.p2shVersion);
+  }
+  return null;
+}
+
+/** Display (RPC) order of a 32-byte hash in internal byte order. */
+function reversedHex(bytes: Uint8Array): string {
+  return Buffer.from(bytes).reverse().toString('hex');
+}
+
+export interface BitcoinScannerOptions extends RpcClientOptions {
+  /** Heights per getblockhash batch (default 100). */
+  readonly hashBatch?: number;
+  /**
+   * Raw blocks per getblock batch at the start of a scan (default 4). Later batches are sized
+   * from the blocks seen so far to carry about `blockBatchChars` of hex (a full mainnet block is
+   * up to ~8 MB of hex, a regtest block a few hundred characters), at most `maxBlockBatch`.
+   */
+  readonly blockBatch?: number;
+  /** Target hex characters per getblock batch answer (default 8 000 000). */
+  readonly blockBatchChars?: number;
+  /** Most blocks per getblock batch (default 100). */
+  readonly maxBlockBatch?: number;
+  /**
+   * Report coinbase outputs paid to watched addresses (default false: a coinbase output cannot be
+   * spent for 100 blocks, and when its block leaves the chain the coinbase is gone for good).
+   */
+  readonly includeCoinbase?: boolean;
+}
+
+/** A decoded block of the scan: its ref and transactions. */
+interface DecodedBlock {
+  readonly ref: BlockRef;
+  readonly block: Block;
+}
+
+/**
+ * Deposit scanning over a Bitcoin Core–style JSON-RPC (Bitcoin Core, bcoin): block hashes by
+ * height (getblockhash, batched), raw blocks (getblock <hash> 0) decoded with bitcoinjs-lib,
+ * outputs matched to the watched addresses. Amounts are the outputs' satoshi values as bigint,
+ * read from the raw transactions (never through the RPC's BTC floats).
+ *
+ * lookupTransaction needs the node's transaction index: bitcoind -txindex=1, bcoin --index-tx
+ * (indexTX: true). Without it a mined transaction is not found (bitcoind says so and this throws
+ * RPC_ERROR; bcoin cannot be told apart and answers UNKNOWN).
+ */
+export class BitcoinBlockScanner implements BlockScanner {
+  readonly kind = 'blocks' as const;
+  private readonly rpc: BitcoinRpcClient;
+  private readonly hashBatch: number;
+  private readonly blockBatch: number;
+  private readonly blockBatchChars: number;
+  private readonly maxBlockBatch: number;
+  private readonly concurrency: number;
+  private readonly includeCoinbase: boolean;
+
+  constructor(private readonly network: BitcoinNetwork, endpoint: ChainEndpoint, options: BitcoinScannerOptions = {}) {
+    this.rpc = new BitcoinRpcClient(endpoint, options);
+    this.hashBatch = Math.max(1, options.hashBatch ?? 100);
+    this.blockBatch = Math.max(1, options.blockBatch ?? 4);
+    this.blockBatchChars = Math.max(1, options.blockBatchChars ?? 8_000_000);
+    this.maxBlockBatch = Math.max(1, options.maxBlockBatch ?? 100);
+    this.concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
+    this.includeCoinbase = options.includeCoinbase ?? false;
+  }
+
+  async tipHeight(): Promise<bigint> {
+    const n = await this.rpc.call<number>('getblockcount');
+    if (!Number.isSafeInteger(n) || n < 0) throw this.shapeError('getblockcount', 'a height');
+    return BigInt(n);
+  }
+
+  async blockAt(height: bigint): Promise<BlockRef | null> {
+    checkHeight(height, 'height');
+    const hash = await this.hashAt(height);
+    if (hash === null) return null;
+    // The raw 80-byte header (verbose false): the parent link without a second JSON decoding of fields.
+    const hex = await this.rpc.call<string>('getblockheader', [hash, false]);
+    if (typeof hex !== 'string' || hex.length !== 160) throw this.shapeError('getblockheader', 'an 80-byte header in hex');
+    const header = Block.fromBuffer(Buffer.from(hex, 'hex'));
+    if (header.getId() !== hash) throw this.shapeError('getblockheader', `the header of block ${hash}`);
+    return { height, hash, parentHash: reversedHex(header.prevHash!) };
+  }
+
+  async scanRange(from: bigint, to: bigint, watched: ReadonlySet<string>): Promise<{ readonly blocks: readonly BlockRef[]; readonly transfers: readonly ObservedTransfer[] }> {
+    checkHeight(from, 'from');
+    checkHeight(to, 'to');
+    if (to < from) return { blocks: [], transfers: [] };
+    const blocks = await this.fetchBlocks(from, to);
+    const transfers: ObservedTransfer[] = [];
+    if (watched.size > 0) {
+      for (const { ref, block } of blocks) this.collect(ref, block, watched, transfers);
+    }
+    return { blocks: blocks.map((b) => b.ref), transfers };
+  }
+
+  async lookupTransaction(txHash: string): Promise<TransactionLookup> {
+    if (typeof txHash !== 'string' || !HASH_RE.test(txHash)) throw new TypeError('txHash must be 64 lower-case hex characters (a txid)');
+    let tx: { blockhash?: string | null } | null;
+    try {
+      tx = await this.rpc.call<{ blockhash?: string | null }>('getrawtransaction', [txHash, true]);
+    } catch (e) {
+      if (!(e instanceof BitcoinRpcError) || e.rpcCode === null) throw e;
+      if (/-txindex/.test(e.message)) {
+        throw new BitcoinRpcError('RPC_ERROR', 'getrawtransaction', `${e.message} [the node needs a transaction index: bitcoind -txindex=1, bcoin --index-tx]`, { rpcCode: e.rpcCode });
+      }
+      // bitcoind: -5 "No such mempool or blockchain transaction"; bcoin: -1 "Transaction not found."
+      if (e.rpcCode === -5 || /not found/i.test(e.message)) return { state: 'UNKNOWN' };
+      throw e;
+    }
+    if (tx === null || typeof tx !== 'object') throw this.shapeError('getrawtransaction', 'a transaction object');
+    // In the mempool: bitcoind leaves blockhash out, bcoin sets it to null.
+    if (tx.blockhash === undefined || tx.blockhash === null) return { state: 'PENDING' };
+    const blockHash = tx.blockhash;
+    if (typeof blockHash !== 'string' || !HASH_RE.test(blockHash)) throw this.shapeError('getrawtransaction', 'a block hash');
+    let header: { height?: unknown; confirmations?: unknown };
+    try {
+      header = await this.rpc.call('getblockheader', [blockHash, true]);
+    } catch (e) {
+      if (e instanceof BitcoinRpcError && e.rpcCode !== null) return { state: 'UNKNOWN' };
+      throw e;
+    }
+    const height = header?.height;
+    if (typeof height !== 'number' || !Number.isSafeInteger(height) || height < 0) throw this.shapeError('getblockheader', 'a height');
+    // A block off the best chain (bitcoind's txindex keeps such entries; confirmations -1): the
+    // transaction is in no block of the chain and not in the mempool.
+    if (typeof header.confirmations === 'number' && header.confirmations < 1) return { state: 'UNKNOWN' };
+    // Belt and braces for nodes that do not report -1: the best chain must have this block at that height.
+    const main = await this.hashAt(BigInt(height));
+    if (main !== blockHash) return { state: 'UNKNOWN' };
+    return { state: 'MINED', blockHeight: BigInt(height), blockHash, succeeded: true };
+  }
+
+  /** The hash at a height on the best chain, or null above the tip. */
+  private async hashAt(height: bigint): Promise<string | null> {
+    const [outcome] = await this.rpc.batch<string>([{ method: 'getblockhash', params: [Number(height)] }]);
+    return this.hashOutcome(outcome!);
+  }
+
+  private hashOutcome(outcome: RpcOutcome<string>): string | null {
+    if (!outcome.ok) {
+      // -8 "Block height out of range" (bitcoind and bcoin).
+      if (outcome.error.rpcCode === -8) return null;
+      throw outcome.error;
+    }
+    if (typeof outcome.result !== 'string' || !HASH_RE.test(outcome.result)) throw this.shapeError('getblockhash', 'a block hash');
+    return outcome.result;
+  }
+
+  /**
+   * Blocks from `from` upwards, contiguous, ending at `to`, or earlier when the node's best chain
+   * is lower (it got shorter since the caller read the tip) or a block left the node mid-scan:
+   * heights are never skipped.
+   */
+  private async fetchBlocks(from: bigint, to: bigint): Promise<DecodedBlock[]> {
+    const heights: bigint[] = [];
+    for (let h = from; h <= to; h++) heights.push(h);
+    const hashOutcomes = await this.rpc.batch<string>(heights.map((h) => ({ method: 'getblockhash', params: [Number(h)] })), this.hashBatch);
+    const hashes: string[] = [];
+    for (const o of hashOutcomes) {
+      const hash = this.hashOutcome(o);
+      if (hash === null) break;
+      hashes.push(hash);
+    }
+    const raw = await this.rawBlocks(hashes);
+    // A block gone between getblockhash and getblock (bcoin deletes the blocks of an invalidateblock
+    // reset) ends the range there: what comes back is a consistent prefix the engine can ask past.
+    const gone = raw.findIndex((o) => !o.ok && (o.error.rpcCode === -5 || /not found/i.test(o.error.message)));
+    if (gone >= 0) raw.length = gone;
+    return raw.map((o, i) => {
+      const hash = hashes[i]!;
+      if (!o.ok) throw o.error;
+      if (typeof o.result !== 'string') throw this.shapeError('getblock', 'raw block hex (verbosity 0)');
+      let block: Block;
+      try {
+        block = Block.fromBuffer(Buffer.from(o.result, 'hex'));
+      } catch (e) {
+        throw new BitcoinRpcError('RPC_ERROR', 'getblock', `bitcoin RPC getblock at ${this.rpc.displayName}: block ${hash} does not decode (${(e as Error).message})`);
+      }
+      if (block.getId() !== hash) throw this.shapeError('getblock', `block ${hash}`);
+      const parentHash = block.prevHash ? reversedHex(block.prevHash) : ZERO_HASH;
+      return { ref: { height: from + BigInt(i), hash, parentHash }, block };
+    });
+  }
+
+  /**
+   * getblock <hash> 0 for each hash, in order: waves of `concurrency` batches, each batch sized
+   * from the average block seen so far (bounded memory on mainnet, few requests on small blocks).
+   */
+  private async rawBlocks(hashes: readonly string[]): Promise<Array<RpcOutcome<string>>> {
+    const out: Array<RpcOutcome<string>> = [];
+    let per = this.blockBatch;
+    let chars = 0;
+    let seen = 0;
+    for (let i = 0; i < hashes.length; ) {
+      const wave: string[][] = [];
+      for (let k = 0; k < this.concurrency && i < hashes.length; k++, i += per) wave.push(hashes.slice(i, i + per));
+      const results = await Promise.all(wave.map((chunk) => this.rpc.batch<string>(chunk.map((hash) => ({ method: 'getblock', params: [hash, 0] })), chunk.length)));
+      for (const r of results) {
+        for (const o of r) {
+          out.push(o);
+          if (o.ok && typeof o.result === 'string') {
+            chars += o.result.length;
+            seen++;
+          }
+        }
+      }
+      if (seen > 0) per = Math.min(this.maxBlockBatch, Math.max(1, Math.floor(this.blockBatchChars / (chars / seen))));
+    }
+    return out;
+  }
+
+  private collect(ref: BlockRef, block: Block, watched: ReadonlySet<string>, out: ObservedTransfer[]): void {
+    const txs: readonly Transaction[] = block.transactions ?? [];
+    for (let t = 0; t < txs.length; t++) {
+      const tx = txs[t]!;
+      if (t === 0 && !this.includeCoinbase) continue;
+      let txHash: string | null = null;
+      for (let vout = 0; vout < tx.outs.length; vout++) {
+        const output = tx.outs[vout]!;
+        const to = outputAddress(output.script, this.network);
+        if (to === null || !watched.has(to)) continue;
+        // The txid is hashed only for transactions that pay a watched address.
+        txHash ??= tx.getId();
+        out.push({
+          txHash,
+          position: vout,
+          fromAddress: null,
+          toAddress: to,
+          memo: null,
+          contract: null,
+          amount: output.value,
+          blockHeight: ref.height,
+          blockHash: ref.hash,
+          succeeded: true,
+        });
+      }
+    }
+  }
+
+  private shapeError(method: string, expected: string): BitcoinRpcError {
+    return new BitcoinRpcError('RPC_ERROR', method, `bitcoin RPC ${method} at ${this.rpc.displayName}: the answer is not ${expected}`);
+  }
+}
+
+function checkHeight(h: bigint, name: string): void {
+  if (typeof h !== 'bigint' || h < 0n || h > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`${name} must be a non-negative bigint height`);
+}
