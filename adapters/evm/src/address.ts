@@ -8,7 +8,7 @@ const invalid = (reason: string): AddressValidation => ({ valid: false, reason }
  * EIP-55 checksummed form of 40 hex digits (any case): a letter is upper-case where the
  * matching nibble of keccak256(lower-case hex as ASCII) is 8 or more.
  */
-function checksummed(hex40: string): string {
+export function checksummed(hex40: string): string {
   const lower = hex40.toLowerCase();
   const hash = keccak_256(Buffer.from(lower, 'latin1'));
   let out = '0x';

@@ -2,3 +2,5 @@
 export { plugin, createEvmAdapter, PACKAGE_NAME } from './plugin';
 export { EvmAddressCodec } from './address';
 export { evmKeySpec, EVM_KEY_NAMESPACE, CHANGE_LEVEL } from './keys';
+export { EvmBlockScanner, ERC20_TRANSFER_TOPIC, type EvmScannerOptions } from './scanner';
+export { EvmRpcError, isEvmRpcError, type EvmRpcErrorCode, type JsonRpcOptions } from './rpc';

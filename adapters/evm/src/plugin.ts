@@ -1,6 +1,7 @@
-import { AdapterConfigError, PLUGIN_API_VERSION, type AdapterPlugin, type ChainAdapter, type ChainDefinition } from '@wcs/core';
+import { AdapterConfigError, PLUGIN_API_VERSION, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ChainEndpoint } from '@wcs/core';
 import { EvmAddressCodec } from './address';
 import { evmKeySpec } from './keys';
+import { EvmBlockScanner } from './scanner';
 
 export const PACKAGE_NAME = '@wcs/adapter-evm';
 
@@ -24,6 +25,8 @@ export function createEvmAdapter(chain: ChainDefinition): ChainAdapter {
     keySpec: evmKeySpec,
     address: new EvmAddressCodec(),
     memo: null,
+    /** Deposit scanning over the chain's JSON-RPC endpoint; the node must serve this chain's evmChainId. */
+    createScanner: (endpoint: ChainEndpoint) => new EvmBlockScanner(endpoint, { expectedChainId: id, label: chain.code }),
   } satisfies ChainAdapter);
 }
 

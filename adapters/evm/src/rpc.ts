@@ -1,0 +1,281 @@
+import type { ChainEndpoint } from '@wcs/core';
+
+/** Why a JSON-RPC exchange with the chain's node failed. Messages never carry URL credentials, paths or headers. */
+export type EvmRpcErrorCode =
+  /** The endpoint URL is unusable (not http(s), malformed). */
+  | 'RPC_CONFIG'
+  /** The node could not be reached or kept failing: network error, timeout, HTTP 429 / 5xx (after the retries). Retry later. */
+  | 'RPC_UNAVAILABLE'
+  /** The node answered with a JSON-RPC error, or refused the request at the HTTP level (401, 403, 404, ...). */
+  | 'RPC_ERROR'
+  /** The node answered something that is not the JSON-RPC response expected (bad JSON, missing fields, wrong ids). */
+  | 'RPC_BAD_RESPONSE'
+  /** The node's answers contradict each other (the chain changed during the read, or a lagging backend): ask again. */
+  | 'RPC_INCONSISTENT'
+  /** The node serves another chain than the one configured (eth_chainId differs from the chain's evmChainId). */
+  | 'RPC_WRONG_CHAIN';
+
+/** The error every EVM RPC read throws, with a stable code. */
+export class EvmRpcError extends Error {
+  readonly code: EvmRpcErrorCode;
+  /** The JSON-RPC error code, when the node answered with one. */
+  readonly rpcCode: number | null;
+  /** The HTTP status, when the failure was an HTTP status. */
+  readonly httpStatus: number | null;
+
+  constructor(code: EvmRpcErrorCode, message: string, details?: { rpcCode?: number | null; httpStatus?: number | null }) {
+    super(message);
+    this.name = 'EvmRpcError';
+    this.code = code;
+    this.rpcCode = details?.rpcCode ?? null;
+    this.httpStatus = details?.httpStatus ?? null;
+  }
+}
+
+export function isEvmRpcError(e: unknown): e is EvmRpcError {
+  return e instanceof EvmRpcError;
+}
+
+export interface RpcCall {
+  readonly method: string;
+  readonly params: readonly unknown[];
+}
+
+/** One answer of a batch: a result, or the node's JSON-RPC error for that request. */
+export type RpcOutcome =
+  | { readonly ok: true; readonly result: unknown }
+  | { readonly ok: false; readonly code: number; readonly message: string };
+
+export interface JsonRpcOptions {
+  /** Extra attempts after a network error, timeout, HTTP 429/5xx or a rate-limited batch item (default 2). */
+  readonly retries?: number;
+  /** First backoff, ms, doubled per attempt (default 150). HTTP Retry-After is honoured up to 5 s. */
+  readonly backoffMs?: number;
+  /** Largest JSON-RPC batch sent in one HTTP request (default 50); bigger batches are split into even chunks. */
+  readonly maxBatch?: number;
+  /** HTTP requests in flight at once for a split batch (default 4). */
+  readonly concurrency?: number;
+  /** Names the endpoint in messages (e.g. the chain code). */
+  readonly label?: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const MAX_RETRY_AFTER_MS = 5_000;
+const MAX_QUOTED = 300;
+/** Below this, a batch is not worth spreading over parallel requests. */
+const MIN_SHARED_CHUNK = 10;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A JSON-RPC error that means "slow down" rather than "no". */
+function isRateLimited(code: number, message: string): boolean {
+  return code === 429 || /rate.?limit|too many requests|throttl/i.test(message);
+}
+
+/**
+ * Minimal JSON-RPC 2.0 over HTTP with global fetch: batches (split above maxBatch), per-request
+ * timeout (AbortSignal.timeout), bounded retries on transient failures. URL userinfo is sent as
+ * HTTP Basic authentication (fetch refuses URLs with credentials) and never appears in messages;
+ * messages name the endpoint by scheme and host only (paths often hold API keys).
+ */
+export class JsonRpcHttp {
+  /** scheme://host[:port] of the endpoint: what messages show. */
+  readonly endpointName: string;
+  private readonly url: string;
+  private readonly headers: Record<string, string>;
+  private readonly timeoutMs: number;
+  private readonly retries: number;
+  private readonly backoffMs: number;
+  private readonly maxBatch: number;
+  private readonly concurrency: number;
+  private readonly secrets: string[];
+  private nextId = 1;
+
+  constructor(endpoint: ChainEndpoint, options: JsonRpcOptions = {}) {
+    const prefix = options.label ? `${options.label} RPC` : 'RPC';
+    let parsed: URL;
+    try {
+      parsed = new URL(endpoint.url);
+    } catch {
+      throw new EvmRpcError('RPC_CONFIG', `${prefix}: the endpoint URL is not a valid URL`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new EvmRpcError('RPC_CONFIG', `${prefix}: the endpoint URL must be http(s), not ${parsed.protocol.replace(/:$/, '')}`);
+    }
+    this.secrets = [];
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+    if (parsed.username || parsed.password) {
+      const user = decodeURIComponent(parsed.username);
+      const pass = decodeURIComponent(parsed.password);
+      this.secrets.push(parsed.username, parsed.password, user, pass);
+      headers.authorization = `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+      parsed.username = '';
+      parsed.password = '';
+    }
+    for (const [k, v] of Object.entries(endpoint.headers ?? {})) {
+      headers[k.toLowerCase()] = v;
+      this.secrets.push(v);
+    }
+    if (headers.authorization) this.secrets.push(headers.authorization);
+    const pathAndQuery = parsed.pathname + parsed.search;
+    if (pathAndQuery !== '/') this.secrets.push(pathAndQuery, parsed.pathname, parsed.search);
+    // Longest first, so a secret containing another is replaced whole; very short ones are not worth the noise.
+    this.secrets = [...new Set(this.secrets.filter((s) => s.length >= 3))].sort((a, b) => b.length - a.length);
+    this.url = parsed.toString();
+    this.headers = headers;
+    this.endpointName = `${prefix} ${parsed.protocol}//${parsed.host}`;
+    this.timeoutMs = endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.retries = Math.max(0, options.retries ?? 2);
+    this.backoffMs = Math.max(0, options.backoffMs ?? 150);
+    this.maxBatch = Math.max(1, options.maxBatch ?? 50);
+    this.concurrency = Math.max(1, options.concurrency ?? 4);
+  }
+
+  /** Text from outside (error messages) with every secret of the endpoint blanked, and bounded. */
+  redact(text: string): string {
+    let out = text;
+    for (const s of this.secrets) out = out.split(s).join('***');
+    return out.length > MAX_QUOTED ? `${out.slice(0, MAX_QUOTED)}…` : out;
+  }
+
+  /** One call; a JSON-RPC error answer throws RPC_ERROR. */
+  async call<T = unknown>(method: string, params: readonly unknown[] = []): Promise<T> {
+    const [outcome] = await this.batch([{ method, params }]);
+    return this.unwrap(outcome!, method) as T;
+  }
+
+  /** Results of a batch in request order; any JSON-RPC error answer throws RPC_ERROR. */
+  async batchResults(calls: readonly RpcCall[]): Promise<unknown[]> {
+    const outcomes = await this.batch(calls);
+    return outcomes.map((o, i) => this.unwrap(o, calls[i]!.method));
+  }
+
+  unwrap(outcome: RpcOutcome, method: string): unknown {
+    if (outcome.ok) return outcome.result;
+    throw new EvmRpcError('RPC_ERROR', `${this.endpointName}: ${method} failed: ${this.redact(outcome.message)} (JSON-RPC error ${outcome.code})`, { rpcCode: outcome.code });
+  }
+
+  /**
+   * Every call's outcome, in request order. Split into HTTP requests of at most maxBatch calls
+   * (a few in flight at once); rate-limited items are asked again within the retry budget.
+   */
+  async batch(calls: readonly RpcCall[]): Promise<RpcOutcome[]> {
+    const out: RpcOutcome[] = new Array(calls.length);
+    // Even chunks of at most maxBatch, at least `concurrency` of them when there is enough to
+    // share: nodes answer parallel HTTP requests in parallel, the items of one batch mostly in turn.
+    const wanted = Math.min(this.maxBatch, Math.max(MIN_SHARED_CHUNK, Math.ceil(calls.length / this.concurrency)));
+    const size = Math.ceil(calls.length / Math.ceil(calls.length / wanted));
+    const chunks: number[][] = [];
+    for (let i = 0; i < calls.length; i += size) {
+      chunks.push(Array.from({ length: Math.min(size, calls.length - i) }, (_, k) => i + k));
+    }
+    let next = 0;
+    const worker = async () => {
+      while (next < chunks.length) {
+        const chunk = chunks[next++]!;
+        const outcomes = await this.sendChunk(chunk.map((i) => calls[i]!));
+        chunk.forEach((i, k) => { out[i] = outcomes[k]!; });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.concurrency, chunks.length) }, worker));
+    return out;
+  }
+
+  /** One chunk, asking again for items the node rate-limited. */
+  private async sendChunk(calls: readonly RpcCall[]): Promise<RpcOutcome[]> {
+    const out: RpcOutcome[] = new Array(calls.length);
+    let pending = calls.map((_, i) => i);
+    for (let attempt = 0; ; attempt++) {
+      const outcomes = await this.post(pending.map((i) => calls[i]!));
+      const again: number[] = [];
+      pending.forEach((i, k) => {
+        const o = outcomes[k]!;
+        out[i] = o;
+        if (!o.ok && isRateLimited(o.code, o.message)) again.push(i);
+      });
+      if (again.length === 0 || attempt >= this.retries) return out;
+      pending = again;
+      await sleep(this.backoffMs * 2 ** attempt);
+    }
+  }
+
+  /** One HTTP request carrying the calls (a JSON-RPC batch when more than one), retried on transient failures. */
+  private async post(calls: readonly RpcCall[]): Promise<RpcOutcome[]> {
+    const single = calls.length === 1;
+    const ids = calls.map(() => this.nextId++);
+    const requests = calls.map((c, k) => ({ jsonrpc: '2.0', id: ids[k], method: c.method, params: c.params }));
+    const body = JSON.stringify(single ? requests[0] : requests);
+    const what = single ? calls[0]!.method : `batch of ${calls.length} (${[...new Set(calls.map((c) => c.method))].join(', ')})`;
+    let lastProblem = '';
+    let lastStatus: number | null = null;
+    for (let attempt = 0; attempt <= this.retries; attempt++) {
+      let waitMs = this.backoffMs * 2 ** attempt;
+      let text: string;
+      try {
+        const res = await fetch(this.url, { method: 'POST', headers: this.headers, body, signal: AbortSignal.timeout(this.timeoutMs) });
+        if (res.status === 429 || res.status >= 500) {
+          lastStatus = res.status;
+          lastProblem = `HTTP ${res.status}`;
+          const retryAfter = Number(res.headers.get('retry-after'));
+          if (Number.isFinite(retryAfter) && retryAfter > 0) waitMs = Math.min(retryAfter * 1000, MAX_RETRY_AFTER_MS);
+          await res.body?.cancel().catch(() => undefined);
+          if (attempt < this.retries) await sleep(waitMs);
+          continue;
+        }
+        if (!res.ok) {
+          await res.body?.cancel().catch(() => undefined);
+          const hint = res.status === 401 || res.status === 403 ? ': check the endpoint credentials / API key' : '';
+          throw new EvmRpcError('RPC_ERROR', `${this.endpointName}: ${what} refused with HTTP ${res.status}${hint}`, { httpStatus: res.status });
+        }
+        text = await res.text();
+      } catch (e) {
+        if (e instanceof EvmRpcError) throw e;
+        lastStatus = null;
+        lastProblem = this.describeFetchError(e);
+        if (attempt < this.retries) await sleep(waitMs);
+        continue;
+      }
+      return this.parse(text, ids, what);
+    }
+    throw new EvmRpcError('RPC_UNAVAILABLE', `${this.endpointName} unavailable: ${what}: ${lastProblem} (${this.retries + 1} attempts)`, { httpStatus: lastStatus });
+  }
+
+  private describeFetchError(e: unknown): string {
+    const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+    if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return `no answer within ${this.timeoutMs} ms`;
+    const cause = err?.cause;
+    const text = cause?.code ? `${cause.code}${cause.message ? ` (${cause.message})` : ''}` : (cause?.message ?? err?.message ?? String(e));
+    return this.redact(text);
+  }
+
+  private parse(text: string, ids: readonly number[], what: string): RpcOutcome[] {
+    const bad = (why: string) => new EvmRpcError('RPC_BAD_RESPONSE', `${this.endpointName}: ${what}: ${why}`);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw bad('the answer is not JSON');
+    }
+    const items = Array.isArray(json) ? json : [json];
+    if (ids.length > 1 && !Array.isArray(json)) {
+      // A single error object for a batch: the node (or a proxy) refuses batches altogether.
+      const e = (json as { error?: { code?: number; message?: string } })?.error;
+      if (e) throw new EvmRpcError('RPC_ERROR', `${this.endpointName}: ${what} refused: ${this.redact(String(e.message))} (JSON-RPC error ${e.code}; does the endpoint accept JSON-RPC batches?)`, { rpcCode: typeof e.code === 'number' ? e.code : null });
+      throw bad('a batch was answered with a single object');
+    }
+    const byId = new Map<unknown, { result?: unknown; error?: { code?: unknown; message?: unknown } }>();
+    for (const item of items) if (item && typeof item === 'object') byId.set((item as { id?: unknown }).id, item as never);
+    // A lone request answered with an id-less error (e.g. a parse error reported with id null).
+    if (ids.length === 1 && !byId.has(ids[0]) && byId.size === 1 && byId.has(null)) byId.set(ids[0], byId.get(null)!);
+    return ids.map((id) => {
+      const item = byId.get(id);
+      if (!item) throw bad(`no answer for request ${id}`);
+      if (item.error !== undefined && item.error !== null) {
+        const code = typeof item.error.code === 'number' ? item.error.code : 0;
+        return { ok: false as const, code, message: String(item.error.message ?? 'unknown error') };
+      }
+      if (!('result' in item)) throw bad(`answer ${id} has neither result nor error`);
+      return { ok: true as const, result: item.result };
+    });
+  }
+}

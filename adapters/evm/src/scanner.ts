@@ -1,0 +1,364 @@
+import type { BlockRef, BlockScanner, ChainEndpoint, ObservedTransfer, TransactionLookup } from '@wcs/core';
+import { checksummed } from './address';
+import { EvmRpcError, JsonRpcHttp, type JsonRpcOptions, type RpcCall } from './rpc';
+
+/** topic0 of ERC-20 (and ERC-721) Transfer(address indexed from, address indexed to, uint256 value): keccak256("Transfer(address,address,uint256)"). */
+export const ERC20_TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
+export interface EvmScannerOptions extends JsonRpcOptions {
+  /**
+   * The chain's EIP-155 id: when set, the first read checks eth_chainId and refuses a node of
+   * another chain (RPC_WRONG_CHAIN) rather than scanning it.
+   */
+  readonly expectedChainId?: number;
+  /** Attempts of one scanRange / lookupTransaction when the node's answers contradict each other (default 3). */
+  readonly consistencyAttempts?: number;
+}
+
+// ---- The node's JSON, checked as it is read ----
+
+type Json = Record<string, unknown>;
+const HASH = /^0x[0-9a-fA-F]{64}$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
+/** A 32-byte topic holding an address: 12 zero bytes, then the 20 address bytes. */
+const ADDRESS_TOPIC = /^0x0{24}([0-9a-fA-F]{40})$/;
+const WORD = /^0x[0-9a-fA-F]{64}$/;
+
+const hex = (n: bigint) => `0x${n.toString(16)}`;
+
+class Reader {
+  constructor(private readonly rpc: JsonRpcHttp) {}
+
+  bad(why: string): EvmRpcError {
+    return new EvmRpcError('RPC_BAD_RESPONSE', `${this.rpc.endpointName}: ${why}`);
+  }
+
+  object(v: unknown, what: string): Json {
+    if (!v || typeof v !== 'object' || Array.isArray(v)) throw this.bad(`${what} is not an object`);
+    return v as Json;
+  }
+
+  quantity(o: Json, key: string, what: string): bigint {
+    const v = o[key];
+    if (typeof v !== 'string' || !QUANTITY.test(v)) throw this.bad(`${what}.${key} is not a hex quantity`);
+    return BigInt(v);
+  }
+
+  hash(o: Json, key: string, what: string): string {
+    const v = o[key];
+    if (typeof v !== 'string' || !HASH.test(v)) throw this.bad(`${what}.${key} is not a 32-byte hash`);
+    return v.toLowerCase();
+  }
+
+  /** An address field, lower-case, or null when absent / null (contract creation). */
+  address(o: Json, key: string, what: string): string | null {
+    const v = o[key];
+    if (v === null || v === undefined) return null;
+    if (typeof v !== 'string' || !ADDRESS.test(v)) throw this.bad(`${what}.${key} is not an address`);
+    return v.toLowerCase();
+  }
+
+  blockRef(v: unknown, what: string): BlockRef {
+    const b = this.object(v, what);
+    return { height: this.quantity(b, 'number', what), hash: this.hash(b, 'hash', what), parentHash: this.hash(b, 'parentHash', what) };
+  }
+
+  /** Receipt status: 0x1 succeeded, 0x0 reverted. Receipts without one (pre-Byzantium) cannot say, and are refused. */
+  status(receipt: Json, what: string): boolean {
+    const s = receipt.status;
+    if (s === '0x1' || s === '0x01') return true;
+    if (s === '0x0' || s === '0x00') return false;
+    throw this.bad(`${what} has no status 0x0/0x1 (pre-Byzantium receipt?): success cannot be told`);
+  }
+}
+
+interface NativeCandidate {
+  readonly txHash: string;
+  readonly txIndex: bigint;
+  readonly from: string | null;
+  readonly to: string;
+  readonly value: bigint;
+  readonly block: BlockRef;
+}
+
+type Sortable = { readonly transfer: ObservedTransfer; readonly txIndex: bigint };
+
+/**
+ * Deposit scanning for an EVM chain over raw JSON-RPC (HTTP, global fetch), built for speed:
+ * a range is one JSON-RPC batch (every block with its transactions plus one eth_getLogs of ERC-20
+ * Transfer logs for the whole range), filtered against the watched set locally, plus one batch of
+ * receipts for the native transfers found (to tell reverted ones). The number of watched
+ * addresses costs nothing on the wire.
+ *
+ * Native coin sent by contracts (internal transactions) is not seen: see the package README.
+ */
+export class EvmBlockScanner implements BlockScanner {
+  readonly kind = 'blocks' as const;
+  private readonly rpc: JsonRpcHttp;
+  private readonly read: Reader;
+  private readonly expectedChainId: number | null;
+  private readonly consistencyAttempts: number;
+  private chainChecked: Promise<void> | null = null;
+
+  constructor(endpoint: ChainEndpoint, options: EvmScannerOptions = {}) {
+    this.rpc = new JsonRpcHttp(endpoint, options);
+    this.read = new Reader(this.rpc);
+    this.expectedChainId = options.expectedChainId ?? null;
+    this.consistencyAttempts = Math.max(1, options.consistencyAttempts ?? 3);
+  }
+
+  async tipHeight(): Promise<bigint> {
+    await this.checkChain();
+    const v = await this.rpc.call('eth_blockNumber');
+    if (typeof v !== 'string' || !QUANTITY.test(v)) throw this.read.bad('eth_blockNumber is not a hex quantity');
+    return BigInt(v);
+  }
+
+  async blockAt(height: bigint): Promise<BlockRef | null> {
+    checkHeight(height, 'height');
+    await this.checkChain();
+    const v = await this.rpc.call('eth_getBlockByNumber', [hex(height), false]);
+    if (v === null) return null;
+    const ref = this.read.blockRef(v, `block ${height}`);
+    if (ref.height !== height) throw this.read.bad(`eth_getBlockByNumber(${height}) answered block ${ref.height}`);
+    return ref;
+  }
+
+  async scanRange(from: bigint, to: bigint, watched: ReadonlySet<string>): Promise<{ readonly blocks: readonly BlockRef[]; readonly transfers: readonly ObservedTransfer[] }> {
+    checkHeight(from, 'from');
+    checkHeight(to, 'to');
+    if (to < from) throw new RangeError(`scanRange: to (${to}) is below from (${from})`);
+    await this.checkChain();
+    const lower = new Set<string>();
+    for (const a of watched) lower.add(a.toLowerCase());
+    return this.consistently(() => this.scanOnce(from, to, lower));
+  }
+
+  async lookupTransaction(txHash: string): Promise<TransactionLookup> {
+    if (typeof txHash !== 'string' || !HASH.test(txHash)) throw new TypeError('lookupTransaction: txHash must be 0x + 64 hex digits');
+    await this.checkChain();
+    return this.consistently(async () => {
+      const [tx, receipt] = await this.rpc.batchResults([
+        { method: 'eth_getTransactionByHash', params: [txHash] },
+        { method: 'eth_getTransactionReceipt', params: [txHash] },
+      ]);
+      if (receipt !== null && receipt !== undefined) {
+        const r = this.read.object(receipt, `receipt of ${txHash}`);
+        return {
+          state: 'MINED' as const,
+          blockHeight: this.read.quantity(r, 'blockNumber', 'receipt'),
+          blockHash: this.read.hash(r, 'blockHash', 'receipt'),
+          succeeded: this.read.status(r, `receipt of ${txHash}`),
+        };
+      }
+      if (tx === null || tx === undefined) return { state: 'UNKNOWN' as const };
+      const t = this.read.object(tx, `transaction ${txHash}`);
+      if (t.blockNumber === null || t.blockNumber === undefined) return { state: 'PENDING' as const };
+      // In a block but without a receipt: mined a moment ago or reorged between the two reads.
+      throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: transaction ${txHash} is in a block but has no receipt`);
+    });
+  }
+
+  // ---- internals ----
+
+  /** Runs a read again when the node's answers contradicted each other (a reorg during the read). */
+  private async consistently<T>(read: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await read();
+      } catch (e) {
+        if (!(e instanceof EvmRpcError) || e.code !== 'RPC_INCONSISTENT' || attempt >= this.consistencyAttempts) throw e;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt)); // let the node settle on its new chain
+    }
+  }
+
+  private checkChain(): Promise<void> {
+    if (this.expectedChainId === null) return Promise.resolve();
+    if (!this.chainChecked) {
+      const expected = this.expectedChainId;
+      this.chainChecked = (async () => {
+        const v = await this.rpc.call('eth_chainId');
+        if (typeof v !== 'string' || !QUANTITY.test(v)) throw this.read.bad('eth_chainId is not a hex quantity');
+        if (BigInt(v) !== BigInt(expected)) {
+          throw new EvmRpcError('RPC_WRONG_CHAIN', `${this.rpc.endpointName} serves chain id ${BigInt(v)}, not the configured ${expected}`);
+        }
+      })();
+      // Only a success is remembered: a node that was down is asked again next time.
+      this.chainChecked.catch(() => { this.chainChecked = null; });
+    }
+    return this.chainChecked;
+  }
+
+  private async scanOnce(from: bigint, to: bigint, watched: ReadonlySet<string>) {
+    const wantTransfers = watched.size > 0;
+    const calls: RpcCall[] = [];
+    for (let h = from; h <= to; h++) calls.push({ method: 'eth_getBlockByNumber', params: [hex(h), wantTransfers] });
+    if (wantTransfers) calls.push({ method: 'eth_getLogs', params: [{ fromBlock: hex(from), toBlock: hex(to), topics: [ERC20_TRANSFER_TOPIC] }] });
+    const outcomes = await this.rpc.batch(calls);
+
+    const count = Number(to - from + 1n);
+    const blocks: BlockRef[] = [];
+    const natives: NativeCandidate[] = [];
+    for (let i = 0; i < count; i++) {
+      const height = from + BigInt(i);
+      const raw = this.rpc.unwrap(outcomes[i]!, 'eth_getBlockByNumber');
+      if (raw === null || raw === undefined) {
+        throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: block ${height} not found (above the node's tip, or the chain shortened during the read)`);
+      }
+      const ref = this.read.blockRef(raw, `block ${height}`);
+      if (ref.height !== height) throw this.read.bad(`eth_getBlockByNumber(${height}) answered block ${ref.height}`);
+      blocks.push(ref);
+      if (wantTransfers) this.nativeCandidates(raw as Json, ref, watched, natives);
+    }
+
+    const found: Sortable[] = [];
+    if (wantTransfers) {
+      const logsOutcome = outcomes[count]!;
+      const logs = logsOutcome.ok ? logsOutcome.result : await this.logsSplitting(from, to);
+      this.erc20Transfers(logs, from, blocks, watched, found);
+      if (natives.length > 0) await this.nativeTransfers(natives, found);
+    }
+    found.sort((a, b) => cmp(a.transfer.blockHeight, b.transfer.blockHeight) || cmp(a.txIndex, b.txIndex) || a.transfer.position - b.transfer.position);
+    return { blocks, transfers: found.map((f) => f.transfer) };
+  }
+
+  /**
+   * eth_getLogs over [from, to] when the one-shot query was refused (providers cap results or
+   * ranges): halves the range until each part is answered; a single block refused is an error.
+   */
+  private async logsSplitting(from: bigint, to: bigint): Promise<unknown[]> {
+    const query = (a: bigint, b: bigint): RpcCall => ({ method: 'eth_getLogs', params: [{ fromBlock: hex(a), toBlock: hex(b), topics: [ERC20_TRANSFER_TOPIC] }] });
+    if (from === to) return this.logList(await this.rpc.call('eth_getLogs', query(from, to).params));
+    const mid = from + (to - from) / 2n;
+    const ranges: Array<[bigint, bigint]> = [[from, mid], [mid + 1n, to]];
+    const all: unknown[] = [];
+    while (ranges.length > 0) {
+      const [a, b] = ranges.shift()!;
+      const [outcome] = await this.rpc.batch([query(a, b)]);
+      if (outcome!.ok) {
+        all.push(...this.logList(outcome!.result));
+      } else if (a === b) {
+        this.rpc.unwrap(outcome!, `eth_getLogs (block ${a})`);
+      } else {
+        const m = a + (b - a) / 2n;
+        ranges.unshift([a, m], [m + 1n, b]);
+      }
+    }
+    return all;
+  }
+
+  private logList(v: unknown): unknown[] {
+    if (!Array.isArray(v)) throw this.read.bad('eth_getLogs did not answer a list');
+    return v;
+  }
+
+  private nativeCandidates(block: Json, ref: BlockRef, watched: ReadonlySet<string>, out: NativeCandidate[]): void {
+    const txs = block.transactions;
+    if (!Array.isArray(txs)) throw this.read.bad(`block ${ref.height} has no transaction list`);
+    for (const raw of txs) {
+      const tx = this.read.object(raw, `a transaction of block ${ref.height}`);
+      const to = this.read.address(tx, 'to', 'transaction');
+      if (to === null || !watched.has(to)) continue;
+      const value = this.read.quantity(tx, 'value', 'transaction');
+      if (value <= 0n) continue;
+      out.push({
+        txHash: this.read.hash(tx, 'hash', 'transaction'),
+        txIndex: this.read.quantity(tx, 'transactionIndex', 'transaction'),
+        from: this.read.address(tx, 'from', 'transaction'),
+        to,
+        value,
+        block: ref,
+      });
+    }
+  }
+
+  /** Receipts of the matching native transfers (one batch): status, and that they sit in the block scanned. */
+  private async nativeTransfers(natives: readonly NativeCandidate[], out: Sortable[]): Promise<void> {
+    const hashes = [...new Set(natives.map((n) => n.txHash))];
+    const receipts = await this.rpc.batchResults(hashes.map((h) => ({ method: 'eth_getTransactionReceipt', params: [h] })));
+    const blockOf = new Map(natives.map((n) => [n.txHash, n.block.hash]));
+    const status = new Map<string, boolean>();
+    hashes.forEach((h, i) => {
+      const raw = receipts[i];
+      if (raw === null || raw === undefined) throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: no receipt for transaction ${h} of a scanned block`);
+      const r = this.read.object(raw, `receipt of ${h}`);
+      const blockHash = this.read.hash(r, 'blockHash', 'receipt');
+      const expected = blockOf.get(h)!;
+      if (blockHash !== expected) throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: the receipt of ${h} is in block ${blockHash}, not ${expected} (reorg during the scan)`);
+      status.set(h, this.read.status(r, `receipt of ${h}`));
+    });
+    for (const n of natives) {
+      out.push({
+        txIndex: n.txIndex,
+        transfer: {
+          txHash: n.txHash,
+          position: -1,
+          fromAddress: n.from === null ? null : checksummed(n.from.slice(2)),
+          toAddress: checksummed(n.to.slice(2)),
+          memo: null,
+          contract: null,
+          amount: n.value,
+          blockHeight: n.block.height,
+          blockHash: n.block.hash,
+          succeeded: status.get(n.txHash)!,
+        },
+      });
+    }
+  }
+
+  /**
+   * ERC-20 Transfer logs to watched addresses. Only well-formed ERC-20 logs count: 3 topics
+   * (ERC-721's Transfer has 4), address-shaped topics, a 32-byte amount. Logs only exist for
+   * transactions that succeeded, so these are all succeeded.
+   */
+  private erc20Transfers(rawLogs: unknown, from: bigint, blocks: readonly BlockRef[], watched: ReadonlySet<string>, out: Sortable[]): void {
+    if (!Array.isArray(rawLogs)) throw this.read.bad('eth_getLogs did not answer a list');
+    for (const raw of rawLogs) {
+      const log = this.read.object(raw, 'a log');
+      if (log.removed === true) continue;
+      const topics = log.topics;
+      if (!Array.isArray(topics) || topics.length !== 3) continue;
+      const [t0, t1, t2] = topics as unknown[];
+      if (typeof t0 !== 'string' || t0.toLowerCase() !== ERC20_TRANSFER_TOPIC) continue;
+      const toMatch = typeof t2 === 'string' ? ADDRESS_TOPIC.exec(t2) : null;
+      if (!toMatch) continue;
+      const to = `0x${toMatch[1]!.toLowerCase()}`;
+      if (!watched.has(to)) continue;
+      const fromMatch = typeof t1 === 'string' ? ADDRESS_TOPIC.exec(t1) : null;
+      const data = log.data;
+      if (!fromMatch || typeof data !== 'string' || !WORD.test(data)) continue;
+      const contract = this.read.address(log, 'address', 'log');
+      if (contract === null) continue;
+      const height = this.read.quantity(log, 'blockNumber', 'log');
+      const block = blocks[Number(height - from)];
+      if (height < from || !block) throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: eth_getLogs answered a log of block ${height}, outside the range asked`);
+      const blockHash = this.read.hash(log, 'blockHash', 'log');
+      if (blockHash !== block.hash) throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: a log of block ${height} is in block ${blockHash}, not ${block.hash} (reorg during the scan)`);
+      out.push({
+        txIndex: this.read.quantity(log, 'transactionIndex', 'log'),
+        transfer: {
+          txHash: this.read.hash(log, 'transactionHash', 'log'),
+          position: Number(this.read.quantity(log, 'logIndex', 'log')),
+          fromAddress: checksummed(fromMatch[1]!),
+          toAddress: checksummed(to.slice(2)),
+          memo: null,
+          contract: checksummed(contract.slice(2)),
+          amount: BigInt(data),
+          blockHeight: height,
+          blockHash,
+          succeeded: true,
+        },
+      });
+    }
+  }
+}
+
+function checkHeight(h: bigint, name: string): void {
+  if (typeof h !== 'bigint' || h < 0n) throw new RangeError(`${name} must be a non-negative bigint`);
+}
+
+function cmp(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
