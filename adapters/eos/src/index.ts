@@ -5,10 +5,13 @@ import {
 import { checkK1PublicKey } from './keys';
 import { eosMemoCodec, isEosMemo } from './memo';
 import { ACCOUNT_NAME_RULE, isEosAccountName } from './name';
+import { createEosScanner } from './scanner';
 
 export { eosPublicKeyToLegacyString, eosPublicKeyToString } from './keys';
 export { MAX_EOS_MEMO_BYTES, MAX_EOS_MEMO_INDEX, eosMemoCodec, isEosMemo } from './memo';
 export { isEosAccountName } from './name';
+export { createEosScanner, eosTransferInAction, parseEosQuantity, EOS_NATIVE_CONTRACT, EOS_NATIVE_SYMBOL, type EosScannerOptions } from './scanner';
+export { EosRpcError, parseJsonExact, type EosRpcErrorCode } from './rpc-http';
 
 /**
  * Key layout (BIP-32 secp256k1, unhardened below the account). EOS addresses are account names
@@ -79,6 +82,7 @@ export function createEosAdapter(chain: ChainDefinition): ChainAdapter {
       validate: (address, memo) => validateEosAddress(address, memo ?? null),
     }),
     memo: eosMemoCodec,
+    createScanner: (endpoint) => createEosScanner(endpoint),
   } satisfies ChainAdapter);
 }
 

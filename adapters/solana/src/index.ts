@@ -3,8 +3,14 @@ import {
   type AdapterPlugin, type ChainAdapter, type ChainDefinition, type KeyPurpose, type KeySpec,
 } from '@wcs/core';
 import { solanaAddressFromPublicKey, validateSolanaAddress } from './address';
+import { createSolanaScanner } from './scanner';
 
 export { solanaAddressFromPublicKey, validateSolanaAddress, isOnCurve } from './address';
+export {
+  createSolanaScanner, solanaTransfersInTransaction, solanaInnerPosition, SOLANA_TOKEN_POSITION_BASE,
+  SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID, type SolanaScannerOptions,
+} from './scanner';
+export { SolanaRpcError, parseJsonExact, type SolanaRpcErrorCode } from './rpc-http';
 
 /**
  * Key layout (SLIP-10 ed25519, every level hardened). Deposit keys have the shape of the common
@@ -42,6 +48,7 @@ export function createSolanaAdapter(chain: ChainDefinition): ChainAdapter {
       validate: (address, memo) => validateSolanaAddress(address, memo ?? null),
     }),
     memo: null,
+    createScanner: (endpoint) => createSolanaScanner(endpoint),
   } satisfies ChainAdapter);
 }
 
