@@ -4,9 +4,14 @@ import {
 } from '@wcs/core';
 import { stellarAddressFromPublicKey, validateStellarAddress } from './address';
 import { memoIdCodec } from './memo';
+import { createStellarScanner } from './scanner';
 
 export { stellarAddressFromPublicKey, validateStellarAddress } from './address';
 export { MAX_MEMO_ID, MAX_MEMO_TEXT_BYTES, isMemoId, isMemoText, memoIdCodec, withdrawalMemoType } from './memo';
+export {
+  STELLAR_DECIMALS, ScannerError, createStellarScanner, decodeOperationId, memoOfTransaction, parsePaymentOperation,
+  type PaymentOperation, type RetryPolicy, type ScannerErrorCode, type StellarScannerOptions,
+} from './scanner';
 
 /**
  * Key layout (SLIP-10 ed25519, every level hardened). SEP-0005 uses m/44'/148'/x'; the deposit
@@ -39,6 +44,7 @@ export function createStellarAdapter(chain: ChainDefinition): ChainAdapter {
       validate: (address, memo) => validateStellarAddress(address, memo ?? null),
     }),
     memo: memoIdCodec,
+    createScanner: (endpoint) => createStellarScanner(endpoint),
   } satisfies ChainAdapter);
 }
 

@@ -4,9 +4,11 @@ import {
 } from '@wcs/core';
 import { validateXrpAddress, xrpAddressFromPublicKey } from './address';
 import { destinationTagCodec } from './memo';
+import { createXrpScanner } from './scanner';
 
 export { validateXrpAddress, xrpAddressFromPublicKey } from './address';
 export { MAX_DESTINATION_TAG, destinationTagCodec, isDestinationTag } from './memo';
+export { ScannerError, createXrpScanner, type RetryPolicy, type ScannerErrorCode, type XrpScannerOptions } from './scanner';
 
 /**
  * Key layout (BIP-32 secp256k1, unhardened below the account so keys come from the account xpub).
@@ -45,6 +47,7 @@ export function createXrpAdapter(chain: ChainDefinition): ChainAdapter {
       validate: (address, memo) => validateXrpAddress(address, memo ?? null, test),
     }),
     memo: destinationTagCodec,
+    createScanner: (endpoint) => createXrpScanner(endpoint),
   } satisfies ChainAdapter);
 }
 

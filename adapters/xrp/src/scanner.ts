@@ -1,0 +1,241 @@
+import type { ChainEndpoint, HistoryScanner, ObservedTransfer } from '@wcs/core';
+import { MAX_DESTINATION_TAG } from './memo';
+import {
+  DEFAULT_RETRY, ScannerError, TransientFailure, endpointLabel, exchange, parseJson, withRetry, type RetryPolicy,
+} from './scan-http';
+
+export { ScannerError, DEFAULT_RETRY, type RetryPolicy, type ScannerErrorCode } from './scan-http';
+
+export interface XrpScannerOptions {
+  /** Bounded retry for unavailable nodes (default 3 attempts, 250 ms then 500 ms apart). */
+  readonly retry?: RetryPolicy;
+}
+
+/** rippled / Clio errors that mean "busy or not synced, ask again later". */
+const TRANSIENT_RPC_ERRORS: ReadonlySet<string> = new Set(['tooBusy', 'noNetwork', 'noCurrent', 'noClosed', 'slowDown', 'failedToForward']);
+
+/** tfPartialPayment: the Payment may deliver less than its Amount. */
+const TF_PARTIAL_PAYMENT = 0x00020000;
+
+/** rippled's largest account_tx page for non-admin connections. */
+const MAX_PAGE = 400;
+
+const DROPS = /^(0|[1-9][0-9]{0,18})$/;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Where a scan of one account stands, serialised into the opaque cursor: the last transaction
+ * handed out (ledger index + TransactionIndex; absent before the first one) and rippled's marker
+ * when the previous page said there is more.
+ */
+interface XrpCursor {
+  readonly last: { readonly ledger: number; readonly index: number } | null;
+  readonly marker?: unknown;
+}
+
+function encodeCursor(c: XrpCursor): string {
+  const o: Record<string, unknown> = { v: 1 };
+  if (c.last) {
+    o.ledger = c.last.ledger;
+    o.index = c.last.index;
+  }
+  if (c.marker !== undefined) o.marker = c.marker;
+  return JSON.stringify(o);
+}
+
+function decodeCursor(cursor: string): XrpCursor {
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(cursor) as Record<string, unknown>;
+  } catch {
+    throw new TypeError('not an XRP scan cursor');
+  }
+  if (!isObject(o) || o.v !== 1) throw new TypeError('not an XRP scan cursor');
+  const hasLast = o.ledger !== undefined || o.index !== undefined;
+  if (hasLast && (!Number.isSafeInteger(o.ledger) || (o.ledger as number) < 1 || !Number.isSafeInteger(o.index) || (o.index as number) < 0)) {
+    throw new TypeError('not an XRP scan cursor');
+  }
+  if (!hasLast && o.marker === undefined) throw new TypeError('not an XRP scan cursor');
+  const last = hasLast ? { ledger: o.ledger as number, index: o.index as number } : null;
+  return o.marker === undefined ? { last } : { last, marker: o.marker };
+}
+
+/** One account_tx entry in either API version's shape (v1: `tx` with hash inside; v2: `tx_json` + top-level hash/ledger_hash). */
+interface Entry {
+  readonly tx: Record<string, unknown>;
+  readonly meta: Record<string, unknown>;
+  readonly hash: string;
+  readonly ledger: number;
+  readonly index: number;
+  readonly ledgerHash: string | null;
+  readonly validated: boolean;
+}
+
+function readEntry(raw: unknown, bad: (why: string) => ScannerError): Entry {
+  if (!isObject(raw)) throw bad('a transaction entry is not an object');
+  const tx = raw.tx_json ?? raw.tx;
+  const meta = raw.meta;
+  if (!isObject(tx)) throw bad('a transaction entry has no JSON transaction (binary mode is not supported)');
+  if (!isObject(meta)) throw bad('a transaction entry has no JSON metadata');
+  const hash = raw.hash ?? tx.hash;
+  const ledger = raw.ledger_index ?? tx.ledger_index ?? tx.inLedger;
+  const index = meta.TransactionIndex;
+  if (typeof hash !== 'string' || !/^[0-9A-Fa-f]{64}$/.test(hash)) throw bad('a transaction entry has no hash');
+  if (!Number.isSafeInteger(ledger) || (ledger as number) < 1) throw bad('a transaction entry has no ledger index');
+  if (!Number.isSafeInteger(index) || (index as number) < 0) throw bad('a transaction entry has no TransactionIndex');
+  const ledgerHash = typeof raw.ledger_hash === 'string' && /^[0-9A-Fa-f]{64}$/.test(raw.ledger_hash) ? raw.ledger_hash.toUpperCase() : null;
+  return { tx, meta, hash: hash.toUpperCase(), ledger: ledger as number, index: index as number, ledgerHash, validated: raw.validated === true };
+}
+
+function drops(value: unknown, bad: (why: string) => ScannerError, what: string): bigint {
+  if (typeof value !== 'string' || !DROPS.test(value)) throw bad(`${what} is not an amount of drops`);
+  return BigInt(value);
+}
+
+/**
+ * The XRP transfer an entry carries into `address`, or null. Rules:
+ * - Payment transactions whose Destination is the address (not sent by the address itself).
+ * - Amount = meta.delivered_amount, never Amount (partial payments deliver less). Where rippled
+ *   reports "unavailable" (pre-2014 ledgers) Amount is used only for payments without
+ *   tfPartialPayment, which deliver Amount exactly; a partial payment without a known delivered
+ *   amount is an RPC_ERROR.
+ * - Failed transactions (any result other than tesSUCCESS) are reported with succeeded false
+ *   and the requested amount (DeliverMax / Amount): nothing was delivered, nothing is credited.
+ * - Only XRP is reported (contract null): issued-currency and MPT deliveries are skipped because
+ *   their amounts have no fixed decimals this scanner could convert exactly.
+ * - memo = DestinationTag in decimal, null without one; position 0 (a Payment delivers once).
+ */
+function transferFromEntry(entry: Entry, address: string, bad: (why: string) => ScannerError): ObservedTransfer | null {
+  const { tx, meta } = entry;
+  if (tx.TransactionType !== 'Payment' || tx.Destination !== address || tx.Account === address) return null;
+  const succeeded = meta.TransactionResult === 'tesSUCCESS';
+  const flags = typeof tx.Flags === 'number' ? tx.Flags : 0;
+  const requested = tx.DeliverMax ?? tx.Amount;
+  let amount: bigint;
+  if (succeeded) {
+    const delivered = meta.delivered_amount;
+    if (isObject(delivered) || (delivered === undefined && isObject(requested))) return null;
+    if (delivered === undefined || delivered === 'unavailable') {
+      if ((flags & TF_PARTIAL_PAYMENT) !== 0) throw bad(`payment ${entry.hash} is partial and its delivered amount is unavailable`);
+      if (isObject(requested)) return null;
+      amount = drops(requested, bad, `payment ${entry.hash} Amount`);
+    } else {
+      amount = drops(delivered, bad, `payment ${entry.hash} delivered_amount`);
+    }
+  } else {
+    if (isObject(requested)) return null;
+    amount = drops(requested, bad, `payment ${entry.hash} Amount`);
+  }
+  let memo: string | null = null;
+  if (tx.DestinationTag !== undefined) {
+    const tag = tx.DestinationTag;
+    if (!Number.isSafeInteger(tag) || (tag as number) < 0 || BigInt(tag as number) > MAX_DESTINATION_TAG) throw bad(`payment ${entry.hash} has a malformed DestinationTag`);
+    memo = String(tag);
+  }
+  return Object.freeze({
+    txHash: entry.hash,
+    position: 0,
+    fromAddress: typeof tx.Account === 'string' ? tx.Account : null,
+    toAddress: address,
+    memo,
+    contract: null,
+    amount,
+    blockHeight: BigInt(entry.ledger),
+    blockHash: entry.ledgerHash ?? String(entry.ledger),
+    succeeded,
+  });
+}
+
+/**
+ * Deposit scanning over rippled / Clio JSON-RPC (POST {method, params: [{…}]}), validated ledgers only.
+ *
+ * - tipHeight: `ledger` with ledger_index "validated" → its ledger_index.
+ * - transfersSince: one `account_tx` page (forward, ledger_index_min = cursor ledger or -1,
+ *   ledger_index_max -1 = latest validated, limit ≤ 400, marker from the cursor), entries sorted by
+ *   (ledger, TransactionIndex) since rippled orders pages, not entries within a page. Entries at
+ *   or before the cursor's (ledger, TransactionIndex) are skipped, so re-reading the cursor's
+ *   ledger (no marker: the history ended there last time) never repeats a transfer. Reading stops
+ *   at the first entry not marked validated.
+ * - An account that does not exist yet (actNotFound: an unfunded shared address) has no
+ *   transfers: the same cursor comes back.
+ * - blockHash: the entry's ledger_hash when the server includes it (API v2), else the ledger
+ *   index in decimal (API v1 entries carry no ledger hash; validated ledgers are final).
+ */
+export function createXrpScanner(endpoint: ChainEndpoint, options: XrpScannerOptions = {}): HistoryScanner {
+  const label = endpointLabel(endpoint.url);
+  const retry = options.retry ?? DEFAULT_RETRY;
+
+  async function rpc(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const what = `XRP ${method}`;
+    return withRetry(what, label, retry, async () => {
+      const { status, text } = await exchange(endpoint, endpoint.url, { method: 'POST', body: JSON.stringify({ method, params: [params] }) });
+      if (status < 200 || status > 299) throw new ScannerError('RPC_ERROR', `${what}: ${label} answered HTTP ${status}`);
+      const body = parseJson(what, label, text);
+      const result = isObject(body) ? body.result : undefined;
+      if (!isObject(result)) throw new ScannerError('RPC_ERROR', `${what}: ${label} answered without a result object`);
+      if (result.status === 'error' || typeof result.error === 'string') {
+        const code = typeof result.error === 'string' && /^[A-Za-z_]{1,64}$/.test(result.error) ? result.error : 'unknown';
+        if (TRANSIENT_RPC_ERRORS.has(code)) throw new TransientFailure(`rippled ${code}`);
+        return { status: 'error', error: code };
+      }
+      return result;
+    });
+  }
+
+  return Object.freeze({
+    kind: 'history' as const,
+
+    async tipHeight(): Promise<bigint> {
+      const result = await rpc('ledger', { ledger_index: 'validated' });
+      if (result.status === 'error') throw new ScannerError('RPC_ERROR', `XRP ledger: rippled error ${String(result.error)}`);
+      const ledger = isObject(result.ledger) ? result.ledger : {};
+      const index = result.ledger_index ?? ledger.ledger_index;
+      const n = typeof index === 'number' ? index : typeof index === 'string' && /^[1-9][0-9]{0,15}$/.test(index) ? Number(index) : NaN;
+      if (result.validated !== true || !Number.isSafeInteger(n) || n < 1) throw new ScannerError('RPC_ERROR', `XRP ledger: ${label} did not report a validated ledger index`);
+      return BigInt(n);
+    },
+
+    async transfersSince(address: string, cursor: string | null, limit: number) {
+      const from = cursor === null ? null : decodeCursor(cursor);
+      const bad = (why: string) => new ScannerError('RPC_ERROR', `XRP account_tx: ${why}`);
+      const params: Record<string, unknown> = {
+        account: address,
+        ledger_index_min: from?.last ? from.last.ledger : -1,
+        ledger_index_max: -1,
+        binary: false,
+        forward: true,
+        limit: Math.max(1, Math.min(MAX_PAGE, Math.floor(Number.isFinite(limit) ? limit : MAX_PAGE))),
+      };
+      if (from?.marker !== undefined) params.marker = from.marker;
+      const result = await rpc('account_tx', params);
+      if (result.status === 'error') {
+        if (result.error === 'actNotFound') return { transfers: [], cursor };
+        throw bad(`rippled error ${String(result.error)}`);
+      }
+      if (!Array.isArray(result.transactions)) throw bad(`${label} answered without a transactions list`);
+      const entries = result.transactions.map((e) => readEntry(e, bad));
+      entries.sort((a, b) => a.ledger - b.ledger || a.index - b.index);
+
+      const transfers: ObservedTransfer[] = [];
+      let last = from?.last ?? null;
+      let complete = true;
+      for (const entry of entries) {
+        if (!entry.validated) {
+          complete = false;
+          break;
+        }
+        if (last && (entry.ledger < last.ledger || (entry.ledger === last.ledger && entry.index <= last.index))) continue;
+        const t = transferFromEntry(entry, address, bad);
+        if (t) transfers.push(t);
+        last = { ledger: entry.ledger, index: entry.index };
+      }
+      const marker = complete && result.marker !== undefined && result.marker !== null ? result.marker : undefined;
+      if (!last && marker === undefined) return { transfers, cursor };
+      const next = encodeCursor(marker === undefined ? { last } : { last, marker });
+      return { transfers, cursor: from && next === encodeCursor(from) ? cursor : next };
+    },
+  } satisfies HistoryScanner);
+}
