@@ -168,7 +168,7 @@ export class BlockChainScan {
    */
   private async rollback(height: bigint, tip: bigint): Promise<bigint> {
     const stored = await this.sequelize.query<{ height: string; hash: string }>(
-      'SELECT height::text AS height, hash FROM scan_blocks WHERE chain_id = $1 AND height < $2 ORDER BY height DESC',
+      'SELECT b.height::text AS height, b.hash FROM scan_blocks b WHERE b.chain_id = $1 AND b.height < $2 ORDER BY b.height DESC',
       { bind: [this.chain.id, height.toString()], type: QueryTypes.SELECT },
     );
     let fork: bigint | null = null;

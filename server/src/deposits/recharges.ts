@@ -145,13 +145,14 @@ export async function recordTransfer(
     `INSERT INTO recharges (application_id, chain_id, chain_token_id, address_id, external_user_id, address, memo, from_address,
                             tx_hash, position, amount, block_height, block_hash, tx_status, confirmations, min_confirmations,
                             fail_reason, failed_at)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::numeric,$12,$13,$14,0,$15,$16,$17)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::numeric,$12,$13,$14,$18,$15,$16,$17)
      ON CONFLICT (chain_id, tx_hash, position) DO NOTHING RETURNING id`,
     {
       bind: [
         owner.applicationId, chainId, token.id, owner.addressId, owner.externalUserId, owner.address, x.memo, x.fromAddress,
         x.txHash, x.position, x.amount.toString(), x.blockHeight.toString(), x.blockHash, x.succeeded ? 'PENDING' : 'FAILED',
         minConfirmations, x.succeeded ? null : 'the transaction failed on chain', x.succeeded ? null : new Date().toISOString(),
+        x.succeeded && tip !== null ? confirmationsAt(x.blockHeight, tip) : 0,
       ],
       type: QueryTypes.SELECT,
       transaction: t,
