@@ -10,6 +10,8 @@ import { TOKENS } from '../container';
 import { generateMasterKeyText } from '../crypto/secret-box';
 import { resolveCatalogue } from '../catalogue/catalogue';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { startDevnets, wantsDevnets } from '../deposits/devnets';
 import { KEYSTORE_PACKAGES, keyStoreOptions, loadAdapters, loadKeyStorePlugin } from '../plugins/loader';
 
 interface Io {
@@ -88,13 +90,27 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     .option('--workers-only', 'run only the background workers')
     .action(async (o: { apiOnly?: boolean; workersOnly?: boolean }) => {
       if (o.apiOnly && o.workersOnly) throw new ConfigError('--api-only and --workers-only exclude each other');
-      const cfg = config();
+      let cfg = config();
       const logger = createLogger({ level: cfg.logLevel, format: cfg.logFormat });
-      const svc = await WcsService.start(cfg, logger, { api: !o.workersOnly, workers: !o.apiOnly });
+      // dev mode (no DATABASE_URL, no WCS_RPC_*): local anvil devnets for the test EVM chains
+      const devnets = !o.apiOnly && wantsDevnets(cfg) ? await startDevnets(cfg, logger) : null;
+      if (devnets) {
+        cfg = devnets.config;
+        fs.mkdirSync(cfg.dataDir, { recursive: true });
+        fs.writeFileSync(path.join(cfg.dataDir, 'devnets.json'), JSON.stringify(devnets.info, null, 2) + '\n');
+        logger.info('dev mode: deposits on local devnets', { devnets: path.join(cfg.dataDir, 'devnets.json'), chains: Object.keys(devnets.info.chains) });
+      }
+      let svc: WcsService;
+      try {
+        svc = await WcsService.start(cfg, logger, { api: !o.workersOnly, workers: !o.apiOnly });
+      } catch (e) {
+        await devnets?.stop();
+        throw e;
+      }
       await new Promise<void>((resolve) => {
         const stop = (sig: string) => {
           logger.info('shutting down', { signal: sig });
-          void svc.stop().then(resolve, resolve);
+          void svc.stop().then(() => devnets?.stop()).then(resolve, resolve);
         };
         process.once('SIGINT', () => stop('SIGINT'));
         process.once('SIGTERM', () => stop('SIGTERM'));

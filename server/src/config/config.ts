@@ -83,6 +83,8 @@ export interface DepositConfig {
   readonly concurrency: number;
   readonly leaseMs: number;
   readonly rpcTimeoutMs: number;
+  /** Chains whose stored scan state is dropped when scanning starts (dev mode's fresh devnets). */
+  readonly resetScanState?: readonly number[];
 }
 
 const RPC_VAR = /^WCS_RPC_(TEST|LIVE)_([A-Z][A-Z0-9_]{1,15})$/;

@@ -53,6 +53,15 @@ export class ScanWorker implements Worker {
 
   async start(): Promise<void> {
     this.running = true;
+    const reset = this.config.resetScanState ?? [];
+    if (reset.length > 0) {
+      // dev mode: these chains are new devnets; what was scanned before belongs to a chain that is gone
+      await this.db.sequelize.transaction(async (t) => {
+        for (const table of ['scan_blocks', 'scan_history_cursors', 'scan_cursors']) {
+          await this.db.sequelize.query(`DELETE FROM ${table} WHERE chain_id = ANY($1::int[])`, { bind: [reset], transaction: t });
+        }
+      });
+    }
     for (const env of ['test', 'live'] as const) {
       for (const chain of this.catalogue.chains(env)) {
         const endpoint = this.config.endpoints.get(`${env}:${chain.code}`);
