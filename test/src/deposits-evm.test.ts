@@ -252,6 +252,28 @@ describe('deposit detection on anvil (scanner worker, confirmations, reorgs, cal
     });
   }
 
+  it('a reorg deeper than the safe depth that removes a SETTLED deposit\'s block: the record is left as it is and an operator alert is raised', async () => {
+    const to = await userAddress('deep-reorg');
+    const txHash = await sendNative(anvil.url, to, ETHER / 4n);
+    await mine(anvil.url, MIN_CONF);
+    const settled = await waitStatus(txHash, 'SETTLED');
+    await caughtUp();
+    const depth = Number((await tip()) - BigInt(settled.blockHeight!)) + 1; // back to just below its block
+    await anvilRpc(anvil.url, 'anvil_reorg', [depth, []]);
+    expect(await anvilRpc<unknown>(anvil.url, 'eth_getTransactionByHash', [txHash])).to.equal(null);
+    const alert = await pollUntil(
+      () => q<{ kind: string; details: { recharges: Array<{ id: string }> } }>(`SELECT kind, details FROM operator_alerts WHERE kind = 'REORG_CREDITED_DEPOSIT' ORDER BY id DESC LIMIT 1`),
+      (rows) => rows.length === 1 && rows[0]!.details.recharges.some((r) => Number(r.id) === settled.id),
+      30_000, 100,
+    );
+    expect(alert.ok, JSON.stringify(alert.result)).to.equal(true);
+    await mine(anvil.url, MIN_CONF + 2);
+    await caughtUp();
+    const after = (await byTx(txHash))[0]!;
+    expect(after).to.include({ id: settled.id, txStatus: 'SETTLED', blockHash: settled.blockHash });
+    expect(events(settled.id).map((e) => e.txStatus)).to.deep.equal(['PENDING', 'CONFIRMED', 'SETTLED']);
+  });
+
   it('a scanner restarted in the middle of a catch-up misses nothing and duplicates nothing', async () => {
     const targets: string[] = [];
     for (let i = 0; i < 12; i++) targets.push(await userAddress(`restart-${i}`));
