@@ -1,6 +1,6 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { formatLocalDateTime, formatUnits, WcsError } from '@wcs/core';
-import { advance, loadRecharge, notifyRecharge, type TxStatus } from './recharges';
+import { advance, confirmationsAt, loadRecharge, notifyRecharge, type TxStatus } from './recharges';
 
 /** A recharge record as GET recharge/get and recharge/list return it (docs/deposits.md). */
 export interface RechargeView {
@@ -183,10 +183,11 @@ export class RechargeService {
       const [created] = await this.sequelize.query<{ id: string }>(
         `INSERT INTO recharges (application_id, chain_id, chain_token_id, address_id, external_user_id, address, memo, from_address, tx_hash, position,
                                 amount, block_height, block_hash, tx_status, confirmations, min_confirmations)
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::numeric,$12,$13,'PENDING',0,$14) RETURNING id`,
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::numeric,$12,$13,'PENDING',$15,$14) RETURNING id`,
         {
           bind: [applicationId, u.chain_id, u.chain_token_id, owner.id, externalUserId, u.address, u.memo, u.from_address, u.tx_hash, u.position,
-            u.amount, u.block_height, u.block_hash, u.token_conf ?? u.confirmations],
+            u.amount, u.block_height, u.block_hash, u.token_conf ?? u.confirmations,
+            confirmationsAt(BigInt(u.block_height), tipRow?.tip_height ? BigInt(tipRow.tip_height) : BigInt(u.block_height))],
           type: QueryTypes.SELECT,
           transaction: t,
         },
