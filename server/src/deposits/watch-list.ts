@@ -12,6 +12,8 @@ export class WatchList {
   private readonly memo = new Map<string, DepositOwner>();
   private readonly shared = new Set<string>();
   private sharedLoadedFor = -1;
+  /** The HD address set handed to scanners, rebuilt only when rows were added. */
+  private hdSet: ReadonlySet<string> | null = null;
 
   constructor(
     private readonly sequelize: Sequelize,
@@ -28,7 +30,10 @@ export class WatchList {
     );
     for (const r of rows) {
       const owner: DepositOwner = { addressId: r.id, applicationId: r.application_id, externalUserId: r.external_user_id, address: r.address, memo: r.memo };
-      if (r.memo === null) this.hd.set(r.address, owner);
+      if (r.memo === null) {
+        this.hd.set(r.address, owner);
+        this.hdSet = null;
+      }
       else {
         this.memo.set(memoKey(r.address, r.memo), owner);
         this.shared.add(r.address);
@@ -47,7 +52,9 @@ export class WatchList {
 
   /** Every address to watch (HD addresses, or the shared deposit addresses of a memo chain). */
   addresses(): ReadonlySet<string> {
-    return this.memoChain ? this.shared : new Set(this.hd.keys());
+    if (this.memoChain) return this.shared;
+    this.hdSet ??= new Set(this.hd.keys());
+    return this.hdSet;
   }
 
   /** HD: the owner of an address. */

@@ -1,19 +1,11 @@
-import { invalidParameter, parseLocalDateTime } from '@wcs/core';
+import { invalidParameter } from '@wcs/core';
 import { BIZ_TYPES } from '../apps/applications';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, TASK_STATUSES, type CallbackService } from '../callbacks/callback-service';
 import { BodyReader } from './body';
-import type { QueryReader } from './query';
+import { localTimeParam as localTime } from './query';
 import type { ApiRoute } from './routes';
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
-
-function localTime(query: QueryReader, name: string): Date | undefined {
-  const raw = query.string(name, { max: 19 });
-  if (raw === undefined) return undefined;
-  const d = parseLocalDateTime(raw);
-  if (!d) throw invalidParameter(name, 'must be an ISO 8601 local date-time YYYY-MM-DDThh:mm:ss (UTC)');
-  return d;
-}
 
 export function callbackRoutes(callbacks: CallbackService): ApiRoute[] {
   return [

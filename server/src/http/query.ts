@@ -1,4 +1,4 @@
-import { invalidParameter } from '@wcs/core';
+import { invalidParameter, parseLocalDateTime } from '@wcs/core';
 
 /** Typed, strict access to query parameters: repeated or unknown keys are errors. */
 export class QueryReader {
@@ -40,4 +40,13 @@ export class QueryReader {
       if (!this.used.has(k)) throw invalidParameter(k, 'is not a parameter of this operation');
     }
   }
+}
+
+/** An optional time parameter in the spec's YYYY-MM-DDThh:mm:ss form (UTC). */
+export function localTimeParam(query: QueryReader, name: string): Date | undefined {
+  const raw = query.string(name, { max: 19 });
+  if (raw === undefined) return undefined;
+  const d = parseLocalDateTime(raw);
+  if (!d) throw invalidParameter(name, 'must be an ISO 8601 local date-time YYYY-MM-DDThh:mm:ss (UTC)');
+  return d;
 }

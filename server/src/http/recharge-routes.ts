@@ -1,20 +1,12 @@
-import { CHAIN_CODE_RE, invalidParameter, parseLocalDateTime } from '@wcs/core';
+import { CHAIN_CODE_RE, invalidParameter } from '@wcs/core';
 import { TX_STATUSES } from '../deposits/recharges';
 import type { RechargeService } from '../deposits/recharge-service';
-import type { QueryReader } from './query';
+import { localTimeParam as localTime } from './query';
 import type { ApiRoute } from './routes';
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 export const RECHARGE_PAGE_SIZE_DEFAULT = 20;
 export const RECHARGE_PAGE_SIZE_MAX = 200;
-
-function localTime(query: QueryReader, name: string): Date | undefined {
-  const raw = query.string(name, { max: 19 });
-  if (raw === undefined) return undefined;
-  const d = parseLocalDateTime(raw);
-  if (!d) throw invalidParameter(name, 'must be an ISO 8601 local date-time YYYY-MM-DDThh:mm:ss (UTC)');
-  return d;
-}
 
 export function rechargeRoutes(recharges: RechargeService): ApiRoute[] {
   return [
