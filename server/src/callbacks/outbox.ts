@@ -50,30 +50,48 @@ export function noUrlError(bizType: string): string {
  * FAILED with no retry planned; resending it after a URL is configured delivers it.
  */
 export async function enqueueCallback(sequelize: Sequelize, transaction: Transaction, event: CallbackEvent, now = new Date()): Promise<EnqueuedTask> {
-  const body = Buffer.from(JSON.stringify(event.payload), 'utf8');
-  const fromOrder = event.callbackUrl !== undefined && event.callbackUrl !== null && event.callbackUrl !== '';
+  return (await enqueueCallbacks(sequelize, transaction, [event], now))[0]!;
+}
+
+/**
+ * enqueueCallback for many events in one statement (a scanner's range of deposits): the tasks
+ * get ascending ids in the order given, so a record's callbacks keep their order; the result is
+ * in the order given. Wakes the dispatchers once, at commit, when any task is due.
+ */
+export async function enqueueCallbacks(sequelize: Sequelize, transaction: Transaction, events: readonly CallbackEvent[], now = new Date()): Promise<EnqueuedTask[]> {
+  if (events.length === 0) return [];
+  const orderUrl = (e: CallbackEvent) => (e.callbackUrl !== undefined && e.callbackUrl !== null && e.callbackUrl !== '' ? e.callbackUrl : null);
+  // ids are drawn from the sequence in input order (volatile functions run after ORDER BY), and
+  // one session's nextval values only ascend: sorting the returned ids restores the input order
   const rows = await sequelize.query<{ id: string; url: string; status: 'WAITING' | 'FAILED' }>(
-    `WITH target AS (
-       SELECT CASE WHEN $4::text IS NOT NULL THEN $4::text
-                   ELSE coalesce((SELECT url FROM application_callbacks WHERE application_id = $1 AND biz_type = $2), '') END AS url
+    `WITH ev AS MATERIALIZED (
+       SELECT nextval(pg_get_serial_sequence('callback_tasks', 'id')) AS id, e.application_id, e.biz_type, e.biz_id, e.order_url, e.body, e.no_url
+         FROM unnest($1::int[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[])
+              WITH ORDINALITY AS e(application_id, biz_type, biz_id, order_url, body, no_url, ord)
+        ORDER BY e.ord
+     ), target AS (
+       SELECT ev.*, CASE WHEN ev.order_url IS NOT NULL THEN ev.order_url
+                         ELSE coalesce((SELECT c.url FROM application_callbacks c WHERE c.application_id = ev.application_id AND c.biz_type = ev.biz_type), '') END AS url
+         FROM ev
      )
-     INSERT INTO callback_tasks (application_id, biz_type, biz_id, url, endpoint, url_source, body, status, max_retry_times, due_at, last_error, created_at, updated_at)
-     SELECT $1, $2, $3, target.url, ${endpointSql('target.url')}, $5, $6,
-            CASE WHEN target.url = '' THEN 'FAILED' ELSE 'WAITING' END, $7,
-            CASE WHEN target.url = '' THEN NULL ELSE $8::timestamptz END,
-            CASE WHEN target.url = '' THEN $9 ELSE NULL END, $8, $8
+     INSERT INTO callback_tasks (id, application_id, biz_type, biz_id, url, endpoint, url_source, body, status, max_retry_times, due_at, last_error, created_at, updated_at)
+     SELECT id, application_id, biz_type, biz_id, url, ${endpointSql('url')}, CASE WHEN order_url IS NOT NULL THEN 'ORDER' ELSE 'APPLICATION' END,
+            convert_to(body, 'UTF8'), CASE WHEN url = '' THEN 'FAILED' ELSE 'WAITING' END, $7,
+            CASE WHEN url = '' THEN NULL ELSE $8::timestamptz END,
+            CASE WHEN url = '' THEN no_url ELSE NULL END, $8, $8
        FROM target
      RETURNING id, url, status`,
     {
       bind: [
-        event.applicationId, event.bizType, event.bizId, fromOrder ? event.callbackUrl : null, fromOrder ? 'ORDER' : 'APPLICATION',
-        body, MAX_RETRY_TIMES, now.toISOString(), noUrlError(event.bizType),
+        events.map((e) => e.applicationId), events.map((e) => e.bizType), events.map((e) => String(e.bizId)), events.map(orderUrl),
+        events.map((e) => JSON.stringify(e.payload)), events.map((e) => noUrlError(e.bizType)), MAX_RETRY_TIMES, now.toISOString(),
       ],
       type: QueryTypes.SELECT,
       transaction,
     },
   );
-  const row = rows[0]!;
-  if (row.status === 'WAITING') await notifyDue(sequelize, transaction);
-  return { id: Number(row.id), url: row.url, status: row.status };
+  if (rows.length !== events.length) throw new Error(`enqueueCallbacks: ${rows.length} tasks written for ${events.length} events`);
+  const tasks = rows.map((r) => ({ id: Number(r.id), url: r.url, status: r.status })).sort((a, b) => a.id - b.id);
+  if (tasks.some((x) => x.status === 'WAITING')) await notifyDue(sequelize, transaction);
+  return tasks;
 }

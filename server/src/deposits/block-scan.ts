@@ -1,7 +1,7 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import type { BlockRef, BlockScanner, ChainDefinition, ObservedTransfer } from '@wcs/core';
 import type { Logger } from '../config/logger';
-import { advanceChain, failRecharge, recordTransfer } from './recharges';
+import { advanceRecharges, failRecharge, RechargeNotices, recordTransfers, type Deposit } from './recharges';
 import { raiseAlert, type ScanLease } from './scan-lease';
 import type { ChainTokens } from './tokens';
 import type { WatchList } from './watch-list';
@@ -123,6 +123,7 @@ export class BlockChainScan {
       const cursor = await this.lease.lock(t);
       if (cursor.hash !== '' && cursor.hash !== blocks[0]!.parentHash) throw new Error(`${this.chain.code}: the cursor moved under this step`);
       await this.saveBlocks(t, blocks);
+      const deposits: Deposit[] = [];
       for (const x of transfers) {
         const owner = this.watch.ownerOf(x.toAddress);
         if (!owner) continue;
@@ -135,13 +136,15 @@ export class BlockChainScan {
           this.logger.info('deposit below the minimum ignored', { chain: this.chain.code, txHash: x.txHash, position: x.position, token: token.symbol, amount: x.amount.toString(), minimum: token.minDeposit.toString() });
           continue;
         }
-        const outcome = await recordTransfer(this.sequelize, t, this.chain.id, token, owner, x, token.confirmations ?? this.chain.confirmations, tip);
-        if (outcome.created) recorded++;
+        deposits.push({ token, owner, transfer: x, minConfirmations: token.confirmations ?? this.chain.confirmations });
       }
+      const notices = new RechargeNotices();
+      recorded = await recordTransfers(this.sequelize, t, this.chain.id, deposits, tip, notices);
       await this.sequelize.query('UPDATE scan_cursors SET height = $2, hash = $3, tip_height = $4, last_error = NULL, updated_at = now() WHERE chain_id = $1', {
         bind: [this.chain.id, last.height.toString(), last.hash, tip.toString()], transaction: t,
       });
-      await advanceChain(this.sequelize, t, this.chain.id, tip);
+      await advanceRecharges(this.sequelize, t, { chainId: this.chain.id }, tip, notices);
+      await notices.flush(this.sequelize, t);
       await this.sequelize.query('DELETE FROM scan_blocks WHERE chain_id = $1 AND height < $2', {
         bind: [this.chain.id, (last.height - BigInt(this.settings.keepBlocks)).toString()], transaction: t,
       });
@@ -247,7 +250,9 @@ export class BlockChainScan {
             'UPDATE recharges SET block_height = $2, block_hash = $3, orphaned_at_height = NULL, updated_at = now() WHERE id = $1 AND block_hash IS NULL',
             { bind: [o.id, found.blockHeight.toString(), found.blockHash], transaction: t },
           );
-          await advanceChain(this.sequelize, t, this.chain.id, tip);
+          const notices = new RechargeNotices();
+          await advanceRecharges(this.sequelize, t, { chainId: this.chain.id, rechargeId: o.id }, tip, notices);
+          await notices.flush(this.sequelize, t);
         });
         continue;
       }

@@ -1,7 +1,7 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { ChainDefinition, HistoryScanner, ObservedTransfer } from '@wcs/core';
 import type { Logger } from '../config/logger';
-import { advanceChain, recordTransfer } from './recharges';
+import { advanceRecharges, RechargeNotices, recordTransfers, type Deposit } from './recharges';
 import type { ScanLease } from './scan-lease';
 import type { ChainTokens } from './tokens';
 import type { WatchList } from './watch-list';
@@ -68,7 +68,9 @@ export class HistoryChainScan {
       await this.sequelize.query('UPDATE scan_cursors SET height = $2, tip_height = $2, last_error = NULL, updated_at = now() WHERE chain_id = $1', {
         bind: [this.chain.id, tip.toString()], transaction: t,
       });
-      await advanceChain(this.sequelize, t, this.chain.id, tip);
+      const notices = new RechargeNotices();
+      await advanceRecharges(this.sequelize, t, { chainId: this.chain.id }, tip, notices);
+      await notices.flush(this.sequelize, t);
     });
     return { behind, tip, height: tip, recorded };
   }
@@ -77,6 +79,7 @@ export class HistoryChainScan {
     let recorded = 0;
     await this.sequelize.transaction(async (t) => {
       await this.lease.lock(t);
+      const deposits: Deposit[] = [];
       for (const x of transfers) {
         if (x.toAddress !== address) continue;
         const token = this.tokens.find(x.contract);
@@ -94,8 +97,13 @@ export class HistoryChainScan {
           if (memoChain && x.succeeded) recorded += await this.unattributed(t, token.id, x);
           continue;
         }
-        const outcome = await recordTransfer(this.sequelize, t, this.chain.id, token, owner, x, token.confirmations ?? this.chain.confirmations, tip);
-        if (outcome.created) recorded++;
+        deposits.push({ token, owner, transfer: x, minConfirmations: token.confirmations ?? this.chain.confirmations });
+      }
+      if (deposits.length > 0) {
+        const notices = new RechargeNotices();
+        recorded += await recordTransfers(this.sequelize, t, this.chain.id, deposits, tip, notices);
+        await advanceRecharges(this.sequelize, t, { chainId: this.chain.id }, tip, notices);
+        await notices.flush(this.sequelize, t);
       }
       await this.sequelize.query(
         `INSERT INTO scan_history_cursors (chain_id, address, cursor, updated_at) VALUES ($1, $2, $3, now())

@@ -1,6 +1,6 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { formatLocalDateTime, formatUnits, WcsError } from '@wcs/core';
-import { advance, confirmationsAt, loadRecharge, notifyRecharge, type TxStatus } from './recharges';
+import { advanceRecharges, confirmationsAt, loadRecharge, RechargeNotices, type TxStatus } from './recharges';
 
 /** A recharge record as GET recharge/get and recharge/list return it (docs/deposits.md). */
 export interface RechargeView {
@@ -193,9 +193,10 @@ export class RechargeService {
         },
       );
       await this.sequelize.query('UPDATE unattributed_deposits SET recharge_id = $2, assigned_at = now() WHERE id = $1', { bind: [u.id, created!.id], transaction: t });
-      const r = await loadRecharge(this.sequelize, t, created!.id);
-      await notifyRecharge(this.sequelize, t, r, 'PENDING');
-      await advance(this.sequelize, t, r, tipRow?.tip_height ? BigInt(tipRow.tip_height) : BigInt(u.block_height));
+      const notices = new RechargeNotices();
+      notices.add(await loadRecharge(this.sequelize, t, created!.id), 'PENDING');
+      await advanceRecharges(this.sequelize, t, { chainId: u.chain_id, rechargeId: created!.id }, tipRow?.tip_height ? BigInt(tipRow.tip_height) : BigInt(u.block_height), notices);
+      await notices.flush(this.sequelize, t);
       return Number(created!.id);
     });
     return this.get(applicationId, id);

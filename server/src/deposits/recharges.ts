@@ -1,6 +1,6 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { formatUnits, type ObservedTransfer } from '@wcs/core';
-import { enqueueCallback } from '../callbacks/outbox';
+import { enqueueCallbacks } from '../callbacks/outbox';
 import type { ChainTokenView } from './tokens';
 
 export const TX_STATUSES = ['PENDING', 'CONFIRMED', 'SETTLED', 'FAILED'] as const;
@@ -59,20 +59,50 @@ export function rechargeEvent(r: RechargeRow, status: TxStatus): Record<string, 
 }
 
 /**
- * Records the callback of a state in the caller's transaction: exactly one task per
- * (recharge, txStatus), the merchant's de-duplication key; a second call for the same pair does
- * nothing.
+ * The callbacks of the state changes made in one transaction, written together by flush():
+ * exactly one task per (recharge, txStatus), the merchant's de-duplication key; a pair that
+ * already has its task is skipped. The event is taken when the change is added, so later changes
+ * to the row do not alter it; tasks are created in the order added.
  */
+export class RechargeNotices {
+  private readonly items: Array<{ readonly id: string; readonly status: TxStatus; readonly applicationId: number; readonly payload: Record<string, unknown> }> = [];
+
+  add(r: RechargeRow, status: TxStatus): void {
+    this.items.push({ id: r.id, status, applicationId: r.application_id, payload: rechargeEvent(r, status) });
+  }
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  /** Claims the pairs, enqueues one task per claimed pair, links them; returns the tasks created. */
+  async flush(sequelize: Sequelize, t: Transaction): Promise<number> {
+    const items = this.items.splice(0);
+    if (items.length === 0) return 0;
+    const claimed = await sequelize.query<{ recharge_id: string; tx_status: TxStatus }>(
+      `INSERT INTO recharge_notices (recharge_id, tx_status, task_id)
+       SELECT r, s, 0 FROM unnest($1::bigint[], $2::text[]) AS u(r, s)
+       ON CONFLICT DO NOTHING RETURNING recharge_id::text AS recharge_id, tx_status`,
+      { bind: [items.map((i) => i.id), items.map((i) => i.status)], type: QueryTypes.SELECT, transaction: t },
+    );
+    if (claimed.length === 0) return 0;
+    const won = new Set(claimed.map((c) => `${c.recharge_id}/${c.tx_status}`));
+    const todo = items.filter((i) => won.delete(`${i.id}/${i.status}`));
+    const tasks = await enqueueCallbacks(sequelize, t, todo.map((i) => ({ applicationId: i.applicationId, bizType: 'RECHARGE' as const, bizId: Number(i.id), payload: i.payload })));
+    await sequelize.query(
+      `UPDATE recharge_notices n SET task_id = u.task FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS u(r, s, task)
+        WHERE n.recharge_id = u.r AND n.tx_status = u.s`,
+      { bind: [todo.map((i) => i.id), todo.map((i) => i.status), tasks.map((x) => String(x.id))], transaction: t },
+    );
+    return tasks.length;
+  }
+}
+
+/** Records the callback of one state in the caller's transaction (once per (recharge, txStatus)). */
 export async function notifyRecharge(sequelize: Sequelize, t: Transaction, r: RechargeRow, status: TxStatus): Promise<boolean> {
-  const claimed = await sequelize.query<{ recharge_id: string }>(
-    `INSERT INTO recharge_notices (recharge_id, tx_status, task_id) VALUES ($1, $2, 0)
-     ON CONFLICT DO NOTHING RETURNING recharge_id`,
-    { bind: [r.id, status], type: QueryTypes.SELECT, transaction: t },
-  );
-  if (claimed.length === 0) return false;
-  const task = await enqueueCallback(sequelize, t, { applicationId: r.application_id, bizType: 'RECHARGE', bizId: Number(r.id), payload: rechargeEvent(r, status) });
-  await sequelize.query('UPDATE recharge_notices SET task_id = $3 WHERE recharge_id = $1 AND tx_status = $2', { bind: [r.id, status, task.id], transaction: t });
-  return true;
+  const notices = new RechargeNotices();
+  notices.add(r, status);
+  return (await notices.flush(sequelize, t)) === 1;
 }
 
 export async function loadRecharge(sequelize: Sequelize, t: Transaction, id: string | number): Promise<RechargeRow> {
@@ -90,97 +120,139 @@ export function confirmationsAt(height: bigint, tip: bigint): number {
   return c > 2_147_483_647n ? 2_147_483_647 : Number(c);
 }
 
-/**
- * Walks a record forward from its stored state as far as its confirmations allow, writing one
- * callback per state reached: PENDING (when new) → CONFIRMED (at minConfirmations) → SETTLED
- * (ON_CONFIRM applications, right after confirmation). A record whose block left the chain
- * (block_hash NULL) never moves past PENDING.
- */
-export async function advance(sequelize: Sequelize, t: Transaction, r: RechargeRow, tip: bigint | null): Promise<TxStatus> {
-  let status = r.tx_status;
-  if (status === 'FAILED' || status === 'SETTLED') return status;
-  if (r.block_hash !== null && r.block_height !== null && tip !== null) {
-    const conf = confirmationsAt(BigInt(r.block_height), tip);
-    if (conf !== r.confirmations) {
-      await sequelize.query('UPDATE recharges SET confirmations = $2, updated_at = now() WHERE id = $1', { bind: [r.id, conf], transaction: t });
-      r.confirmations = conf;
-    }
-    if (status === 'PENDING' && conf >= r.min_confirmations) {
-      await sequelize.query(`UPDATE recharges SET tx_status = 'CONFIRMED', confirmed_at = now(), updated_at = now() WHERE id = $1`, { bind: [r.id], transaction: t });
-      status = r.tx_status = 'CONFIRMED';
-      await notifyRecharge(sequelize, t, r, 'CONFIRMED');
-    }
-  }
-  if (status === 'CONFIRMED' && r.settlement_mode === 'ON_CONFIRM' && r.block_hash !== null) {
-    await sequelize.query(`UPDATE recharges SET tx_status = 'SETTLED', settled_at = now(), updated_at = now() WHERE id = $1`, { bind: [r.id], transaction: t });
-    status = r.tx_status = 'SETTLED';
-    await notifyRecharge(sequelize, t, r, 'SETTLED');
-  }
-  return status;
-}
-
-export interface RecordOutcome {
-  readonly id: string;
-  readonly created: boolean;
-  readonly status: TxStatus;
-}
+/** Which open records advanceRecharges walks: all of a chain's, or one record. */
+export type AdvanceScope = { readonly chainId: number; readonly rechargeId?: string };
 
 /**
- * Records one observed transfer to a user's address (idempotent on (chain, txHash, position)).
- * New: PENDING with its callback, or FAILED with its callback when the transaction failed on
- * chain. Seen again (a re-scan, or re-mined after a reorg): takes the new block, keeps its state
- * and callbacks. Then advances it by confirmations.
+ * Walks open records forward to the tip, adding one callback per state reached to `notices`:
+ * PENDING → CONFIRMED (at minConfirmations) → SETTLED (ON_CONFIRM applications, right after
+ * confirmation). A record whose block left the chain (block_hash NULL) never moves past PENDING.
+ * Two statements whatever the number of records: one sets the confirmations of every open record
+ * in scope, one moves (and locks) those that reach a new state and returns them.
  */
-export async function recordTransfer(
+export async function advanceRecharges(sequelize: Sequelize, t: Transaction, scope: AdvanceScope, tip: bigint, notices: RechargeNotices): Promise<number> {
+  const one = scope.rechargeId !== undefined;
+  const conf = 'GREATEST(0, LEAST($2::bigint - block_height + 1, 2147483647))::int';
+  await sequelize.query(
+    `UPDATE recharges SET confirmations = ${conf}, updated_at = now()
+      WHERE chain_id = $1 AND tx_status IN ('PENDING','CONFIRMED') AND block_hash IS NOT NULL AND confirmations <> ${conf}${one ? ' AND id = $3' : ''}`,
+    { bind: one ? [scope.chainId, tip.toString(), scope.rechargeId] : [scope.chainId, tip.toString()], transaction: t },
+  );
+  const moved = await sequelize.query<RechargeRow & { old_status: TxStatus }>(
+    `WITH old AS (
+       SELECT r.id, r.tx_status FROM recharges r JOIN applications a ON a.id = r.application_id
+        WHERE r.chain_id = $1${one ? ' AND r.id = $2' : ''} AND r.block_hash IS NOT NULL
+          AND ((r.tx_status = 'PENDING' AND r.confirmations >= r.min_confirmations)
+            OR (r.tx_status = 'CONFIRMED' AND a.settlement_mode = 'ON_CONFIRM'))
+        ORDER BY r.id FOR UPDATE OF r
+     )
+     UPDATE recharges r SET
+            tx_status = CASE WHEN a.settlement_mode = 'ON_CONFIRM' THEN 'SETTLED' ELSE 'CONFIRMED' END,
+            confirmed_at = CASE WHEN old.tx_status = 'PENDING' THEN now() ELSE r.confirmed_at END,
+            settled_at = CASE WHEN a.settlement_mode = 'ON_CONFIRM' THEN now() ELSE r.settled_at END,
+            updated_at = now()
+       FROM old, applications a, chain_tokens t
+      WHERE r.id = old.id AND a.id = r.application_id AND t.id = r.chain_token_id
+     RETURNING old.tx_status AS old_status, ${ROW_SELECT}`,
+    { bind: one ? [scope.chainId, scope.rechargeId] : [scope.chainId], type: QueryTypes.SELECT, transaction: t },
+  );
+  moved.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+  for (const r of moved) {
+    if (r.old_status === 'PENDING') notices.add(r, 'CONFIRMED');
+    if (r.tx_status === 'SETTLED') notices.add(r, 'SETTLED');
+  }
+  return moved.length;
+}
+
+/** A transfer to a user's address, to be recorded. */
+export interface Deposit {
+  readonly token: ChainTokenView;
+  readonly owner: DepositOwner;
+  readonly transfer: ObservedTransfer;
+  /** The token's confirmations, else the chain's. */
+  readonly minConfirmations: number;
+}
+
+/**
+ * Records observed transfers to users' addresses (idempotent on (chain, txHash, position)) in
+ * one statement. New: PENDING, or FAILED when the transaction failed on chain, with that
+ * callback added to `notices`. Seen before (a re-scan, or re-mined after a reorg): a PENDING
+ * record takes the new block and keeps its state and callbacks. The caller then advances the
+ * chain (advanceRecharges) in the same transaction. Returns the number of new records.
+ */
+export async function recordTransfers(
   sequelize: Sequelize,
   t: Transaction,
   chainId: number,
-  token: ChainTokenView,
-  owner: DepositOwner,
-  x: ObservedTransfer,
-  minConfirmations: number,
-  tip: bigint | null,
-): Promise<RecordOutcome> {
-  const inserted = await sequelize.query<{ id: string }>(
+  deposits: readonly Deposit[],
+  tip: bigint,
+  notices: RechargeNotices,
+): Promise<number> {
+  if (deposits.length === 0) return 0;
+  const col = <T>(f: (d: Deposit) => T) => deposits.map(f);
+  const statusOf = (d: Deposit): TxStatus => (d.transfer.succeeded ? 'PENDING' : 'FAILED');
+  const inserted = await sequelize.query<{ id: string; tx_hash: string; position: number; settlement_mode: RechargeRow['settlement_mode'] }>(
     `INSERT INTO recharges (application_id, chain_id, chain_token_id, address_id, external_user_id, address, memo, from_address,
                             tx_hash, position, amount, block_height, block_hash, tx_status, confirmations, min_confirmations,
                             fail_reason, failed_at)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::numeric,$12,$13,$14,$18,$15,$16,$17)
-     ON CONFLICT (chain_id, tx_hash, position) DO NOTHING RETURNING id`,
+     SELECT u.app, $1, u.token, u.addr, u.usr, u.address, u.memo, u.sender, u.tx, u.pos, u.amount::numeric, u.height::bigint, u.hash, u.status,
+            u.conf, u.minconf, CASE WHEN u.status = 'FAILED' THEN 'the transaction failed on chain' END, CASE WHEN u.status = 'FAILED' THEN now() END
+       FROM unnest($2::int[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[],
+                   $12::text[], $13::text[], $14::text[], $15::int[], $16::int[])
+            WITH ORDINALITY AS u(app, token, addr, usr, address, memo, sender, tx, pos, amount, height, hash, status, conf, minconf, ord)
+      ORDER BY u.ord
+     ON CONFLICT (chain_id, tx_hash, position) DO NOTHING
+     RETURNING id::text AS id, tx_hash, position, (SELECT a.settlement_mode FROM applications a WHERE a.id = recharges.application_id) AS settlement_mode`,
     {
       bind: [
-        owner.applicationId, chainId, token.id, owner.addressId, owner.externalUserId, owner.address, x.memo, x.fromAddress,
-        x.txHash, x.position, x.amount.toString(), x.blockHeight.toString(), x.blockHash, x.succeeded ? 'PENDING' : 'FAILED',
-        minConfirmations, x.succeeded ? null : 'the transaction failed on chain', x.succeeded ? null : new Date().toISOString(),
-        x.succeeded && tip !== null ? confirmationsAt(x.blockHeight, tip) : 0,
+        chainId, col((d) => d.owner.applicationId), col((d) => d.token.id), col((d) => d.owner.addressId), col((d) => d.owner.externalUserId),
+        col((d) => d.owner.address), col((d) => d.transfer.memo), col((d) => d.transfer.fromAddress), col((d) => d.transfer.txHash),
+        col((d) => d.transfer.position), col((d) => d.transfer.amount.toString()), col((d) => d.transfer.blockHeight.toString()),
+        col((d) => d.transfer.blockHash), col(statusOf), col((d) => (d.transfer.succeeded ? confirmationsAt(d.transfer.blockHeight, tip) : 0)),
+        col((d) => d.minConfirmations),
       ],
       type: QueryTypes.SELECT,
       transaction: t,
     },
   );
-  if (inserted[0]) {
-    const r = await loadRecharge(sequelize, t, inserted[0].id);
-    await notifyRecharge(sequelize, t, r, r.tx_status);
-    const status = await advance(sequelize, t, r, tip);
-    return { id: r.id, created: true, status };
+  const key = (txHash: string, position: number) => `${txHash}/${position}`;
+  const created = new Map(inserted.map((r) => [key(r.tx_hash, r.position), r]));
+  const seenBefore: Deposit[] = [];
+  // new records' first callbacks, in the order of the transfers (ids ascend with them)
+  for (const d of deposits) {
+    const row = created.get(key(d.transfer.txHash, d.transfer.position));
+    if (!row) {
+      seenBefore.push(d);
+      continue;
+    }
+    created.delete(key(d.transfer.txHash, d.transfer.position));
+    const x = d.transfer;
+    notices.add({
+      id: row.id, application_id: d.owner.applicationId, chain_id: chainId, chain_token_id: d.token.id, address: d.owner.address, tx_hash: x.txHash,
+      amount: x.amount.toString(), block_height: x.blockHeight.toString(), block_hash: x.blockHash, orphaned_at_height: null, tx_status: statusOf(d),
+      confirmations: x.succeeded ? confirmationsAt(x.blockHeight, tip) : 0, min_confirmations: d.minConfirmations, settlement_mode: row.settlement_mode,
+      decimals: d.token.decimals,
+    }, statusOf(d));
   }
-  // seen before: the same transfer, perhaps in a new block after a reorg
-  const existing = await sequelize.query<{ id: string }>('SELECT id FROM recharges WHERE chain_id = $1 AND tx_hash = $2 AND position = $3', {
-    bind: [chainId, x.txHash, x.position], type: QueryTypes.SELECT, transaction: t,
-  });
-  const r = await loadRecharge(sequelize, t, existing[0]!.id);
-  if (r.tx_status === 'PENDING' && (r.block_hash !== x.blockHash || r.block_height !== x.blockHeight.toString())) {
-    await sequelize.query(
-      'UPDATE recharges SET block_height = $2, block_hash = $3, orphaned_at_height = NULL, confirmations = 0, updated_at = now() WHERE id = $1',
-      { bind: [r.id, x.blockHeight.toString(), x.blockHash], transaction: t },
-    );
-    r.block_height = x.blockHeight.toString();
-    r.block_hash = x.blockHash;
-    r.orphaned_at_height = null;
-    r.confirmations = 0;
-  }
-  const status = await advance(sequelize, t, r, tip);
-  return { id: r.id, created: false, status };
+  if (seenBefore.length > 0) await rebase(sequelize, t, chainId, seenBefore);
+  return inserted.length;
+}
+
+/**
+ * Transfers recorded before: a PENDING record found in another block than the one it has (it
+ * was re-mined after a reorg) takes the new block, with its confirmations counted from there.
+ */
+async function rebase(sequelize: Sequelize, t: Transaction, chainId: number, seen: readonly Deposit[]): Promise<void> {
+  await sequelize.query(
+    `UPDATE recharges r SET block_height = u.height::bigint, block_hash = u.hash, orphaned_at_height = NULL, confirmations = 0, updated_at = now()
+       FROM unnest($2::text[], $3::int[], $4::text[], $5::text[]) AS u(tx, pos, height, hash)
+      WHERE r.chain_id = $1 AND r.tx_hash = u.tx AND r.position = u.pos AND r.tx_status = 'PENDING'
+        AND (r.block_hash IS DISTINCT FROM u.hash OR r.block_height IS DISTINCT FROM u.height::bigint)`,
+    {
+      bind: [chainId, seen.map((d) => d.transfer.txHash), seen.map((d) => d.transfer.position), seen.map((d) => d.transfer.blockHeight.toString()), seen.map((d) => d.transfer.blockHash)],
+      transaction: t,
+    },
+  );
 }
 
 /** Ends a record FAILED (with its callback) unless it is already final. */
@@ -196,29 +268,3 @@ export async function failRecharge(sequelize: Sequelize, t: Transaction, id: str
   return true;
 }
 
-/**
- * Advances every open record of a chain to the tip: one UPDATE sets the confirmations of all of
- * them, then only the records that reach a new state are walked (CONFIRMED, SETTLED, callbacks).
- */
-export async function advanceChain(sequelize: Sequelize, t: Transaction, chainId: number, tip: bigint): Promise<number> {
-  const conf = 'GREATEST(0, LEAST($2::bigint - block_height + 1, 2147483647))::int';
-  await sequelize.query(
-    `UPDATE recharges SET confirmations = ${conf}, updated_at = now()
-      WHERE chain_id = $1 AND tx_status IN ('PENDING','CONFIRMED') AND block_hash IS NOT NULL AND confirmations <> ${conf}`,
-    { bind: [chainId, tip.toString()], transaction: t },
-  );
-  const rows = await sequelize.query<RechargeRow>(
-    `SELECT ${ROW_SELECT} FROM ${ROW_FROM}
-      WHERE r.chain_id = $1 AND r.block_hash IS NOT NULL
-        AND ((r.tx_status = 'PENDING' AND r.confirmations >= r.min_confirmations)
-          OR (r.tx_status = 'CONFIRMED' AND a.settlement_mode = 'ON_CONFIRM'))
-      ORDER BY r.id FOR UPDATE OF r`,
-    { bind: [chainId], type: QueryTypes.SELECT, transaction: t },
-  );
-  let moved = 0;
-  for (const r of rows) {
-    const before = r.tx_status;
-    if ((await advance(sequelize, t, r, tip)) !== before) moved++;
-  }
-  return moved;
-}
