@@ -3,6 +3,7 @@
  * deposits through the service's scanner worker, confirmations, several deposits in one block,
  * reorgs (anvil_reorg) at every depth below minConfirmations with the deposit dropped and with
  * it re-mined, a scanner restart in the middle of a catch-up, unknown tokens and the minimum,
+ * several ERC-20 Transfer logs in one transaction,
  * and the RECHARGE callbacks checked by a receiver that verifies signatures from the spec.
  */
 import { expect } from 'chai';
@@ -10,7 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Pool } from 'pg';
-import { anvilRpc, deployErc20, mine, mintErc20, sendNative, setAutomine, startAnvil, transferErc20, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
+import { anvilRpc, deployErc20, mine, mintErc20, sendNative, setAutomine, startAnvil, transferErc20, waitForReceipt, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
 import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
@@ -25,6 +26,12 @@ const CREATE = '/api/v1/wallet/address/create';
 const ETH_TEST_CHAIN_ID = 102;
 const MIN_CONF = 3;
 const TOKEN_ID = 10299;
+/** A listed token whose every call emits several ERC-20 Transfer logs (batchEmitterInitCode). */
+const MULTI_TOKEN_ID = 10298;
+/** anvil's first dev account (unlocked: eth_sendTransaction signs for it). */
+const DEV_ACCOUNT = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
+/** keccak256("Transfer(address,address,uint256)"), the ERC-20 Transfer topic. */
+const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 const EVENT_FIELDS = ['address', 'amount', 'applicationId', 'blockHeight', 'chainId', 'chainTokenId', 'confirmations', 'event', 'id', 'minConfirmations', 'txHash', 'txStatus'];
 const RECHARGE_FIELDS = [
   'address', 'amount', 'applicationId', 'blockHash', 'blockHeight', 'chainCode', 'chainId', 'chainTokenId', 'confirmations', 'confirmedTime', 'contractAddress',
@@ -44,6 +51,7 @@ describe('deposit detection on anvil (scanner worker, confirmations, reorgs, cal
   let anvil: AnvilDevnet;
   let token: string;
   let otherToken: string;
+  let multiToken: string;
   let db: TestDatabase;
   let svc: WcsService;
   let app: CreatedApplication;
@@ -105,9 +113,14 @@ describe('deposit detection on anvil (scanner worker, confirmations, reorgs, cal
     otherToken = await deployErc20(anvil.url, { name: 'Not Listed', symbol: 'NOPE' });
     await mintErc20(anvil.url, token, '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', 1_000_000n * ETHER);
     await mintErc20(anvil.url, otherToken, '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', 1_000_000n * ETHER);
+    const deployed = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: DEV_ACCOUNT, data: batchEmitterInitCode(3) }]);
+    multiToken = (await waitForReceipt<{ contractAddress: string }>(anvil.url, deployed)).contractAddress;
     configFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-dep-')), 'config.json');
     fs.writeFileSync(configFile, JSON.stringify({
-      tokens: [{ id: TOKEN_ID, chainCode: 'ETH', environment: 'test', symbol: 'TUSD', name: 'Test USD (anvil)', contract: token, decimals: 18, minDeposit: '1' }],
+      tokens: [
+        { id: TOKEN_ID, chainCode: 'ETH', environment: 'test', symbol: 'TUSD', name: 'Test USD (anvil)', contract: token, decimals: 18, minDeposit: '1' },
+        { id: MULTI_TOKEN_ID, chainCode: 'ETH', environment: 'test', symbol: 'MLOG', name: 'Batch Transfer emitter (anvil)', contract: multiToken, decimals: 6 },
+      ],
     }));
     await prepareTestKeystore();
     await receiver.start();
@@ -195,6 +208,32 @@ describe('deposit detection on anvil (scanner worker, confirmations, reorgs, cal
     expect(new Set(rows.map((r) => r.blockHeight)).size).to.equal(1);
     expect(rows.map((r) => r.amount)).to.deep.equal(['1', '2', '7', '8']);
     expect(rows.map((r) => r.externalUserId)).to.deep.equal(['carol', 'dave', 'erin', 'carol']);
+  });
+
+  it('several ERC-20 deposits in one transaction (three Transfer logs of a listed token, two users) are each recorded once, keyed by log index', async () => {
+    const [a, b] = [await userAddress('gina'), await userAddress('hank')];
+    const hash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{
+      from: DEV_ACCOUNT, to: multiToken, data: batchCalldata([[a, 1_500_000n], [b, 2_000_001n], [a, 3n]]),
+    }]);
+    const receipt = await waitForReceipt<{ status: string; logs: Array<{ logIndex: string; topics: string[] }> }>(anvil.url, hash);
+    expect(receipt.status).to.equal('0x1');
+    expect(receipt.logs.map((l) => l.topics[0]), 'three ERC-20 Transfer logs').to.deep.equal(Array(3).fill(`0x${TRANSFER_TOPIC}`));
+    await mine(anvil.url, MIN_CONF);
+    const r = await pollUntil(() => byTx(hash), (rows) => rows.length === 3 && rows.every((x) => x.txStatus === 'SETTLED'), 30_000, 100);
+    expect(r.ok, JSON.stringify(r.result)).to.equal(true);
+    const rows = [...r.result].sort((x, y) => x.position - y.position);
+    expect(rows.map((x) => x.position)).to.deep.equal(receipt.logs.map((l) => Number(l.logIndex)));
+    expect(rows.map((x) => [x.externalUserId, x.address, x.amount, x.chainTokenId, x.tokenSymbol])).to.deep.equal([
+      ['gina', a, '1.5', MULTI_TOKEN_ID, 'MLOG'],
+      ['hank', b, '2.000001', MULTI_TOKEN_ID, 'MLOG'],
+      ['gina', a, '0.000003', MULTI_TOKEN_ID, 'MLOG'],
+    ]);
+    for (const row of rows) {
+      await waitEvents(row.id, ['PENDING', 'CONFIRMED', 'SETTLED']);
+      const evs = events(row.id);
+      expect(evs.map((e) => e.txStatus)).to.have.members(['PENDING', 'CONFIRMED', 'SETTLED']);
+      expect(evs.every((e) => e.amount === row.amount && e.txHash === hash && e.chainTokenId === MULTI_TOKEN_ID)).to.equal(true);
+    }
   });
 
   for (let depth = 1; depth < MIN_CONF; depth++) {
@@ -336,3 +375,26 @@ describe('deposit detection on anvil (scanner worker, confirmations, reorgs, cal
     expect(future).to.deep.equal([]);
   });
 });
+
+/**
+ * Init code of a contract whose every call emits `n` ERC-20 Transfer logs from the caller:
+ * Transfer(caller, to_i, amount_i) with (to_i, amount_i) the i-th pair of 32-byte words of the
+ * calldata (batchCalldata). Hand-assembled EVM bytecode: no compiler needed. Listed as a token,
+ * it stands for a batch-payout contract paying several deposit addresses in one transaction.
+ */
+function batchEmitterInitCode(n: number): string {
+  const push1 = (v: number) => '60' + v.toString(16).padStart(2, '0');
+  let runtime = '';
+  for (let i = 0; i < n; i++) {
+    runtime += push1(64 * i + 32) + '35' + push1(0) + '52'; // CALLDATALOAD amount, MSTORE at 0
+    runtime += push1(64 * i) + '35' + '33' + '7f' + TRANSFER_TOPIC + push1(32) + push1(0) + 'a3'; // to, CALLER, topic0, size, offset, LOG3
+  }
+  runtime += '00'; // STOP
+  const len = (runtime.length / 2).toString(16).padStart(4, '0');
+  // PUSH2 len, DUP1, PUSH2 13 (the runtime's offset), PUSH1 0, CODECOPY, PUSH1 0, RETURN
+  return '0x61' + len + '80' + '61000d' + '6000' + '39' + '6000' + 'f3' + runtime;
+}
+
+function batchCalldata(pairs: ReadonlyArray<readonly [string, bigint]>): string {
+  return '0x' + pairs.map(([to, amount]) => to.slice(2).toLowerCase().padStart(64, '0') + amount.toString(16).padStart(64, '0')).join('');
+}
