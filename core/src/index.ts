@@ -10,3 +10,5 @@ export * from './registry';
 export * from './lru';
 export * from './secp256k1';
 export * from './secp256k1-native';
+export * from './json-exact';
+export * from './http-json';

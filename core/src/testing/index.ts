@@ -6,3 +6,4 @@ export {
   walletCore, walletCoreAddress, walletCoreVectors, expectWalletCoreAddresses,
   type KeyLayout, type WalletCoreCoin, type WalletCoreKey, type WalletCoreAddressOptions, type WalletCoreGrid, type OracleVector,
 } from './oracle';
+export { startReplayServer, fixtureReader, type ReplayServer, type Reply, type SeenRequest } from './replay-server';
