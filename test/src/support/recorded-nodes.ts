@@ -5,6 +5,7 @@
  * read by path; what is served is the recorded text, or an envelope built from recorded records
  * where a function's comment says so. The routing follows the adapters' scanner tests.
  */
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -18,6 +19,8 @@ function fixtureDir(pkg: string): string {
 }
 export const XRP_FIXTURES = fixtureDir('@wcs/adapter-xrp');
 export const STELLAR_FIXTURES = fixtureDir('@wcs/adapter-stellar');
+export const SOLANA_FIXTURES = fixtureDir('@wcs/adapter-solana');
+export const EOS_FIXTURES = fixtureDir('@wcs/adapter-eos');
 
 export function fixtureText(dir: string, name: string): string {
   return readFileSync(path.join(dir, name), 'utf8');
@@ -206,5 +209,237 @@ export function horizonReplay(): ReplayServer & { paymentRequests(account: strin
       .map((s) => new URL(s.url, 'http://localhost'))
       .filter((u) => u.pathname === `/accounts/${account}/payments`)
       .map((u) => u.searchParams),
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Solana (JSON-RPC)
+
+/** The recorded mainnet-beta transactions and accounts (adapters/solana/src/fixtures/SOURCE.md). */
+export const SOLANA = {
+  /** 8fusVwh… → 3i476kT… 0.001 USDC (1000 base units), slot 184930610; 3i476kT's token account H51DXRt… (index 2) created in it. */
+  SPL_SIG: '2S2rTZjaqzxYRw9mnqzwtyqitKtSsnE8GVqLn1KrD5R2YpXZnU4GdjppsgfSAbrzJfaqadfi8CtrqEBy588WVQ3E',
+  SPL_SLOT: 184930610,
+  /** DT1mBDF… → 2b7iQq3… system transfer of 1 000 000 lamports (outer instruction 0), slot 185471096: the newest recorded slot. */
+  SOL_SIG: '5QMfuqThWSMMpLCRe3tk7qn7iSwWKfJV8EvD1ZPvyqAWa7Z2JftZ4rPq8YCxCwzSykX7dMkDB8RrovQMoL9ZZWKY',
+  SOL_SLOT: 185471096,
+  /** Failed (InstructionError [0, Custom 1]): inner system transfer (outer 0, inner 1) of 199 SOL L9xDD9d… → 7NcXXsn…, slot 124028515. */
+  FAILED_SIG: '5D3kshpCeGwhxBBPRQXmD48XvENJKXSwR79v6ceZBRAS41d2JeqMv3d2Yy9aZ1LADwQdDiop4ErRihnfYudfRJBy',
+  FAILED_SLOT: 124028515,
+  USDC: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+  USDC_OWNER: '3i476kTBBTy7pBGx4CXwJpJ6phuwLQgcwLTdHhU3c7ui',
+  USDC_ATA: 'H51DXRt3ubThhdhNeDMScfkbC5X4AWzYfHaZS3JKEfPh',
+  USDC_SENDER: '8fusVwhgo4oS1fGpZKeRaXrJXQk9auKnAgcj9A97wR3t',
+  SOL_RECEIVER: '2b7iQq3PbWwWTotRSDFNXT9DauU418aCHK4jcAzETUem',
+  SOL_SENDER: 'DT1mBDFsNBc1UXa25RdxNvnjL5Lro7su7gX1zpLyCmWe',
+  FAILED_RECEIVER: '7NcXXsn5MBUi3nfaE8VMJeZEUFnzcc9btHCFTHBoyrzG',
+  FAILED_SENDER: 'L9xDD9dUAcM8r5NHF6SJZRtd4FBpiDUJCbkKF2msWeL',
+} as const;
+
+const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+
+/** One JSON-RPC call as the Solana scanner sent it (batches flattened). */
+export interface SolanaCall {
+  readonly method: string;
+  readonly params: unknown[];
+  readonly id: unknown;
+}
+
+/**
+ * A Solana JSON-RPC node replaying the recorded mainnet-beta answers, routed as the adapter's
+ * scanner test routes them (single calls and batches):
+ * - `getTransaction`: the recorded answers of 2S2rTZ… (SPL USDC) and 5QMfuq… (SOL) as recorded,
+ *   the JSON-RPC id set to the request's; the failed 5D3ksh… was recorded as a bare `result`
+ *   (getParsedConfirmedTransaction), so it is served inside a test-made envelope
+ *   {"jsonrpc":"2.0","result":…,"id":…} (as the adapter test does). Any other signature: result null.
+ * - `getSignaturesForAddress`: test-made list, the adapter test's rule: the recorded transactions
+ *   whose account keys hold the address, newest first, honouring `before` and `limit`; the
+ *   recorded entry where one was recorded (2S2rTZ…), otherwise an entry made from the recorded
+ *   transaction (signature, slot, blockTime, err, finalized).
+ * - `getTokenAccountsByOwner`: the recorded Token-program answer for 3i476kT… (its USDC account
+ *   H51DXRt…); for Token-2022 and for any other owner a test-made empty list (as in the adapter
+ *   test; the recorded answer's context slot).
+ * - `getSlot` (finalized): test-made. The only recorded getSlot answer is the documentation's
+ *   example (1234), far below the recorded transactions; it is served with `result` replaced by
+ *   the replay's tip, which starts at 185471096 (the newest recorded transaction's slot: a node
+ *   never lists a finalized transaction above its finalized slot) and which a test may raise
+ *   (setTip) to let confirmations grow.
+ */
+export function solanaReplay(): ReplayServer & { tip(): number; setTip(slot: number): void; calls(): SolanaCall[] } {
+  const recorded = new Map<string, Json>([
+    [SOLANA.SPL_SIG, fixtureJson(SOLANA_FIXTURES, 'getTransaction.2S2rTZ.spl-usdc.json')],
+    [SOLANA.SOL_SIG, fixtureJson(SOLANA_FIXTURES, 'getTransaction.5QMfuq.sol.json')],
+    [SOLANA.FAILED_SIG, { jsonrpc: '2.0', result: fixtureJson(SOLANA_FIXTURES, 'getTransaction.5D3ksh.failed.result.json'), id: 1 }],
+  ]);
+  const txs = [...recorded].map(([sig, answer]) => ({ sig, tx: answer.result as { slot: number; blockTime: number; meta: { err: unknown }; transaction: { message: { accountKeys: Array<string | { pubkey: string }> } } } }));
+  const keysOf = (tx: (typeof txs)[number]['tx']) => tx.transaction.message.accountKeys.map((k) => (typeof k === 'string' ? k : k.pubkey));
+  const recordedEntries = new Map((fixtureJson(SOLANA_FIXTURES, 'getSignaturesForAddress.2S2rTZ.json').result as Json[]).map((e) => [e.signature as string, e]));
+  const tokenAccounts = fixtureJson(SOLANA_FIXTURES, 'getTokenAccountsByOwner.3i476k.json');
+  const slotAnswer = fixtureJson(SOLANA_FIXTURES, 'getSlot.docs-example.json');
+  const noAccounts = { context: (tokenAccounts.result as Json).context, value: [] };
+
+  const state = { tip: SOLANA.SOL_SLOT as number };
+  const answer = (call: SolanaCall): Json => {
+    const [a, b] = call.params as [unknown, Json | undefined];
+    switch (call.method) {
+      case 'getSlot':
+        return { ...slotAnswer, result: state.tip, id: call.id };
+      case 'getTransaction':
+        return { ...(recorded.get(a as string) ?? { jsonrpc: '2.0', result: null }), id: call.id };
+      case 'getTokenAccountsByOwner':
+        if (a === SOLANA.USDC_OWNER && b?.programId === TOKEN_PROGRAM) return { ...tokenAccounts, id: call.id };
+        return { jsonrpc: '2.0', result: noAccounts, id: call.id };
+      case 'getSignaturesForAddress': {
+        let list = txs.filter((t) => keysOf(t.tx).includes(a as string)).sort((x, y) => y.tx.slot - x.tx.slot)
+          .map(({ sig, tx }) => recordedEntries.get(sig) ?? { blockTime: tx.blockTime, confirmationStatus: 'finalized', err: tx.meta.err, memo: null, signature: sig, slot: tx.slot });
+        if (typeof b?.before === 'string') list = list.slice(list.findIndex((e) => e.signature === b.before) + 1);
+        return { jsonrpc: '2.0', result: list.slice(0, typeof b?.limit === 'number' ? b.limit : 1000), id: call.id };
+      }
+      default:
+        return { jsonrpc: '2.0', error: { code: -32601, message: 'Method not found' }, id: call.id };
+    }
+  };
+  const server = new ReplayServer((req) => {
+    const body = JSON.parse(req.body) as SolanaCall | SolanaCall[];
+    return { status: 200, body: JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body)) };
+  });
+  return Object.assign(server, {
+    tip: () => state.tip,
+    setTip: (slot: number) => {
+      state.tip = slot;
+    },
+    calls: () => server.seen.flatMap((s) => {
+      const b = JSON.parse(s.body) as SolanaCall | SolanaCall[];
+      return Array.isArray(b) ? b : [b];
+    }),
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// EOS (Antelope chain API + Hyperion v2 history)
+
+/** The recorded Jungle 4 transfer and the two recorded get_info moments (adapters/eos/src/fixtures/SOURCE.md). */
+export const EOS = {
+  /** Receiver of the recorded eosio.token transfer of 0.0100 EOS (memo ""). */
+  RECEIVER: 'crosschaino3',
+  SENDER: 'crosschaino2',
+  REAL_TRX: '4c66c16b364ba919281b0388f3048ec04afec2b5ed5704bb2169772783d84cc3',
+  REAL_BLOCK: 209370387,
+  REAL_BLOCK_ID: '0c7abd131d6352acdc395ef6585a0f567dd10d22fc39d34fc75e3d5c7e5cec10',
+  REAL_GS: 279446531,
+  /** last_irreversible_block_num of get_info.jungle4.209671574.json / …209672971.json. */
+  LIB_EARLY: 209671572,
+  LIB_LATE: 209672969,
+  /** The memo of the test-made transfers naming a user, and the one naming nobody. */
+  USER_MEMO: '42',
+  UNKNOWN_MEMO: '43',
+} as const;
+
+export interface EosActionDoc {
+  trx_id: string;
+  block_num: number;
+  block_id: string;
+  global_sequence: number;
+  action_ordinal: number;
+  act: { account: string; name: string; authorization: Array<{ actor: string }>; data: { from: string; to: string; quantity: string; memo: string } };
+}
+
+/**
+ * The action documents the EOS replay serves for crosschaino3, in global_sequence order:
+ * - `real`: the recorded document (hyperion.get_transaction.4c66c16b.json, actions[0]) as recorded:
+ *   0.0100 EOS from crosschaino2, memo "" (none), block 209370387, global sequence 279446531.
+ * - the others are TEST-MADE VARIANTS of it, built exactly as the adapter's scanner test builds its
+ *   variant(): a deep copy with only the named fields changed, block_id = sha256("block:<n>") and
+ *   trx_id = sha256("trx:<label>") made up. They carry what one recorded transfer cannot show:
+ *   `user`: 1.2345 EOS, memo "42" (gs 279446600, block 209370500); `inline`: a second transfer
+ *   action (ordinal 2) of the same transaction, 0.5000 EOS, memo "43" (gs 279446601); `fake`: the
+ *   same transfer data under another contract, faketoken111 (5.0000 EOS, memo "42", gs
+ *   279446700, block 209370600); `late`: 3.0000 EOS, memo "42", gs 279447000, in block 209671573,
+ *   one above the early recording's last irreversible block and below the late one's.
+ */
+export function eosActions(): { real: EosActionDoc; user: EosActionDoc; inline: EosActionDoc; fake: EosActionDoc; late: EosActionDoc } {
+  const recorded = fixtureJson<{ actions: EosActionDoc[] }>(EOS_FIXTURES, 'hyperion.get_transaction.4c66c16b.json');
+  const real = recorded.actions[0]!;
+  const variant = (label: string, c: { gs: number; block: number; ordinal?: number; account?: string; quantity?: string; memo?: string }): EosActionDoc => {
+    const a = JSON.parse(JSON.stringify(real)) as EosActionDoc;
+    a.global_sequence = c.gs;
+    a.block_num = c.block;
+    a.block_id = createHash('sha256').update(`block:${c.block}`).digest('hex');
+    a.trx_id = createHash('sha256').update(`trx:${label}`).digest('hex');
+    a.action_ordinal = c.ordinal ?? 1;
+    if (c.account) a.act.account = c.account;
+    if (c.quantity) a.act.data.quantity = c.quantity;
+    if (c.memo !== undefined) a.act.data.memo = c.memo;
+    return a;
+  };
+  return {
+    real,
+    user: variant('memo', { gs: 279446600, block: 209370500, quantity: '1.2345 EOS', memo: EOS.USER_MEMO }),
+    inline: variant('memo', { gs: 279446601, block: 209370500, ordinal: 2, quantity: '0.5000 EOS', memo: EOS.UNKNOWN_MEMO }),
+    fake: variant('fake', { gs: 279446700, block: 209370600, account: 'faketoken111', quantity: '5.0000 EOS', memo: EOS.USER_MEMO }),
+    late: variant('late', { gs: 279447000, block: 209671573, quantity: '3.0000 EOS', memo: EOS.USER_MEMO }),
+  };
+}
+
+/**
+ * An Antelope API + Hyperion endpoint replaying the recorded Jungle 4 answers:
+ * - POST /v1/chain/get_info: get_info.jungle4.209671574.json (LIB 209671572) as recorded, or,
+ *   once a test calls setInfo('late'), get_info.jungle4.209672971.json (LIB 209672969) as recorded.
+ * - GET /v2/history/get_actions: no recorded get_actions answer exists (SOURCE.md); Hyperion serves
+ *   the same action documents from get_transaction and get_actions, so this is a TEST-MADE
+ *   envelope around the documents of eosActions(), as the adapter test builds it: query_time_ms,
+ *   last_indexed_block and last_indexed_block_time from the recorded get_transaction answer,
+ *   `lib` from the get_info served, cached false, total; the documents filtered by `account`
+ *   (data.from / data.to / an authorizer), filter=*:transfer, the global_sequence and block_num
+ *   ranges, sorted by sort=asc|desc, at most `limit`.
+ * - anything else: Hyperion's 404 answer (test-made, as in the adapter test).
+ */
+export function eosReplay(): ReplayServer & { lib(): number; setInfo(which: 'early' | 'late'): void; actionQueries(): URLSearchParams[] } {
+  const infos = {
+    early: fixtureText(EOS_FIXTURES, 'get_info.jungle4.209671574.json'),
+    late: fixtureText(EOS_FIXTURES, 'get_info.jungle4.209672971.json'),
+  };
+  const recorded = fixtureJson(EOS_FIXTURES, 'hyperion.get_transaction.4c66c16b.json');
+  const docs = Object.values(eosActions());
+  const state = { info: 'early' as 'early' | 'late' };
+
+  const server = new ReplayServer((req) => {
+    const u = new URL(req.url, 'http://localhost');
+    if (u.pathname === '/v1/chain/get_info' && req.method === 'POST') return { status: 200, body: infos[state.info] };
+    if (u.pathname === '/v2/history/get_actions' && req.method === 'GET') {
+      const q = u.searchParams;
+      const account = q.get('account');
+      let list = docs.filter((a) => [a.act.data.from, a.act.data.to, ...a.act.authorization.map((x) => x.actor)].includes(account ?? ''));
+      if (q.get('filter') === '*:transfer') list = list.filter((a) => a.act.name === 'transfer');
+      const range = (name: string, value: (a: EosActionDoc) => bigint) => {
+        const r = q.get(name);
+        if (!r) return;
+        const [lo, hi] = r.split('-').map(BigInt) as [bigint, bigint];
+        list = list.filter((a) => value(a) >= lo && value(a) <= hi);
+      };
+      range('global_sequence', (a) => BigInt(a.global_sequence));
+      range('block_num', (a) => BigInt(a.block_num));
+      list.sort((x, y) => (q.get('sort') === 'asc' ? x.global_sequence - y.global_sequence : y.global_sequence - x.global_sequence));
+      const lib = (JSON.parse(infos[state.info]) as Json).last_irreversible_block_num;
+      return {
+        status: 200,
+        body: JSON.stringify({
+          query_time_ms: recorded.query_time_ms, cached: false, lib, total: { value: list.length, relation: 'eq' },
+          actions: list.slice(0, Number(q.get('limit') ?? '10')),
+          last_indexed_block: recorded.last_indexed_block, last_indexed_block_time: recorded.last_indexed_block_time,
+        }),
+      };
+    }
+    return { status: 404, body: '{"statusCode":404,"error":"Not Found","message":"Route not found"}' };
+  });
+  return Object.assign(server, {
+    lib: () => (JSON.parse(infos[state.info]) as { last_irreversible_block_num: number }).last_irreversible_block_num,
+    setInfo: (which: 'early' | 'late') => {
+      state.info = which;
+    },
+    actionQueries: () => server.seen
+      .map((s) => new URL(s.url, 'http://localhost'))
+      .filter((x) => x.pathname === '/v2/history/get_actions')
+      .map((x) => x.searchParams),
   });
 }
