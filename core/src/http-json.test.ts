@@ -107,11 +107,12 @@ describe('http-json: JSON over HTTP with bounded retry', () => {
     expect(Date.now() - started).to.be.within(250, 2000);
   });
 
-  it('refuses an unusable endpoint without repeating its URL', () => {
+  it('refuses an unusable endpoint or options (TypeError) without repeating the URL', () => {
     for (const url of ['ftp://user:s3cr3t@host/x', 'not a url s3cr3t']) {
-      expect(() => new HttpJsonClient({ url })).to.throw(HttpJsonError).that.satisfies((e: HttpJsonError) => e.failure === 'CONFIG' && !e.message.includes('s3cr3t'));
+      expect(() => new HttpJsonClient({ url })).to.throw(TypeError).that.satisfies((e: Error) => !e.message.includes('s3cr3t'));
     }
-    expect(() => new HttpJsonClient({ url: 'http://h/', timeoutMs: 0 })).to.throw(HttpJsonError, /timeoutMs/);
+    expect(() => new HttpJsonClient({ url: 'http://h/', timeoutMs: 0 })).to.throw(TypeError, /timeoutMs/);
+    expect(() => new HttpJsonClient({ url: 'http://h/' }, { attempts: 11 })).to.throw(TypeError, /attempts/);
   });
 });
 

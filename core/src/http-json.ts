@@ -10,13 +10,12 @@ import { WcsError } from './errors';
 
 /**
  * Why a request failed.
- * - CONFIG: the endpoint is unusable (URL not http(s), bad timeout); nothing was sent.
  * - UNAVAILABLE: no usable answer within the attempts (network errors, timeouts, transient
  *   statuses or answers); asking again later is expected to work.
  * - REFUSED: the server answered with a non-2xx status that is not transient.
  * - BAD_ANSWER: the server answered 2xx with something unusable (not JSON, or judged wrong).
  */
-export type HttpJsonFailure = 'CONFIG' | 'UNAVAILABLE' | 'REFUSED' | 'BAD_ANSWER';
+export type HttpJsonFailure = 'UNAVAILABLE' | 'REFUSED' | 'BAD_ANSWER';
 
 /**
  * A failed JSON-over-HTTP request. The message and `reason` name what went wrong, never the
@@ -26,7 +25,7 @@ export class HttpJsonError extends WcsError {
   readonly failure: HttpJsonFailure;
   /** The (last) problem, safe to show: "HTTP 503", "no answer within 100 ms", a scrubbed server message. */
   readonly reason: string;
-  /** HTTP status of the (last) answer; null when there was none (network error, timeout, CONFIG). */
+  /** HTTP status of the (last) answer; null when there was none (network error, timeout). */
   readonly responseStatus: number | null;
   /** A node error code the reader reported with the (last) failure. */
   readonly rpcCode: number | null;
@@ -80,7 +79,7 @@ export interface HttpJsonRequest {
 }
 
 export interface HttpJsonOptions {
-  /** Requests per call before giving up on a transient failure (default 3). */
+  /** Requests per call before giving up on a transient failure, 1 to 10 (default 3). */
   readonly attempts?: number;
   /** Delay before the first retry, doubled for each further one (default 250 ms). */
   readonly retryDelayMs?: number;
@@ -126,6 +125,21 @@ export function readJson(judge: (json: unknown) => Verdict = () => USABLE, rules
     if (answer.json === undefined) return { ok: false, retry: false, message: 'the answer is not JSON' };
     return judge(answer.json);
   };
+}
+
+/**
+ * A refusal worded "HTTP 400: <the server's own message>" (nodeos error.what, JSON-RPC
+ * error.message or a REST message, at most 200 characters), or "HTTP 400" when it has none.
+ */
+export function refusalWithMessage(answer: HttpJsonAnswer): string {
+  const j = answer.json as { message?: unknown; error?: { what?: unknown; message?: unknown } } | null | undefined;
+  const m = typeof j?.error?.what === 'string' ? j.error.what : typeof j?.error?.message === 'string' ? j.error.message : typeof j?.message === 'string' ? j.message : null;
+  return m === null ? `HTTP ${answer.status}` : `HTTP ${answer.status}: ${m.replace(/[\u0000-\u001f]/g, ' ').slice(0, 200)}`;
+}
+
+/** The two codes scanners report: RPC_UNAVAILABLE (ask again later) for UNAVAILABLE, else RPC_ERROR. */
+export function scannerErrorCode(e: HttpJsonError): 'RPC_UNAVAILABLE' | 'RPC_ERROR' {
+  return e.failure === 'UNAVAILABLE' ? 'RPC_UNAVAILABLE' : 'RPC_ERROR';
 }
 
 /** The error code of a fetch failure (ECONNREFUSED, UND_ERR_SOCKET, ...), if it has a plain one. */
@@ -176,24 +190,27 @@ export class HttpJsonClient {
   private readonly maxRetryDelayMs: number;
   private readonly options: HttpJsonOptions;
 
-  /** Throws HttpJsonError CONFIG for an unusable endpoint (the message never repeats the URL). */
+  /**
+   * Throws TypeError for an unusable endpoint or options (nothing is sent; the message never
+   * repeats the URL, which may hold an API key).
+   */
   constructor(endpoint: ChainEndpoint, options: HttpJsonOptions = {}) {
     let url: URL;
     try {
       url = new URL(endpoint.url);
     } catch {
-      throw new HttpJsonError('CONFIG', 'endpoint URL is not a valid URL');
+      throw new TypeError('the RPC endpoint URL is not a valid URL');
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new HttpJsonError('CONFIG', `endpoint URL must be http(s), not ${url.protocol.replace(/:$/, '')}`);
+      throw new TypeError(`the RPC endpoint URL must be http(s), not ${url.protocol.replace(/:$/, '')}`);
     }
     const timeoutMs = endpoint.timeoutMs ?? options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new HttpJsonError('CONFIG', 'endpoint timeoutMs must be a positive integer');
+    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new TypeError('the RPC endpoint timeoutMs must be a positive integer');
     const attempts = options.attempts ?? 3;
-    if (!Number.isInteger(attempts) || attempts < 1) throw new RangeError('attempts must be a positive integer');
+    if (!Number.isInteger(attempts) || attempts < 1 || attempts > 10) throw new TypeError('attempts must be an integer from 1 to 10');
     const retryDelayMs = options.retryDelayMs ?? 250;
     const maxRetryDelayMs = options.maxRetryDelayMs ?? 5_000;
-    if (!(retryDelayMs >= 0) || !(maxRetryDelayMs >= 0)) throw new RangeError('retry delays must be non-negative');
+    if (!(retryDelayMs >= 0) || !(maxRetryDelayMs >= 0)) throw new TypeError('retry delays must be non-negative');
 
     const headers: Record<string, string> = { accept: 'application/json' };
     const user = decode(url.username);
