@@ -11,7 +11,8 @@ export { eosPublicKeyToLegacyString, eosPublicKeyToString } from './keys';
 export { MAX_EOS_MEMO_BYTES, MAX_EOS_MEMO_INDEX, eosMemoCodec, isEosMemo } from './memo';
 export { isEosAccountName } from './name';
 export { createEosScanner, eosTransferInAction, parseEosQuantity, EOS_NATIVE_CONTRACT, EOS_NATIVE_SYMBOL, type EosScannerOptions } from './scanner';
-export { EosRpcError, parseJsonExact, type EosRpcErrorCode } from './rpc-http';
+export { EosRpcError, type EosRpcErrorCode } from './rpc-error';
+export { parseJsonExact } from '@wcs/core';
 
 /**
  * Key layout (BIP-32 secp256k1, unhardened below the account). EOS addresses are account names

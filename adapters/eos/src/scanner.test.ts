@@ -1,11 +1,14 @@
 import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
 import type { HistoryScanner, ObservedTransfer } from '@wcs/core';
-import { testChain } from '@wcs/core/testing';
+import path from 'node:path';
+import { fixtureReader, startReplayServer, testChain, type Reply, type ReplayServer, type SeenRequest } from '@wcs/core/testing';
 import { plugin } from './index';
-import { EosRpcError } from './rpc-http';
+import { EosRpcError } from './rpc-error';
 import { createEosScanner, parseEosQuantity, type EosScannerOptions } from './scanner';
-import { fixture, startReplayServer, type Reply, type ReplayServer, type SeenRequest } from './rpc-replay.test-helper';
+
+// Recorded responses in src/fixtures (read from dist); see src/fixtures/SOURCE.md for where each came from.
+const fixture = fixtureReader(path.join(__dirname, '../src/fixtures')).json;
 
 type Json = Record<string, any>;
 

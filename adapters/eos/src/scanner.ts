@@ -1,6 +1,9 @@
-import type { ChainEndpoint, HistoryScanner, ObservedTransfer } from '@wcs/core';
+import {
+  HttpJsonClient, jsonBigInt as toBigInt, parseJsonExact, readJson, refusalWithMessage,
+  type ChainEndpoint, type HistoryScanner, type HttpJsonOptions, type HttpJsonRequest, type ObservedTransfer, type Verdict,
+} from '@wcs/core';
 import { isEosAccountName } from './name';
-import { EosRpcError, RpcHttp, toBigInt, type RpcHttpOptions, type Verdict } from './rpc-http';
+import { EosRpcError, eosRpcError } from './rpc-error';
 
 /** The system token contract and symbol the catalogue writes as contract null. */
 export const EOS_NATIVE_CONTRACT = 'eosio.token';
@@ -9,7 +12,7 @@ export const EOS_NATIVE_SYMBOL = 'EOS';
 /** Upper bound of the global_sequence range asked for (Elasticsearch long). */
 const MAX_SEQUENCE = '9223372036854775807';
 
-export interface EosScannerOptions extends RpcHttpOptions {
+export interface EosScannerOptions extends Pick<HttpJsonOptions, 'attempts' | 'retryDelayMs' | 'fetch'> {
   /** Largest `limit` sent to get_actions (Hyperion's default maximum is 1000). */
   readonly maxActionsPerPage?: number;
 }
@@ -72,17 +75,30 @@ function judgeObject(what: string): (answer: unknown) => Verdict {
 
 class EosHistoryScanner implements HistoryScanner {
   readonly kind = 'history' as const;
-  private readonly http: RpcHttp;
+  private readonly http: HttpJsonClient;
   private readonly maxPage: number;
 
   constructor(endpoint: ChainEndpoint, options: EosScannerOptions) {
-    this.http = new RpcHttp(endpoint, options);
+    this.http = new HttpJsonClient(endpoint, { attempts: options.attempts, retryDelayMs: options.retryDelayMs, fetch: options.fetch, parse: parseJsonExact });
     this.maxPage = options.maxActionsPerPage ?? 1000;
     if (!Number.isInteger(this.maxPage) || this.maxPage < 1) throw new TypeError('maxActionsPerPage must be a positive integer');
   }
 
+  /**
+   * One API call: network errors, timeouts, HTTP 408/429/5xx are retried up to the attempt limit
+   * (then RPC_UNAVAILABLE); other HTTP errors (with the node's message) and answers `judge` finds
+   * wrong are RPC_ERROR.
+   */
+  private async request(method: string, req: HttpJsonRequest, judge: (answer: unknown) => Verdict): Promise<Json> {
+    try {
+      return (await this.http.request(req, readJson(judge, { refusal: refusalWithMessage }))) as Json;
+    } catch (e) {
+      throw eosRpcError(method, e);
+    }
+  }
+
   async tipHeight(): Promise<bigint> {
-    const info = (await this.http.request('get_info', { path: '/v1/chain/get_info', body: {} }, judgeObject('get_info'))) as Json;
+    const info = await this.request('get_info', { path: '/v1/chain/get_info', body: '{}' }, judgeObject('get_info'));
     const lib = toBigInt(info.last_irreversible_block_num);
     if (lib === null || lib <= 0n) throw new EosRpcError('RPC_ERROR', 'get_info', 'no last_irreversible_block_num');
     return lib;
@@ -94,7 +110,7 @@ class EosHistoryScanner implements HistoryScanner {
     if (!Number.isInteger(limit) || limit < 1) throw new TypeError('limit must be a positive integer');
     const lib = await this.tipHeight();
     const from = cursor === null ? 0n : BigInt(cursor) + 1n;
-    const answer = (await this.http.request('get_actions', {
+    const answer = await this.request('get_actions', {
       path: '/v2/history/get_actions',
       query: {
         account: address,
@@ -106,7 +122,7 @@ class EosHistoryScanner implements HistoryScanner {
         block_num: `0-${lib}`,
         limit: String(Math.min(limit, this.maxPage)),
       },
-    }, (a) => (isObject(a) && Array.isArray(a.actions) ? { ok: true } : { ok: false, retry: false, message: 'the answer has no actions list' }))) as Json;
+    }, (a) => (isObject(a) && Array.isArray(a.actions) ? { ok: true } : { ok: false, retry: false, message: 'the answer has no actions list' }));
 
     const actions = (answer.actions as unknown[]).map((a) => {
       const gs = isObject(a) ? toBigInt(a.global_sequence) : null;

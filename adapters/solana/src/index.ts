@@ -10,7 +10,8 @@ export {
   createSolanaScanner, solanaTransfersInTransaction, solanaInnerPosition, SOLANA_TOKEN_POSITION_BASE,
   SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID, type SolanaScannerOptions,
 } from './scanner';
-export { SolanaRpcError, parseJsonExact, type SolanaRpcErrorCode } from './rpc-http';
+export { SolanaRpcError, type SolanaRpcErrorCode } from './rpc-error';
+export { parseJsonExact } from '@wcs/core';
 
 /**
  * Key layout (SLIP-10 ed25519, every level hardened). Deposit keys have the shape of the common

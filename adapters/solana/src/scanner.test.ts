@@ -1,10 +1,13 @@
 import { strict as assert } from 'node:assert';
 import type { HistoryScanner, ObservedTransfer } from '@wcs/core';
-import { testChain } from '@wcs/core/testing';
-import { plugin } from './index';
-import { parseJsonExact, SolanaRpcError } from './rpc-http';
+import path from 'node:path';
+import { fixtureReader, startReplayServer, testChain, type Reply, type ReplayServer, type SeenRequest } from '@wcs/core/testing';
+import { parseJsonExact, plugin } from './index';
+import { SolanaRpcError } from './rpc-error';
 import { createSolanaScanner, solanaTransfersInTransaction, type SolanaScannerOptions } from './scanner';
-import { fixture, startReplayServer, type Reply, type ReplayServer, type SeenRequest } from './rpc-replay.test-helper';
+
+// Recorded responses in src/fixtures (read from dist); see src/fixtures/SOURCE.md for where each came from.
+const fixture = fixtureReader(path.join(__dirname, '../src/fixtures')).json;
 
 type Json = Record<string, any>;
 

@@ -1,6 +1,9 @@
-import type { ChainEndpoint, HistoryScanner, ObservedTransfer } from '@wcs/core';
+import {
+  HttpJsonClient, jsonBigInt as toBigInt, parseJsonExact, readJson, refusalWithMessage,
+  type ChainEndpoint, type HistoryScanner, type HttpJsonOptions, type ObservedTransfer, type Verdict,
+} from '@wcs/core';
 import { validateSolanaAddress } from './address';
-import { RpcHttp, SolanaRpcError, toBigInt, type RpcHttpOptions, type Verdict } from './rpc-http';
+import { SolanaRpcError, solanaRpcError } from './rpc-error';
 
 export const SYSTEM_PROGRAM_ID = '11111111111111111111111111111111';
 export const TOKEN_PROGRAM_ID = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
@@ -26,7 +29,7 @@ export function solanaInnerPosition(outerIndex: number, innerIndex: number): num
  */
 const TRANSIENT_RPC_CODES: ReadonlySet<number> = new Set([-32004, -32005, -32014, -32016]);
 
-export interface SolanaScannerOptions extends RpcHttpOptions {
+export interface SolanaScannerOptions extends Pick<HttpJsonOptions, 'attempts' | 'retryDelayMs' | 'fetch'> {
   /** Signatures asked for per getSignaturesForAddress page (1..1000, default 1000). */
   readonly signaturePageSize?: number;
   /** getTransaction requests per JSON-RPC batch (1: no batching; default 20). */
@@ -153,21 +156,34 @@ export function solanaTransfersInTransaction(tx: unknown, address: string, signa
 
 class SolanaHistoryScanner implements HistoryScanner {
   readonly kind = 'history' as const;
-  private readonly http: RpcHttp;
+  private readonly http: HttpJsonClient;
   private readonly pageSize: number;
   private readonly batchSize: number;
   private nextId = 1;
 
   constructor(endpoint: ChainEndpoint, options: SolanaScannerOptions) {
-    this.http = new RpcHttp(endpoint, options);
+    this.http = new HttpJsonClient(endpoint, { attempts: options.attempts, retryDelayMs: options.retryDelayMs, fetch: options.fetch, parse: parseJsonExact });
     this.pageSize = options.signaturePageSize ?? 1000;
     if (!Number.isInteger(this.pageSize) || this.pageSize < 1 || this.pageSize > 1000) throw new TypeError('signaturePageSize must be an integer from 1 to 1000');
     this.batchSize = options.batchSize ?? 20;
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1 || this.batchSize > 100) throw new TypeError('batchSize must be an integer from 1 to 100');
   }
 
+  /**
+   * POSTs one JSON-RPC request (or batch): network errors, timeouts, HTTP 408/429/5xx and answers
+   * `judge` finds transient are retried up to the attempt limit (then RPC_UNAVAILABLE); other HTTP
+   * errors and answers judged wrong are RPC_ERROR.
+   */
+  private async post(method: string, body: unknown, judge: (answer: unknown) => Verdict): Promise<unknown> {
+    try {
+      return await this.http.request({ body: JSON.stringify(body) }, readJson(judge, { refusal: refusalWithMessage }));
+    } catch (e) {
+      throw solanaRpcError(method, e);
+    }
+  }
+
   private async call(method: string, params: unknown[]): Promise<unknown> {
-    const answer = await this.http.post(method, { jsonrpc: '2.0', id: this.nextId++, method, params }, judgeRpc);
+    const answer = await this.post(method, { jsonrpc: '2.0', id: this.nextId++, method, params }, judgeRpc);
     return (answer as Json).result;
   }
 
@@ -176,7 +192,7 @@ class SolanaHistoryScanner implements HistoryScanner {
     if (paramsList.length === 1) return [await this.call(method, paramsList[0]!)];
     const ids = paramsList.map(() => this.nextId++);
     const body = paramsList.map((params, i) => ({ jsonrpc: '2.0', id: ids[i], method, params }));
-    const answer = await this.http.post(method, body, (a) => {
+    const answer = await this.post(method, body, (a) => {
       if (!Array.isArray(a)) return isObject(a) ? judgeRpcItem(a) : { ok: false, retry: false, message: 'the batch answer is not a list' };
       let transient: Verdict | null = null;
       for (const id of ids) {

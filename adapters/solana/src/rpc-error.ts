@@ -1,0 +1,40 @@
+import { isHttpJsonError, scannerErrorCode } from '@wcs/core';
+
+/**
+ * Stable codes of scanner errors. RPC_UNAVAILABLE: the node could not be reached or did not answer
+ * usefully (network error, timeout, HTTP 408/429/5xx, a transient node error) after the bounded
+ * retries; the engine retries the step later. RPC_ERROR: the node answered with an error or with
+ * something the scanner cannot read; retrying the same request will not help without a change.
+ */
+export type SolanaRpcErrorCode = 'RPC_UNAVAILABLE' | 'RPC_ERROR';
+
+/**
+ * An error of the Solana deposit scanner. The message names the RPC method and what went wrong,
+ * never the endpoint URL, its query string, user info or request headers (API keys live there).
+ */
+export class SolanaRpcError extends Error {
+  readonly code: SolanaRpcErrorCode;
+  /** The RPC method (getSlot, getTransaction, …). */
+  readonly method: string;
+  readonly httpStatus: number | undefined;
+  /** JSON-RPC error code, when the node answered with one. */
+  readonly rpcCode: number | undefined;
+  /** Requests made before giving up. */
+  readonly attempts: number;
+
+  constructor(code: SolanaRpcErrorCode, method: string, message: string, details: { httpStatus?: number; rpcCode?: number; attempts?: number; cause?: unknown } = {}) {
+    super(`Solana RPC ${method}: ${message}`, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'SolanaRpcError';
+    this.code = code;
+    this.method = method;
+    this.httpStatus = details.httpStatus;
+    this.rpcCode = details.rpcCode;
+    this.attempts = details.attempts ?? 1;
+  }
+}
+
+/** A failure of the HTTP client as the scanner reports it (other errors pass through). */
+export function solanaRpcError(method: string, e: unknown): unknown {
+  if (!isHttpJsonError(e)) return e;
+  return new SolanaRpcError(scannerErrorCode(e), method, e.message, { httpStatus: e.responseStatus ?? undefined, rpcCode: e.rpcCode ?? undefined, attempts: e.attempts, cause: e });
+}
