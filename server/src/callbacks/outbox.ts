@@ -61,37 +61,57 @@ export async function enqueueCallback(sequelize: Sequelize, transaction: Transac
 export async function enqueueCallbacks(sequelize: Sequelize, transaction: Transaction, events: readonly CallbackEvent[], now = new Date()): Promise<EnqueuedTask[]> {
   if (events.length === 0) return [];
   const orderUrl = (e: CallbackEvent) => (e.callbackUrl !== undefined && e.callbackUrl !== null && e.callbackUrl !== '' ? e.callbackUrl : null);
-  // ids are drawn from the sequence in input order (volatile functions run after ORDER BY), and
-  // one session's nextval values only ascend: sorting the returned ids restores the input order
   const rows = await sequelize.query<{ id: string; url: string; status: 'WAITING' | 'FAILED' }>(
-    `WITH ev AS MATERIALIZED (
-       SELECT nextval(pg_get_serial_sequence('callback_tasks', 'id')) AS id, e.application_id, e.biz_type, e.biz_id, e.order_url, e.body, e.no_url
-         FROM unnest($1::int[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[])
-              WITH ORDINALITY AS e(application_id, biz_type, biz_id, order_url, body, no_url, ord)
+    `WITH src AS MATERIALIZED (
+       SELECT ${NEXT_TASK_ID} AS id, e.application_id, e.biz_type, e.biz_id, e.order_url, e.body
+         FROM unnest($3::int[], $4::text[], $5::bigint[], $6::text[], $7::text[]) WITH ORDINALITY AS e(application_id, biz_type, biz_id, order_url, body, ord)
         ORDER BY e.ord
-     ), target AS (
-       SELECT ev.*, CASE WHEN ev.order_url IS NOT NULL THEN ev.order_url
-                         ELSE coalesce((SELECT c.url FROM application_callbacks c WHERE c.application_id = ev.application_id AND c.biz_type = ev.biz_type), '') END AS url
-         FROM ev
-     )
-     INSERT INTO callback_tasks (id, application_id, biz_type, biz_id, url, endpoint, url_source, body, status, max_retry_times, due_at, last_error, created_at, updated_at)
-     SELECT id, application_id, biz_type, biz_id, url, ${endpointSql('url')}, CASE WHEN order_url IS NOT NULL THEN 'ORDER' ELSE 'APPLICATION' END,
-            convert_to(body, 'UTF8'), CASE WHEN url = '' THEN 'FAILED' ELSE 'WAITING' END, $7,
-            CASE WHEN url = '' THEN NULL ELSE $8::timestamptz END,
-            CASE WHEN url = '' THEN no_url ELSE NULL END, $8, $8
-       FROM target
-     RETURNING id, url, status`,
+     ), ${CALLBACK_TASKS_FROM_SRC}`,
     {
       bind: [
-        events.map((e) => e.applicationId), events.map((e) => e.bizType), events.map((e) => String(e.bizId)), events.map(orderUrl),
-        events.map((e) => JSON.stringify(e.payload)), events.map((e) => noUrlError(e.bizType)), MAX_RETRY_TIMES, now.toISOString(),
+        MAX_RETRY_TIMES, now.toISOString(),
+        events.map((e) => e.applicationId), events.map((e) => e.bizType), events.map((e) => String(e.bizId)), events.map(orderUrl), events.map((e) => JSON.stringify(e.payload)),
       ],
       type: QueryTypes.SELECT,
       transaction,
     },
   );
-  if (rows.length !== events.length) throw new Error(`enqueueCallbacks: ${rows.length} tasks written for ${events.length} events`);
-  const tasks = rows.map((r) => ({ id: Number(r.id), url: r.url, status: r.status })).sort((a, b) => a.id - b.id);
-  if (tasks.some((x) => x.status === 'WAITING')) await notifyDue(sequelize, transaction);
-  return tasks;
+  return tasksInOrder(rows, events.length);
+}
+
+/**
+ * A new task id per row, drawn in the order of the rows: volatile functions run after ORDER BY,
+ * and one session's nextval values only ascend, so sorting the new ids restores the input order.
+ */
+export const NEXT_TASK_ID = "nextval(pg_get_serial_sequence('callback_tasks', 'id'))";
+
+/**
+ * The rest of a WITH statement that writes callback tasks from a preceding CTE `src` (id,
+ * application_id, biz_type, biz_id, order_url text or NULL, body text: the JSON), resolving each
+ * task's URL (the order's, else the application's for the bizType, else none: FAILED at once)
+ * and waking the dispatchers at commit when any task is due. Parameters: $1 max retries, $2 now.
+ * Returns (id, url, status) of each task written.
+ */
+export const CALLBACK_TASKS_FROM_SRC = `target AS (
+       SELECT src.*, CASE WHEN src.order_url IS NOT NULL THEN src.order_url
+                          ELSE coalesce((SELECT c.url FROM application_callbacks c WHERE c.application_id = src.application_id AND c.biz_type = src.biz_type), '') END AS url
+         FROM src
+     ), tasks AS (
+       INSERT INTO callback_tasks (id, application_id, biz_type, biz_id, url, endpoint, url_source, body, status, max_retry_times, due_at, last_error, created_at, updated_at)
+       SELECT id, application_id, biz_type, biz_id, url, ${endpointSql('url')}, CASE WHEN order_url IS NOT NULL THEN 'ORDER' ELSE 'APPLICATION' END,
+              convert_to(body, 'UTF8'), CASE WHEN url = '' THEN 'FAILED' ELSE 'WAITING' END, $1,
+              CASE WHEN url = '' THEN NULL ELSE $2::timestamptz END,
+              CASE WHEN url = '' THEN '${noUrlError("' || biz_type || '")}' END,
+              $2, $2
+         FROM target
+       RETURNING id, url, status
+     ), woke AS (
+       SELECT pg_notify('${CALLBACK_DUE_CHANNEL}', '') FROM (SELECT 1 FROM tasks WHERE status = 'WAITING' LIMIT 1) w
+     )
+     SELECT id::text AS id, url, status, (SELECT count(*) FROM woke) AS woke FROM tasks`;
+
+/** The tasks written by CALLBACK_TASKS_FROM_SRC, in input order; checks that each event got one. */
+export function tasksInOrder(rows: ReadonlyArray<{ id: string; url: string; status: 'WAITING' | 'FAILED' }>, expected: number): EnqueuedTask[] {
+  if (rows.length !== expected) throw new Error(`callback outbox: ${rows.length} tasks written for ${expected} events`);
+  return rows.map((r) => ({ id: Number(r.id), url: r.url, status: r.status })).sort((a, b) => a.id - b.id);
 }

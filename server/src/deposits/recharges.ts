@@ -1,6 +1,6 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { formatUnits, type ObservedTransfer } from '@wcs/core';
-import { enqueueCallbacks } from '../callbacks/outbox';
+import { CALLBACK_TASKS_FROM_SRC, MAX_RETRY_TIMES, NEXT_TASK_ID } from '../callbacks/outbox';
 import type { ChainTokenView } from './tokens';
 
 export const TX_STATUSES = ['PENDING', 'CONFIRMED', 'SETTLED', 'FAILED'] as const;
@@ -75,26 +75,32 @@ export class RechargeNotices {
     return this.items.length;
   }
 
-  /** Claims the pairs, enqueues one task per claimed pair, links them; returns the tasks created. */
+  /**
+   * One statement: draws a task id per callback (in the order added), claims each (recharge,
+   * txStatus) pair with its task id, and writes the tasks of the pairs claimed. Returns the
+   * number of tasks written.
+   */
   async flush(sequelize: Sequelize, t: Transaction): Promise<number> {
     const items = this.items.splice(0);
     if (items.length === 0) return 0;
-    const claimed = await sequelize.query<{ recharge_id: string; tx_status: TxStatus }>(
-      `INSERT INTO recharge_notices (recharge_id, tx_status, task_id)
-       SELECT r, s, 0 FROM unnest($1::bigint[], $2::text[]) AS u(r, s)
-       ON CONFLICT DO NOTHING RETURNING recharge_id::text AS recharge_id, tx_status`,
-      { bind: [items.map((i) => i.id), items.map((i) => i.status)], type: QueryTypes.SELECT, transaction: t },
+    const rows = await sequelize.query<{ id: string; url: string; status: 'WAITING' | 'FAILED' }>(
+      `WITH ev AS MATERIALIZED (
+         SELECT ${NEXT_TASK_ID} AS id, e.application_id, 'RECHARGE'::text AS biz_type, e.recharge_id AS biz_id, NULL::text AS order_url, e.body, e.tx_status
+           FROM unnest($3::bigint[], $4::text[], $5::int[], $6::text[]) WITH ORDINALITY AS e(recharge_id, tx_status, application_id, body, ord)
+          ORDER BY e.ord
+       ), claimed AS (
+         INSERT INTO recharge_notices (recharge_id, tx_status, task_id) SELECT biz_id, tx_status, id FROM ev
+         ON CONFLICT DO NOTHING RETURNING task_id
+       ), src AS (
+         SELECT ev.* FROM ev JOIN claimed ON claimed.task_id = ev.id
+       ), ${CALLBACK_TASKS_FROM_SRC}`,
+      {
+        bind: [MAX_RETRY_TIMES, new Date().toISOString(), items.map((i) => i.id), items.map((i) => i.status), items.map((i) => i.applicationId), items.map((i) => JSON.stringify(i.payload))],
+        type: QueryTypes.SELECT,
+        transaction: t,
+      },
     );
-    if (claimed.length === 0) return 0;
-    const won = new Set(claimed.map((c) => `${c.recharge_id}/${c.tx_status}`));
-    const todo = items.filter((i) => won.delete(`${i.id}/${i.status}`));
-    const tasks = await enqueueCallbacks(sequelize, t, todo.map((i) => ({ applicationId: i.applicationId, bizType: 'RECHARGE' as const, bizId: Number(i.id), payload: i.payload })));
-    await sequelize.query(
-      `UPDATE recharge_notices n SET task_id = u.task FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS u(r, s, task)
-        WHERE n.recharge_id = u.r AND n.tx_status = u.s`,
-      { bind: [todo.map((i) => i.id), todo.map((i) => i.status), tasks.map((x) => String(x.id))], transaction: t },
-    );
-    return tasks.length;
+    return rows.length;
   }
 }
 
