@@ -137,11 +137,6 @@ export function refusalWithMessage(answer: HttpJsonAnswer): string {
   return m === null ? `HTTP ${answer.status}` : `HTTP ${answer.status}: ${m.replace(/[\u0000-\u001f]/g, ' ').slice(0, 200)}`;
 }
 
-/** The two codes scanners report: RPC_UNAVAILABLE (ask again later) for UNAVAILABLE, else RPC_ERROR. */
-export function scannerErrorCode(e: HttpJsonError): 'RPC_UNAVAILABLE' | 'RPC_ERROR' {
-  return e.failure === 'UNAVAILABLE' ? 'RPC_UNAVAILABLE' : 'RPC_ERROR';
-}
-
 /** The error code of a fetch failure (ECONNREFUSED, UND_ERR_SOCKET, ...), if it has a plain one. */
 export function networkErrorCode(e: unknown): string | undefined {
   const err = e as { code?: unknown; cause?: { code?: unknown } } | undefined;

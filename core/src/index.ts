@@ -12,3 +12,4 @@ export * from './secp256k1';
 export * from './secp256k1-native';
 export * from './json-exact';
 export * from './http-json';
+export * from './scanner-http';

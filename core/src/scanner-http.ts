@@ -1,0 +1,103 @@
+import type { ChainEndpoint } from './adapter';
+import { HttpJsonClient, isHttpJsonError, networkErrorCode, readJson, type HttpJsonAnswer, type HttpJsonError, type HttpJsonRequest, type Verdict } from './http-json';
+
+/**
+ * Stable scanner failure codes:
+ * - RPC_UNAVAILABLE: the node could not be reached or answered "busy" (network error, timeout,
+ *   a transient status or node error) after the bounded retries; retrying later is expected to work.
+ * - RPC_ERROR: the node answered, but with an error or a response the scanner cannot read.
+ */
+export type ScannerErrorCode = 'RPC_UNAVAILABLE' | 'RPC_ERROR';
+
+/** The scanner code of an HTTP client failure: RPC_UNAVAILABLE for UNAVAILABLE, else RPC_ERROR. */
+export function scannerErrorCode(e: HttpJsonError): ScannerErrorCode {
+  return e.failure === 'UNAVAILABLE' ? 'RPC_UNAVAILABLE' : 'RPC_ERROR';
+}
+
+/**
+ * A scanner failure (the XRP and Stellar scanners'; scanners whose errors say more have their own
+ * class with the same codes). The message names the endpoint by host only: never its path, query,
+ * user info or headers (RPC providers put API keys there).
+ */
+export class ScannerError extends Error {
+  readonly code: ScannerErrorCode;
+  constructor(code: ScannerErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ScannerError';
+    this.code = code;
+  }
+}
+
+/** Bounded retry: `attempts` requests in all (1..10), waiting backoffMs (0..60000), 2x, 4x … between them. */
+export interface RetryPolicy {
+  readonly attempts: number;
+  readonly backoffMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = Object.freeze({ attempts: 3, backoffMs: 250 });
+
+/** The endpoint as it may appear in messages: host[:port] only. */
+export function endpointLabel(url: string): string {
+  try {
+    return new URL(url).host || 'the configured endpoint';
+  } catch {
+    return 'the configured endpoint';
+  }
+}
+
+/** Statuses ScannerHttp retries: 429 and 5xx. */
+const transientStatus = (status: number): boolean => status === 429 || status >= 500;
+
+function connectionFailed(e: unknown): string {
+  const code = networkErrorCode(e);
+  return code ? `connection failed (${code})` : 'connection failed';
+}
+
+/**
+ * HTTP for scanners that report ScannerErrors: the endpoint's headers and timeout (default 10 s),
+ * no redirects, 429 / 5xx and network failures retried by the policy. The client is made on first
+ * use, so an unusable endpoint (ScannerError RPC_ERROR) or policy (RangeError) fails the first
+ * call rather than the scanner's creation.
+ */
+export class ScannerHttp {
+  /** How messages name the endpoint (see endpointLabel). */
+  readonly label: string;
+  private client: HttpJsonClient | undefined;
+
+  constructor(private readonly endpoint: ChainEndpoint, private readonly retry: RetryPolicy = DEFAULT_RETRY) {
+    this.label = endpointLabel(endpoint.url);
+  }
+
+  /**
+   * One request whose JSON answer `judge` accepts (default: any). Failures are ScannerErrors
+   * worded "<what>: <label> unavailable after N attempt(s): <reason>" (RPC_UNAVAILABLE),
+   * "<what>: <label> answered HTTP 400<refusal>" or "<what>: <label>: <reason>" (RPC_ERROR).
+   */
+  async request(what: string, req: HttpJsonRequest, judge?: (json: unknown) => Verdict, refusal?: (answer: HttpJsonAnswer) => string): Promise<unknown> {
+    const http = this.http();
+    try {
+      return await http.request(req, readJson(judge, { transientStatus, ...(refusal ? { refusal } : {}) }));
+    } catch (e) {
+      if (!isHttpJsonError(e)) throw e;
+      const message = e.failure === 'UNAVAILABLE'
+        ? `${what}: ${this.label} unavailable after ${e.attempts} attempt(s): ${e.reason}`
+        : e.failure === 'REFUSED' ? `${what}: ${this.label} answered ${e.reason}` : `${what}: ${this.label}: ${e.reason}`;
+      throw new ScannerError(scannerErrorCode(e), message, { cause: e });
+    }
+  }
+
+  private http(): HttpJsonClient {
+    if (this.client) return this.client;
+    const { attempts, backoffMs } = this.retry;
+    if (!Number.isInteger(attempts) || attempts < 1 || attempts > 10) throw new RangeError('retry attempts must be 1..10');
+    if (!Number.isFinite(backoffMs) || backoffMs < 0 || backoffMs > 60_000) throw new RangeError('retry backoffMs must be 0..60000');
+    try {
+      this.client = new HttpJsonClient(this.endpoint, {
+        attempts, retryDelayMs: backoffMs, maxRetryDelayMs: Infinity, defaultTimeoutMs: 10_000, redirect: 'error', describeNetworkError: connectionFailed,
+      });
+    } catch (e) {
+      throw e instanceof TypeError ? new ScannerError('RPC_ERROR', e.message) : e;
+    }
+    return this.client;
+  }
+}
