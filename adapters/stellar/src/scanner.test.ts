@@ -1,11 +1,8 @@
 import { expect } from 'chai';
-import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import type { ChainEndpoint, HistoryScanner } from '@wcs/core';
-import { testChain } from '@wcs/core/testing';
+import { fixtureReader, startReplayServer, testChain, type ReplayServer } from '@wcs/core/testing';
 import { ScannerError, createStellarScanner, decodeOperationId, memoOfTransaction, parsePaymentOperation, plugin } from './index';
 
 /**
@@ -13,9 +10,9 @@ import { ScannerError, createStellarScanner, decodeOperationId, memoOfTransactio
  * SOURCE.md) served by a local HTTP server: no Horizon is reachable from the test environment,
  * and what is under test is the reading of real responses.
  */
-const FIXTURES = join(__dirname, '../src/fixtures');
 type Json = Record<string, unknown>;
-const fixture = <T = Json>(name: string): T => JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as T;
+const FIXTURES = fixtureReader(join(__dirname, '../src/fixtures'));
+const fixture = <T = Json>(name: string): T => FIXTURES.json<T>(name);
 const records = (page: Json): Json[] => (page._embedded as { records: Json[] }).records;
 
 const GAYOLL = 'GAYOLLLUIZE4DZMBB2ZBKGBUBZLIOYU6XFLW37GBP2VZD3ABNXCW4BVA';
@@ -47,7 +44,7 @@ type Reply = { status?: number; body: unknown; delayMs?: number };
 
 class FakeHorizon {
   readonly seen: Seen[] = [];
-  private server: Server | undefined;
+  private server: ReplayServer | undefined;
   constructor(private readonly answer: (req: Seen, n: number) => Reply) {}
 
   /** Serves a list of records like Horizon: ascending, strictly after `cursor`, at most `limit`. */
@@ -61,28 +58,16 @@ class FakeHorizon {
   }
 
   async start(prefix = ''): Promise<string> {
-    this.server = createServer((req, res) => {
-      const u = new URL(req.url ?? '/', 'http://localhost');
-      const seen: Seen = { path: u.pathname, query: u.searchParams, url: req.url ?? '', headers: req.headers };
+    this.server = await startReplayServer((req) => {
+      const seen: Seen = { path: req.path, query: req.query, url: req.url, headers: req.headers };
       this.seen.push(seen);
-      const reply = this.answer(seen, this.seen.length);
-      const send = () => {
-        res.writeHead(reply.status ?? 200, { 'content-type': 'application/hal+json' });
-        res.end(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
-      };
-      if (reply.delayMs) setTimeout(send, reply.delayMs);
-      else send();
+      return { ...this.answer(seen, this.seen.length), contentType: 'application/hal+json' };
     });
-    this.server.listen(0, '127.0.0.1');
-    await once(this.server, 'listening');
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}${prefix}`;
+    return this.server.url.replace(/\/$/, prefix);
   }
 
   async stop(): Promise<void> {
-    if (!this.server) return;
-    this.server.closeAllConnections();
-    this.server.close();
-    await once(this.server, 'close');
+    await this.server?.close();
   }
 }
 

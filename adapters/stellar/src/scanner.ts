@@ -1,8 +1,10 @@
-import { AmountFormatError, parseUnits, type ChainEndpoint, type HistoryScanner, type ObservedTransfer } from '@wcs/core';
+import {
+  AmountFormatError, ScannerError, ScannerHttp, isHttpJsonError, parseUnits,
+  type ChainEndpoint, type HistoryScanner, type HttpJsonAnswer, type ObservedTransfer, type RetryPolicy,
+} from '@wcs/core';
 import { isMemoId } from './memo';
-import { DEFAULT_RETRY, ScannerError, endpointLabel, exchange, parseJson, withRetry, type RetryPolicy } from './scan-http';
 
-export { ScannerError, DEFAULT_RETRY, type RetryPolicy, type ScannerErrorCode } from './scan-http';
+export { ScannerError, DEFAULT_RETRY, type RetryPolicy, type ScannerErrorCode } from '@wcs/core';
 
 export interface StellarScannerOptions {
   /** Bounded retry for unavailable servers (default 3 attempts, 250 ms then 500 ms apart). */
@@ -139,19 +141,6 @@ export function memoOfTransaction(tx: Record<string, unknown>): string | null {
   }
 }
 
-/** URL of `path` under the Horizon base URL, keeping the base's own path prefix and query (API keys). */
-function horizonUrl(base: string, path: string, params: Record<string, string> = {}): string {
-  let u: URL;
-  try {
-    u = new URL(base);
-  } catch {
-    throw new ScannerError('RPC_ERROR', 'the RPC endpoint URL is not a valid URL');
-  }
-  u.pathname = `${u.pathname.replace(/\/+$/, '')}/${path}`;
-  for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
-  return u.toString();
-}
-
 /**
  * Deposit scanning over Horizon's REST API. Horizon serves ingested ledgers only, which are
  * closed and final on Stellar (no reorgs).
@@ -173,26 +162,24 @@ function horizonUrl(base: string, path: string, params: Record<string, string> =
  * - An account that does not exist yet (404: an unfunded shared address) has no transfers.
  */
 export function createStellarScanner(endpoint: ChainEndpoint, options: StellarScannerOptions = {}): HistoryScanner {
-  const label = endpointLabel(endpoint.url);
-  const retry = options.retry ?? DEFAULT_RETRY;
+  const http = new ScannerHttp(endpoint, options.retry);
+  const label = http.label;
 
-  async function get(what: string, url: string): Promise<{ status: number; body: unknown }> {
-    return withRetry(what, label, retry, async () => {
-      const { status, text } = await exchange(endpoint, url, { method: 'GET' });
-      if (status === 404) return { status, body: null };
-      if (status < 200 || status > 299) {
-        const problem = status >= 400 && status < 500 ? parseProblem(text) : '';
-        throw new ScannerError('RPC_ERROR', `${what}: ${label} answered HTTP ${status}${problem}`);
-      }
-      return { status, body: parseJson(what, label, text) };
-    });
+  /** GETs `path` under the Horizon base URL (its own path prefix and query, API keys, kept); 404 is body null. */
+  async function get(what: string, path: string, query?: Record<string, string>): Promise<{ status: number; body: unknown }> {
+    try {
+      return { status: 200, body: await http.request(what, { path, ...(query ? { query } : {}) }, undefined, horizonRefusal) };
+    } catch (e) {
+      if (e instanceof ScannerError && isHttpJsonError(e.cause) && e.cause.responseStatus === 404) return { status: 404, body: null };
+      throw e;
+    }
   }
 
   return Object.freeze({
     kind: 'history' as const,
 
     async tipHeight(): Promise<bigint> {
-      const { body } = await get('XLM root', horizonUrl(endpoint.url, ''));
+      const { body } = await get('XLM root', '/');
       const latest = isObject(body) ? body.history_latest_ledger : undefined;
       if (!Number.isSafeInteger(latest) || (latest as number) < 1) throw new ScannerError('RPC_ERROR', `XLM root: ${label} did not report history_latest_ledger`);
       return BigInt(latest as number);
@@ -207,7 +194,7 @@ export function createStellarScanner(endpoint: ChainEndpoint, options: StellarSc
         include_failed: 'true',
       };
       if (cursor !== null) params.cursor = cursor;
-      const { status, body } = await get('XLM payments', horizonUrl(endpoint.url, `accounts/${encodeURIComponent(address)}/payments`, params));
+      const { status, body } = await get('XLM payments', `/accounts/${encodeURIComponent(address)}/payments`, params);
       if (status === 404) return { transfers: [], cursor };
       const records = isObject(body) && isObject(body._embedded) ? body._embedded.records : undefined;
       if (!Array.isArray(records)) throw bad(`${label} answered without _embedded.records`);
@@ -244,12 +231,8 @@ export function createStellarScanner(endpoint: ChainEndpoint, options: StellarSc
   } satisfies HistoryScanner);
 }
 
-/** The title of a Horizon problem document, if it is one (never the instance or extras). */
-function parseProblem(text: string): string {
-  try {
-    const p = JSON.parse(text) as { title?: unknown };
-    return typeof p.title === 'string' && p.title.length <= 80 && /^[\w ,.'()-]*$/.test(p.title) ? ` (${p.title})` : '';
-  } catch {
-    return '';
-  }
+/** "HTTP 400", with the title of a Horizon problem document for 4xx (never its instance or extras). */
+function horizonRefusal(answer: HttpJsonAnswer): string {
+  const title = answer.status >= 400 && answer.status < 500 ? (answer.json as { title?: unknown } | undefined)?.title : undefined;
+  return typeof title === 'string' && title.length <= 80 && /^[\w ,.'()-]*$/.test(title) ? `HTTP ${answer.status} (${title})` : `HTTP ${answer.status}`;
 }

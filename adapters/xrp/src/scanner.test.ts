@@ -1,11 +1,8 @@
 import { expect } from 'chai';
-import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import type { ChainEndpoint, HistoryScanner, ObservedTransfer } from '@wcs/core';
-import { testChain } from '@wcs/core/testing';
+import { fixtureReader, startReplayServer, testChain, type ReplayServer } from '@wcs/core/testing';
 import { ScannerError, createXrpScanner, plugin } from './index';
 
 /**
@@ -13,9 +10,9 @@ import { ScannerError, createXrpScanner, plugin } from './index';
  * SOURCE.md) replayed by a local HTTP server: no XRP node is reachable from the test
  * environment, and what is under test is the reading of real responses.
  */
-const FIXTURES = join(__dirname, '../src/fixtures');
-const fixture = (name: string): Record<string, unknown> => JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as Record<string, unknown>;
-const fixtureText = (name: string): string => readFileSync(join(FIXTURES, name), 'utf8');
+const FIXTURES = fixtureReader(join(__dirname, '../src/fixtures'));
+const fixture = (name: string): Record<string, unknown> => FIXTURES.json(name);
+const fixtureText = FIXTURES.text;
 
 /** A WebSocket response as the JSON-RPC API carries it: the same result, status inside it. */
 function asJsonRpc(ws: Record<string, unknown>): string {
@@ -44,36 +41,21 @@ type Reply = { status?: number; body: string; delayMs?: number };
 
 class FakeRippled {
   readonly seen: Seen[] = [];
-  private server: Server | undefined;
+  private server: ReplayServer | undefined;
   constructor(private readonly answer: (req: Seen, n: number) => Reply) {}
 
   async start(): Promise<string> {
-    this.server = createServer((req, res) => {
-      let data = '';
-      req.on('data', (c: Buffer) => (data += c.toString('utf8')));
-      req.on('end', () => {
-        const body = JSON.parse(data) as { method: string; params: Record<string, unknown>[] };
-        const seen: Seen = { method: body.method, params: body.params[0]!, headers: req.headers, url: req.url ?? '' };
-        this.seen.push(seen);
-        const reply = this.answer(seen, this.seen.length);
-        const send = () => {
-          res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' });
-          res.end(reply.body);
-        };
-        if (reply.delayMs) setTimeout(send, reply.delayMs);
-        else send();
-      });
+    this.server = await startReplayServer((req) => {
+      const body = JSON.parse(req.body) as { method: string; params: Record<string, unknown>[] };
+      const seen: Seen = { method: body.method, params: body.params[0]!, headers: req.headers, url: req.url };
+      this.seen.push(seen);
+      return this.answer(seen, this.seen.length);
     });
-    this.server.listen(0, '127.0.0.1');
-    await once(this.server, 'listening');
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/`;
+    return this.server.url;
   }
 
   async stop(): Promise<void> {
-    if (!this.server) return;
-    this.server.closeAllConnections();
-    this.server.close();
-    await once(this.server, 'close');
+    await this.server?.close();
   }
 }
 

@@ -1,10 +1,7 @@
-import type { ChainEndpoint, HistoryScanner, ObservedTransfer } from '@wcs/core';
+import { ScannerError, ScannerHttp, type ChainEndpoint, type HistoryScanner, type ObservedTransfer, type RetryPolicy, type Verdict } from '@wcs/core';
 import { MAX_DESTINATION_TAG } from './memo';
-import {
-  DEFAULT_RETRY, ScannerError, TransientFailure, endpointLabel, exchange, parseJson, withRetry, type RetryPolicy,
-} from './scan-http';
 
-export { ScannerError, DEFAULT_RETRY, type RetryPolicy, type ScannerErrorCode } from './scan-http';
+export { ScannerError, DEFAULT_RETRY, type RetryPolicy, type ScannerErrorCode } from '@wcs/core';
 
 export interface XrpScannerOptions {
   /** Bounded retry for unavailable nodes (default 3 attempts, 250 ms then 500 ms apart). */
@@ -24,6 +21,20 @@ const DROPS = /^(0|[1-9][0-9]{0,18})$/;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The error code of a rippled result ("unknown" when it is not a plain name), or null when the result is not an error. */
+function rippledError(result: Record<string, unknown>): string | null {
+  if (result.status !== 'error' && typeof result.error !== 'string') return null;
+  return typeof result.error === 'string' && /^[A-Za-z_]{1,64}$/.test(result.error) ? result.error : 'unknown';
+}
+
+/** A JSON-RPC answer is usable with a result object; a busy rippled (TRANSIENT_RPC_ERRORS) is asked again. */
+function judgeRippled(body: unknown): Verdict {
+  const result = isObject(body) ? body.result : undefined;
+  if (!isObject(result)) return { ok: false, retry: false, message: 'answered without a result object' };
+  const code = rippledError(result);
+  return code !== null && TRANSIENT_RPC_ERRORS.has(code) ? { ok: false, retry: true, message: `rippled ${code}` } : { ok: true };
 }
 
 /**
@@ -165,24 +176,15 @@ function transferFromEntry(entry: Entry, address: string, bad: (why: string) => 
  *   index in decimal (API v1 entries carry no ledger hash; validated ledgers are final).
  */
 export function createXrpScanner(endpoint: ChainEndpoint, options: XrpScannerOptions = {}): HistoryScanner {
-  const label = endpointLabel(endpoint.url);
-  const retry = options.retry ?? DEFAULT_RETRY;
+  const http = new ScannerHttp(endpoint, options.retry);
+  const label = http.label;
 
+  /** One call's result object; a (non-transient) rippled error as { status: 'error', error: code }. */
   async function rpc(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const what = `XRP ${method}`;
-    return withRetry(what, label, retry, async () => {
-      const { status, text } = await exchange(endpoint, endpoint.url, { method: 'POST', body: JSON.stringify({ method, params: [params] }) });
-      if (status < 200 || status > 299) throw new ScannerError('RPC_ERROR', `${what}: ${label} answered HTTP ${status}`);
-      const body = parseJson(what, label, text);
-      const result = isObject(body) ? body.result : undefined;
-      if (!isObject(result)) throw new ScannerError('RPC_ERROR', `${what}: ${label} answered without a result object`);
-      if (result.status === 'error' || typeof result.error === 'string') {
-        const code = typeof result.error === 'string' && /^[A-Za-z_]{1,64}$/.test(result.error) ? result.error : 'unknown';
-        if (TRANSIENT_RPC_ERRORS.has(code)) throw new TransientFailure(`rippled ${code}`);
-        return { status: 'error', error: code };
-      }
-      return result;
-    });
+    const body = await http.request(`XRP ${method}`, { body: JSON.stringify({ method, params: [params] }) }, judgeRippled);
+    const result = (body as { result: Record<string, unknown> }).result;
+    const code = rippledError(result);
+    return code === null ? result : { status: 'error', error: code };
   }
 
   return Object.freeze({
