@@ -1,4 +1,4 @@
-import type { ChainEndpoint } from '@wcs/core';
+import { HttpJsonClient, isHttpJsonError, readJson, type ChainEndpoint } from '@wcs/core';
 
 /** Why a JSON-RPC exchange with the chain's node failed. Messages never carry URL credentials, paths or headers. */
 export type EvmRpcErrorCode =
@@ -23,8 +23,8 @@ export class EvmRpcError extends Error {
   /** The HTTP status, when the failure was an HTTP status. */
   readonly httpStatus: number | null;
 
-  constructor(code: EvmRpcErrorCode, message: string, details?: { rpcCode?: number | null; httpStatus?: number | null }) {
-    super(message);
+  constructor(code: EvmRpcErrorCode, message: string, details?: { rpcCode?: number | null; httpStatus?: number | null; cause?: unknown }) {
+    super(message, details?.cause === undefined ? undefined : { cause: details.cause });
     this.name = 'EvmRpcError';
     this.code = code;
     this.rpcCode = details?.rpcCode ?? null;
@@ -47,7 +47,7 @@ export type RpcOutcome =
   | { readonly ok: false; readonly code: number; readonly message: string };
 
 export interface JsonRpcOptions {
-  /** Extra attempts after a network error, timeout, HTTP 429/5xx or a rate-limited batch item (default 2). */
+  /** Extra attempts after a network error, timeout, HTTP 429/5xx or a rate-limited batch item (default 2, at most 9). */
   readonly retries?: number;
   /** First backoff, ms, doubled per attempt (default 150). HTTP Retry-After is honoured up to 5 s. */
   readonly backoffMs?: number;
@@ -59,8 +59,6 @@ export interface JsonRpcOptions {
   readonly label?: string;
 }
 
-const DEFAULT_TIMEOUT_MS = 30_000;
-const MAX_RETRY_AFTER_MS = 5_000;
 const MAX_QUOTED = 300;
 /** Below this, a batch is not worth spreading over parallel requests. */
 const MIN_SHARED_CHUNK = 10;
@@ -72,69 +70,45 @@ function isRateLimited(code: number, message: string): boolean {
   return code === 429 || /rate.?limit|too many requests|throttl/i.test(message);
 }
 
+/** HTTP 429 and 5xx: asked again (other statuses are refused at once). */
+const transientStatus = (status: number): boolean => status === 429 || status >= 500;
+
 /**
- * Minimal JSON-RPC 2.0 over HTTP with global fetch: batches (split above maxBatch), per-request
- * timeout (AbortSignal.timeout), bounded retries on transient failures. URL userinfo is sent as
- * HTTP Basic authentication (fetch refuses URLs with credentials) and never appears in messages;
- * messages name the endpoint by scheme and host only (paths often hold API keys).
+ * Minimal JSON-RPC 2.0 over core's HttpJsonClient: batches (split above maxBatch), per-request
+ * timeout, bounded retries on transient failures (HTTP Retry-After honoured up to 5 s). URL
+ * userinfo is sent as HTTP Basic authentication and never appears in messages; messages name the
+ * endpoint by scheme and host only (paths often hold API keys).
  */
 export class JsonRpcHttp {
-  /** scheme://host[:port] of the endpoint: what messages show. */
+  /** "<label> RPC scheme://host[:port]" of the endpoint: what messages show. */
   readonly endpointName: string;
-  private readonly url: string;
-  private readonly headers: Record<string, string>;
-  private readonly timeoutMs: number;
+  private readonly http: HttpJsonClient;
   private readonly retries: number;
   private readonly backoffMs: number;
   private readonly maxBatch: number;
   private readonly concurrency: number;
-  private readonly secrets: string[];
   private nextId = 1;
 
   constructor(endpoint: ChainEndpoint, options: JsonRpcOptions = {}) {
     const prefix = options.label ? `${options.label} RPC` : 'RPC';
-    let parsed: URL;
-    try {
-      parsed = new URL(endpoint.url);
-    } catch {
-      throw new EvmRpcError('RPC_CONFIG', `${prefix}: the endpoint URL is not a valid URL`);
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new EvmRpcError('RPC_CONFIG', `${prefix}: the endpoint URL must be http(s), not ${parsed.protocol.replace(/:$/, '')}`);
-    }
-    this.secrets = [];
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
-    if (parsed.username || parsed.password) {
-      const user = decodeURIComponent(parsed.username);
-      const pass = decodeURIComponent(parsed.password);
-      this.secrets.push(parsed.username, parsed.password, user, pass);
-      headers.authorization = `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
-      parsed.username = '';
-      parsed.password = '';
-    }
-    for (const [k, v] of Object.entries(endpoint.headers ?? {})) {
-      headers[k.toLowerCase()] = v;
-      this.secrets.push(v);
-    }
-    if (headers.authorization) this.secrets.push(headers.authorization);
-    const pathAndQuery = parsed.pathname + parsed.search;
-    if (pathAndQuery !== '/') this.secrets.push(pathAndQuery, parsed.pathname, parsed.search);
-    // Longest first, so a secret containing another is replaced whole; very short ones are not worth the noise.
-    this.secrets = [...new Set(this.secrets.filter((s) => s.length >= 3))].sort((a, b) => b.length - a.length);
-    this.url = parsed.toString();
-    this.headers = headers;
-    this.endpointName = `${prefix} ${parsed.protocol}//${parsed.host}`;
-    this.timeoutMs = endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.retries = Math.max(0, options.retries ?? 2);
+    this.retries = Math.min(9, Math.max(0, options.retries ?? 2));
     this.backoffMs = Math.max(0, options.backoffMs ?? 150);
+    try {
+      this.http = new HttpJsonClient(endpoint, {
+        attempts: this.retries + 1, retryDelayMs: this.backoffMs, honourRetryAfter: true, defaultTimeoutMs: 30_000,
+        describeNetworkError: (e) => this.redact(describeFetchError(e)),
+      });
+    } catch (e) {
+      throw e instanceof TypeError ? new EvmRpcError('RPC_CONFIG', `${prefix}: ${e.message}`) : e;
+    }
+    this.endpointName = `${prefix} ${this.http.origin}`;
     this.maxBatch = Math.max(1, options.maxBatch ?? 50);
     this.concurrency = Math.max(1, options.concurrency ?? 4);
   }
 
   /** Text from outside (error messages) with every secret of the endpoint blanked, and bounded. */
   redact(text: string): string {
-    let out = text;
-    for (const s of this.secrets) out = out.split(s).join('***');
+    const out = this.http.scrub(text);
     return out.length > MAX_QUOTED ? `${out.slice(0, MAX_QUOTED)}…` : out;
   }
 
@@ -206,56 +180,26 @@ export class JsonRpcHttp {
     const requests = calls.map((c, k) => ({ jsonrpc: '2.0', id: ids[k], method: c.method, params: c.params }));
     const body = JSON.stringify(single ? requests[0] : requests);
     const what = single ? calls[0]!.method : `batch of ${calls.length} (${[...new Set(calls.map((c) => c.method))].join(', ')})`;
-    let lastProblem = '';
-    let lastStatus: number | null = null;
-    for (let attempt = 0; attempt <= this.retries; attempt++) {
-      let waitMs = this.backoffMs * 2 ** attempt;
-      let text: string;
-      try {
-        const res = await fetch(this.url, { method: 'POST', headers: this.headers, body, signal: AbortSignal.timeout(this.timeoutMs) });
-        if (res.status === 429 || res.status >= 500) {
-          lastStatus = res.status;
-          lastProblem = `HTTP ${res.status}`;
-          const retryAfter = Number(res.headers.get('retry-after'));
-          if (Number.isFinite(retryAfter) && retryAfter > 0) waitMs = Math.min(retryAfter * 1000, MAX_RETRY_AFTER_MS);
-          await res.body?.cancel().catch(() => undefined);
-          if (attempt < this.retries) await sleep(waitMs);
-          continue;
-        }
-        if (!res.ok) {
-          await res.body?.cancel().catch(() => undefined);
-          const hint = res.status === 401 || res.status === 403 ? ': check the endpoint credentials / API key' : '';
-          throw new EvmRpcError('RPC_ERROR', `${this.endpointName}: ${what} refused with HTTP ${res.status}${hint}`, { httpStatus: res.status });
-        }
-        text = await res.text();
-      } catch (e) {
-        if (e instanceof EvmRpcError) throw e;
-        lastStatus = null;
-        lastProblem = this.describeFetchError(e);
-        if (attempt < this.retries) await sleep(waitMs);
-        continue;
-      }
-      return this.parse(text, ids, what);
-    }
-    throw new EvmRpcError('RPC_UNAVAILABLE', `${this.endpointName} unavailable: ${what}: ${lastProblem} (${this.retries + 1} attempts)`, { httpStatus: lastStatus });
-  }
-
-  private describeFetchError(e: unknown): string {
-    const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-    if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return `no answer within ${this.timeoutMs} ms`;
-    const cause = err?.cause;
-    const text = cause?.code ? `${cause.code}${cause.message ? ` (${cause.message})` : ''}` : (cause?.message ?? err?.message ?? String(e));
-    return this.redact(text);
-  }
-
-  private parse(text: string, ids: readonly number[], what: string): RpcOutcome[] {
-    const bad = (why: string) => new EvmRpcError('RPC_BAD_RESPONSE', `${this.endpointName}: ${what}: ${why}`);
     let json: unknown;
     try {
-      json = JSON.parse(text);
-    } catch {
-      throw bad('the answer is not JSON');
+      json = await this.http.request({ body }, readJson(undefined, { transientStatus }));
+    } catch (e) {
+      if (!isHttpJsonError(e)) throw e;
+      const status = e.responseStatus;
+      if (e.failure === 'UNAVAILABLE') {
+        throw new EvmRpcError('RPC_UNAVAILABLE', `${this.endpointName} unavailable: ${what}: ${e.reason} (${e.attempts} attempts)`, { httpStatus: status, cause: e });
+      }
+      if (e.failure === 'REFUSED') {
+        const hint = status === 401 || status === 403 ? ': check the endpoint credentials / API key' : '';
+        throw new EvmRpcError('RPC_ERROR', `${this.endpointName}: ${what} refused with HTTP ${status}${hint}`, { httpStatus: status, cause: e });
+      }
+      throw new EvmRpcError('RPC_BAD_RESPONSE', `${this.endpointName}: ${what}: ${e.reason}`, { cause: e });
     }
+    return this.parse(json, ids, what);
+  }
+
+  private parse(json: unknown, ids: readonly number[], what: string): RpcOutcome[] {
+    const bad = (why: string) => new EvmRpcError('RPC_BAD_RESPONSE', `${this.endpointName}: ${what}: ${why}`);
     const items = Array.isArray(json) ? json : [json];
     if (ids.length > 1 && !Array.isArray(json)) {
       // A single error object for a batch: the node (or a proxy) refuses batches altogether.
@@ -278,4 +222,11 @@ export class JsonRpcHttp {
       return { ok: true as const, result: item.result };
     });
   }
+}
+
+/** A network failure as messages show it: the error code and its message ("ECONNREFUSED (connect ECONNREFUSED …)"). */
+function describeFetchError(e: unknown): string {
+  const err = e as { message?: string; cause?: { code?: string; message?: string } };
+  const cause = err?.cause;
+  return cause?.code ? `${cause.code}${cause.message ? ` (${cause.message})` : ''}` : (cause?.message ?? err?.message ?? String(e));
 }
