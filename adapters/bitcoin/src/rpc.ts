@@ -1,4 +1,7 @@
-import type { ChainEndpoint } from '@wcs/core';
+import {
+  HttpJsonClient, isHttpJsonError, isTransientStatus, networkErrorCode, scannerErrorCode,
+  type ChainEndpoint, type HttpJsonAnswer, type Verdict,
+} from '@wcs/core';
 
 /**
  * Stable codes of bitcoin RPC failures.
@@ -42,7 +45,7 @@ export interface RpcCall {
 export type RpcOutcome<T = unknown> = { readonly ok: true; readonly result: T } | { readonly ok: false; readonly error: BitcoinRpcError };
 
 export interface RpcClientOptions {
-  /** Extra attempts after a network failure / timeout / 5xx / 429 (default 2; 0 for non-idempotent calls). */
+  /** Extra attempts after a network failure / timeout / 5xx / 429 (default 2, at most 9; 0 for non-idempotent calls). */
   readonly retries?: number;
   /** First back-off delay, doubled per attempt (default 100 ms). */
   readonly retryDelayMs?: number;
@@ -81,8 +84,6 @@ function stringifyWithRaw(value: unknown): string {
   return json.replace(/"\\u0000RAW(\d+)\\u0000"/g, (_m, i: string) => raws[Number(i)]!);
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 /** Runs fn over items with at most `limit` in flight; results in input order; the first failure rejects. */
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
@@ -111,61 +112,52 @@ interface JsonRpcResponse {
 
 const isResponse = (v: unknown): v is JsonRpcResponse => typeof v === 'object' && v !== null && !Array.isArray(v) && ('result' in v || 'error' in v);
 
-/** Thrown inside one attempt: retryable or not, already worded without credentials. */
-class AttemptError extends Error {
-  constructor(readonly retryable: boolean, readonly rpcError: BitcoinRpcError) {
-    super(rpcError.message);
-  }
+/**
+ * What a bitcoin node's answer means. Bitcoin Core answers the RPC errors of single calls with
+ * HTTP 500 / 404 and a JSON-RPC body: the body wins over the status. Otherwise 401 / 403 (the
+ * credentials) and other 4xx are refused, 408 / 429 / 5xx asked again, and so is a body that is
+ * not JSON-RPC.
+ */
+function readNodeAnswer(answer: HttpJsonAnswer, isBatch: boolean): Verdict {
+  const { status, json } = answer;
+  if (isResponse(json) || (isBatch && Array.isArray(json))) return { ok: true };
+  if (status === 401 || status === 403) return { ok: false, retry: false, message: `HTTP ${status}: the node refused the credentials` };
+  if (isTransientStatus(status)) return { ok: false, retry: true, message: `HTTP ${status}` };
+  if (status >= 400) return { ok: false, retry: false, message: `HTTP ${status}` };
+  return { ok: false, retry: true, message: `HTTP ${status} with a body that is not JSON-RPC` };
+}
+
+function unreachable(e: unknown): string {
+  const code = networkErrorCode(e);
+  return code ? `unreachable (${code})` : 'unreachable';
 }
 
 /**
- * Bitcoin Core–style JSON-RPC 1.0 over HTTP POST with global fetch. The endpoint URL may carry
- * credentials (http://user:pass@host:port): they are sent as Basic auth and never appear in
+ * Bitcoin Core–style JSON-RPC 1.0 over HTTP POST (core's HttpJsonClient). The endpoint URL may
+ * carry credentials (http://user:pass@host:port): they are sent as Basic auth and never appear in
  * errors; an Authorization entry in endpoint.headers takes precedence.
  */
 export class BitcoinRpcClient {
-  /** Where requests go: the URL without userinfo. */
-  private readonly target: string;
   /** What messages call the endpoint: protocol, host and port only (paths and queries may hold provider keys). */
   readonly displayName: string;
-  private readonly headers: Record<string, string>;
-  private readonly timeoutMs: number;
-  private readonly retries: number;
-  private readonly retryDelayMs: number;
+  private readonly http: HttpJsonClient;
   private readonly concurrency: number;
   private batchSupported: boolean;
   private nextId = 1;
-  /** Secrets of the endpoint (userinfo, header values) to blank out of text the server sends back. */
-  private readonly secrets: string[];
 
   constructor(endpoint: ChainEndpoint, options: RpcClientOptions = {}) {
-    let url: URL;
     try {
-      url = new URL(endpoint.url);
-    } catch {
-      // The URL parser's error carries the input (credentials included): say nothing of it.
-      throw new BitcoinRpcError('RPC_ERROR', '(none)', 'bitcoin RPC endpoint URL is not a valid URL');
+      this.http = new HttpJsonClient(endpoint, {
+        attempts: Math.min(9, Math.max(0, Math.floor(options.retries ?? 2))) + 1,
+        retryDelayMs: options.retryDelayMs ?? 100,
+        defaultTimeoutMs: options.timeoutMs ?? 30_000,
+        describeNetworkError: unreachable,
+      });
+    } catch (e) {
+      // The message never repeats the URL (credentials included).
+      throw e instanceof TypeError ? new BitcoinRpcError('RPC_ERROR', '(none)', `bitcoin RPC: ${e.message}`) : e;
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new BitcoinRpcError('RPC_ERROR', '(none)', `bitcoin RPC endpoint must be http(s), not ${url.protocol}`);
-    }
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
-    const password = url.password;
-    if (url.username !== '' || url.password !== '') {
-      const user = decodeURIComponentSafe(url.username);
-      const pass = decodeURIComponentSafe(url.password);
-      headers['authorization'] = `Basic ${Buffer.from(`${user}:${pass}`, 'utf8').toString('base64')}`;
-      url.username = '';
-      url.password = '';
-    }
-    for (const [k, v] of Object.entries(endpoint.headers ?? {})) headers[k.toLowerCase()] = v;
-    this.secrets = [password, decodeURIComponentSafe(password), ...Object.values(endpoint.headers ?? {})].filter((x) => x.length >= 4);
-    this.headers = headers;
-    this.target = url.toString();
-    this.displayName = `${url.protocol}//${url.host}`;
-    this.timeoutMs = endpoint.timeoutMs ?? options.timeoutMs ?? 30_000;
-    this.retries = Math.max(0, Math.floor(options.retries ?? 2));
-    this.retryDelayMs = options.retryDelayMs ?? 100;
+    this.displayName = this.http.origin;
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
     this.batchSupported = options.batch !== false;
   }
@@ -236,8 +228,7 @@ export class BitcoinRpcClient {
 
   /** Node messages may echo a request or a URL: credentials never pass through. */
   private redact(text: string): string {
-    let out = text.replace(/\/\/[^/@\s]*@/g, '//***@');
-    for (const s of this.secrets) out = out.split(s).join('***');
+    const out = this.http.scrub(text);
     return out.length > 500 ? `${out.slice(0, 500)}…` : out;
   }
 
@@ -252,71 +243,13 @@ export class BitcoinRpcClient {
 
   /** POSTs a body with bounded retries; returns the parsed JSON (an object, or an array for batches). */
   private async post(method: string, body: string, isBatch = false): Promise<unknown> {
-    let lastError: BitcoinRpcError | undefined;
-    for (let attempt = 0; attempt <= this.retries; attempt++) {
-      if (attempt > 0) await sleep(this.retryDelayMs * 2 ** (attempt - 1));
-      try {
-        return await this.attempt(method, body, isBatch);
-      } catch (e) {
-        if (!(e instanceof AttemptError)) throw e;
-        if (!e.retryable) throw e.rpcError;
-        lastError = e.rpcError;
-      }
-    }
-    const attempts = this.retries + 1;
-    throw new BitcoinRpcError('RPC_UNAVAILABLE', method, `${lastError!.message}${attempts > 1 ? ` (${attempts} attempts)` : ''}`, {
-      httpStatus: lastError!.httpStatus,
-      cause: lastError!.cause,
-    });
-  }
-
-  private async attempt(method: string, body: string, isBatch: boolean): Promise<unknown> {
-    const what = `bitcoin RPC ${isBatch ? `batch (${method}, …)` : method} at ${this.displayName}`;
-    let res: Response;
-    let text: string;
     try {
-      res = await fetch(this.target, { method: 'POST', headers: this.headers, body, signal: AbortSignal.timeout(this.timeoutMs) });
-      text = await res.text();
+      return await this.http.request({ body }, (answer) => readNodeAnswer(answer, isBatch));
     } catch (e) {
-      throw new AttemptError(true, new BitcoinRpcError('RPC_UNAVAILABLE', method, `${what}: ${describeNetworkError(e, this.timeoutMs)}`, { cause: e }));
+      if (!isHttpJsonError(e)) throw e;
+      const what = `bitcoin RPC ${isBatch ? `batch (${method}, …)` : method} at ${this.displayName}`;
+      const attempts = e.failure === 'UNAVAILABLE' && e.attempts > 1 ? ` (${e.attempts} attempts)` : '';
+      throw new BitcoinRpcError(scannerErrorCode(e), method, `${what}: ${e.reason}${attempts}`, { httpStatus: e.responseStatus, cause: e });
     }
-    let json: unknown;
-    let parsed = false;
-    try {
-      json = JSON.parse(text);
-      parsed = true;
-    } catch {
-      // Not JSON: judged by the status below.
-    }
-    const rpcShaped = parsed && (isResponse(json) || (isBatch && Array.isArray(json)));
-    // Bitcoin Core answers RPC errors of single calls with HTTP 500 / 404 and a JSON-RPC body: the body wins.
-    if (rpcShaped) return json;
-    const status = res.status;
-    if (status === 401 || status === 403) {
-      throw new AttemptError(false, new BitcoinRpcError('RPC_ERROR', method, `${what}: HTTP ${status}: the node refused the credentials`, { httpStatus: status }));
-    }
-    if (status >= 500 || status === 429 || status === 408) {
-      throw new AttemptError(true, new BitcoinRpcError('RPC_UNAVAILABLE', method, `${what}: HTTP ${status}`, { httpStatus: status }));
-    }
-    if (status >= 400) {
-      throw new AttemptError(false, new BitcoinRpcError('RPC_ERROR', method, `${what}: HTTP ${status}`, { httpStatus: status }));
-    }
-    throw new AttemptError(true, new BitcoinRpcError('RPC_UNAVAILABLE', method, `${what}: HTTP ${status} with a body that is not JSON-RPC`, { httpStatus: status }));
   }
-}
-
-function decodeURIComponentSafe(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
-}
-
-function describeNetworkError(e: unknown, timeoutMs: number): string {
-  const err = e as { name?: string; code?: string; cause?: { code?: string; name?: string } };
-  if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return `no answer within ${timeoutMs} ms`;
-  const code = err?.cause?.code ?? err?.code;
-  if (typeof code === 'string' && /^[A-Z_]+$/.test(code)) return `unreachable (${code})`;
-  return 'unreachable';
 }
