@@ -2,13 +2,10 @@ import { expect } from 'chai';
 import { ErrorCodes, WcsError } from './errors';
 import { HttpJsonClient, HttpJsonError, readJson, type Verdict } from './http-json';
 import { jsonBigInt, parseJsonExact } from './json-exact';
+import { rejected } from './testing/rejected';
 import { startReplayServer, type ReplayServer } from './testing/replay-server';
 
-async function failure(p: Promise<unknown>): Promise<HttpJsonError> {
-  const e = await p.then(() => null, (x: unknown) => x);
-  expect(e).to.be.instanceOf(HttpJsonError);
-  return e as HttpJsonError;
-}
+const failure = (p: Promise<unknown>): Promise<HttpJsonError> => rejected(p, HttpJsonError);
 
 describe('http-json: JSON over HTTP with bounded retry', () => {
   let server: ReplayServer | undefined;

@@ -1,13 +1,10 @@
 import { expect } from 'chai';
 import { HttpJsonError } from './http-json';
 import { ScannerError, ScannerHttp } from './scanner-http';
+import { rejected } from './testing/rejected';
 import { startReplayServer, type ReplayServer } from './testing/replay-server';
 
-async function scannerError(p: Promise<unknown>): Promise<ScannerError> {
-  const e = await p.then(() => null, (x: unknown) => x);
-  expect(e).to.be.instanceOf(ScannerError);
-  return e as ScannerError;
-}
+const scannerError = (p: Promise<unknown>): Promise<ScannerError> => rejected(p, ScannerError);
 
 describe('scanner-http: ScannerErrors over the JSON client', () => {
   let server: ReplayServer | undefined;
@@ -22,7 +19,7 @@ describe('scanner-http: ScannerErrors over the JSON client', () => {
     expect(e).to.include({ code: 'RPC_ERROR' });
     expect(e.message).to.not.include('s3cr3t');
     const policy = new ScannerHttp({ url: 'http://127.0.0.1:1/' }, { attempts: 0, backoffMs: 1 });
-    expect(await policy.request('X tip', {}).then(() => null, (x: unknown) => x)).to.be.instanceOf(RangeError);
+    await rejected(policy.request('X tip', {}), RangeError);
   });
 
   it('words failures with the host: unavailable after the retries (429 / 5xx), refused at once (408 too)', async () => {

@@ -7,3 +7,4 @@ export {
   type KeyLayout, type WalletCoreCoin, type WalletCoreKey, type WalletCoreAddressOptions, type WalletCoreGrid, type OracleVector,
 } from './oracle';
 export { startReplayServer, fixtureReader, type ReplayServer, type Reply, type SeenRequest } from './replay-server';
+export { rejected } from './rejected';
