@@ -243,7 +243,7 @@ export class HttpJsonClient {
    * Sends the request until `read` finds an answer usable, and returns the answer's JSON.
    * Network errors, timeouts and answers read as transient are retried up to the attempt limit
    * (then UNAVAILABLE); answers read as wrong fail at once (REFUSED for a non-2xx status, else
-   * BAD_ANSWER). Throws HttpJsonError only.
+   * BAD_ANSWER). Request failures are HttpJsonErrors; an exception of `read` passes through.
    */
   async request(req: HttpJsonRequest, read: (answer: HttpJsonAnswer) => Verdict = readJson()): Promise<unknown> {
     const url = this.target(req);
