@@ -97,7 +97,9 @@ export interface BlockScanner {
   /**
    * Every block in [from, to] (ascending, parent links intact) and the transfers in them to the
    * watched addresses (canonical forms). A range that straddles a reorg may come back with broken
-   * parent links: the engine checks them and asks again.
+   * parent links: the engine checks them and asks again. The set is treated as immutable: a
+   * scanner may keep a derived form of it (e.g. lower-cased) for as long as it is handed the same
+   * set object, so a caller whose watched addresses change passes a new set.
    */
   scanRange(from: bigint, to: bigint, watched: ReadonlySet<string>): Promise<{ readonly blocks: readonly BlockRef[]; readonly transfers: readonly ObservedTransfer[] }>;
   lookupTransaction(txHash: string): Promise<TransactionLookup>;

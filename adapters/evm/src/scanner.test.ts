@@ -151,6 +151,18 @@ describe('EvmBlockScanner against anvil', function () {
     ]);
   });
 
+  it('re-reads a watched set whose size changed, and a new set object, instead of its cached lower-cased copy', async () => {
+    const w = fresh();
+    const hash = await sendNative(url, w, 5n);
+    const h = await heightOf(hash);
+    const watched = new Set<string>([fresh()]);
+    expect((await scanner.scanRange(h, h, watched)).transfers).to.deep.equal([]);
+    watched.add(w); // same object, one more address
+    expect((await scanner.scanRange(h, h, watched)).transfers.map((t) => t.txHash)).to.deep.equal([hash]);
+    expect((await scanner.scanRange(h, h, new Set([fresh()]))).transfers, 'a new set replaces the cached one').to.deep.equal([]);
+    expect((await scanner.scanRange(h, h, new Set([w.toLowerCase()]))).transfers.map((t) => t.toAddress)).to.deep.equal([w]);
+  });
+
   it('reports a reverted native transfer with succeeded=false', async () => {
     // The token has no payable receive/fallback: value sent to it reverts (mined, status 0).
     const hash = await sendNative(url, token, 777n, { gasLimit: 100_000n });

@@ -100,6 +100,8 @@ export class EvmBlockScanner implements BlockScanner {
   private readonly expectedChainId: number | null;
   private readonly consistencyAttempts: number;
   private chainChecked: Promise<void> | null = null;
+  /** The last watched set handed in and its lower-cased copy (the engine passes the same set until it changes). */
+  private watchedCache: { readonly source: ReadonlySet<string>; readonly size: number; readonly lower: ReadonlySet<string> } | null = null;
 
   constructor(endpoint: ChainEndpoint, options: EvmScannerOptions = {}) {
     this.rpc = new JsonRpcHttp(endpoint, options);
@@ -130,8 +132,7 @@ export class EvmBlockScanner implements BlockScanner {
     checkHeight(to, 'to');
     if (to < from) throw new RangeError(`scanRange: to (${to}) is below from (${from})`);
     await this.checkChain();
-    const lower = new Set<string>();
-    for (const a of watched) lower.add(a.toLowerCase());
+    const lower = this.lowerCased(watched);
     return this.consistently(() => this.scanOnce(from, to, lower));
   }
 
@@ -163,6 +164,16 @@ export class EvmBlockScanner implements BlockScanner {
   // ---- internals ----
 
   /** Runs a read again when the node's answers contradicted each other (a reorg during the read). */
+  /** The watched set lower-cased, computed once per set object (and again if its size changed). */
+  private lowerCased(watched: ReadonlySet<string>): ReadonlySet<string> {
+    const c = this.watchedCache;
+    if (c && c.source === watched && c.size === watched.size) return c.lower;
+    const lower = new Set<string>();
+    for (const a of watched) lower.add(a.toLowerCase());
+    this.watchedCache = { source: watched, size: watched.size, lower };
+    return lower;
+  }
+
   private async consistently<T>(read: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
