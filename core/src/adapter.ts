@@ -124,44 +124,114 @@ export interface HistoryScanner {
 
 export type DepositScanner = BlockScanner | HistoryScanner;
 
-export interface TransferRequest {
-  readonly from: string;
-  readonly fromPublicKey: PublicKey;
-  readonly to: string;
-  readonly memo: string | null;
-  readonly contract: string | null;
+// ---------------------------------------------------------------------------------------------
+// Withdrawals: the adapter crafts payloads, only the KeyStore signs, the adapter combines.
+
+/** A JSON value (bigints are written as decimal strings). */
+export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+
+/**
+ * How a chain orders one account's transactions, i.e. what the service allocates before crafting:
+ * - `sequence`: EVM nonce, XRP Sequence, Stellar sequence number: one per transaction, allocated
+ *   by the service in order with no gaps; a stuck transaction is replaced at the same sequence.
+ * - `utxo`: Bitcoin: the service chooses unspent outputs of the hot wallet, each spent by one
+ *   transaction only, and takes the change back.
+ * - `expiring`: Solana (recent blockhash), EOS (reference block and expiration): nothing is
+ *   allocated; a transaction not included before it expires can never be, and is re-crafted.
+ */
+export type SpendModel = 'sequence' | 'utxo' | 'expiring';
+
+/** An unspent output of the hot wallet (utxo chains). */
+export interface SpendableOutput {
+  readonly txHash: string;
+  readonly vout: number;
+  /** Base units. */
   readonly amount: bigint;
 }
 
+/** One withdrawal transfer, from a hot wallet key. */
+export interface TransferRequest {
+  /** The hot wallet's address and public key. */
+  readonly from: string;
+  readonly fromPublicKey: PublicKey;
+  /** Destination, in the chain's canonical form (AddressCodec.validate). */
+  readonly to: string;
+  /** Destination tag / memo (memo chains), canonical (MemoCodec); null for none. */
+  readonly memo: string | null;
+  /** Token contract / mint / issuer; null for the native coin. */
+  readonly contract: string | null;
+  /** Base units, > 0. */
+  readonly amount: bigint;
+  /** `sequence` chains: the sequence / nonce allocated to this transaction. */
+  readonly sequence?: bigint;
+  /** `utxo` chains: the inputs chosen for this transaction, and the change address. */
+  readonly inputs?: readonly SpendableOutput[];
+  readonly changeAddress?: string;
+}
+
+/**
+ * What the node says a transfer should be built on, read just before crafting: fee rates, a
+ * recent blockhash or reference block, the account's next sequence on chain (the allocator's
+ * floor), token details. Adapter-defined and JSON, so it is stored with the order: re-crafting
+ * from the same request and input gives the same transaction (idempotent re-signing after a crash).
+ */
+export type TransferInput = { readonly [key: string]: JsonValue };
+
 /** The payloads an adapter asks the KeyStore to sign, and what it needs to finish the transaction. */
 export interface UnsignedTransfer {
+  /** secp256k1: 32-byte digests; ed25519: the messages. One signature each, in order. */
   readonly payloads: readonly Uint8Array[];
-  readonly fee: bigint;
-  /** Adapter-private serialisable state needed by combine(). */
-  readonly state: unknown;
+  /** The most this transaction can cost in fees, base units of the native coin. */
+  readonly maxFee: bigint;
+  /** The transaction's hash / id once signed, when it does not depend on the signature (else null). */
+  readonly txHash: string | null;
+  /** Adapter-private, JSON: what combine() needs. */
+  readonly state: JsonValue;
 }
 
 export interface SignedTransaction {
   readonly txHash: string;
+  /** The bytes to broadcast. */
   readonly raw: Uint8Array;
 }
 
-/** Transfer crafting: the adapter crafts payloads, the KeyStore signs, the adapter combines. */
+/** Offline transfer crafting: no I/O, deterministic for a (request, input). */
 export interface TransferCrafter {
-  craft(request: TransferRequest): Promise<UnsignedTransfer>;
+  craft(request: TransferRequest, input: TransferInput): UnsignedTransfer;
   combine(unsigned: UnsignedTransfer, signatures: readonly KeySignature[]): SignedTransaction;
+  /**
+   * `sequence` chains with a fee market: the input for a replacement of a stuck transaction at
+   * the same sequence, its fee raised by at least `percent` and capped at `maxFee` per unit
+   * (base units, the adapter's fee unit); null when the cap does not allow a valid replacement.
+   */
+  bumpFee?(input: TransferInput, percent: number, cap: bigint): TransferInput | null;
 }
 
-export interface Broadcaster {
-  broadcast(tx: SignedTransaction): Promise<{ readonly txHash: string }>;
-}
+/** What the node answered to a broadcast. */
+export type BroadcastOutcome =
+  | { readonly outcome: 'ACCEPTED'; readonly txHash: string }
+  /** The node already has this very transaction (a re-broadcast after a timeout): not an error. */
+  | { readonly outcome: 'ALREADY_KNOWN'; readonly txHash: string }
+  /** Refused for good (bad signature, spent input, nonce too low, insufficient funds): the reason is the node's. */
+  | { readonly outcome: 'REJECTED'; readonly reason: string };
 
+/** A transaction as the node sees it now. */
 export type TransactionState =
+  /** Unknown to the node (never received, dropped, or expired). */
   | { readonly state: 'UNKNOWN' }
+  /** Received, not in a block. */
   | { readonly state: 'PENDING' }
-  | { readonly state: 'MINED'; readonly blockHeight: bigint; readonly confirmations: number; readonly succeeded: boolean };
+  | { readonly state: 'MINED'; readonly blockHeight: bigint; readonly blockHash: string; readonly confirmations: number; readonly succeeded: boolean; readonly fee: bigint | null };
 
-export interface TransactionStatusReader {
+/** Withdrawal I/O against a chain's node; network faults are thrown (coded errors), node answers returned. */
+export interface TransferNode {
+  /** What craft() needs for this request now (fees, recent block, on-chain sequence, ...). */
+  transferInput(request: Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>): Promise<TransferInput>;
+  /** The account's next sequence on chain (`sequence` chains): the allocator's floor. */
+  nextSequence?(address: string): Promise<bigint>;
+  /** The account's spendable balance of a token (null contract: native), base units. */
+  balance(address: string, contract: string | null): Promise<bigint>;
+  broadcast(tx: SignedTransaction): Promise<BroadcastOutcome>;
   status(txHash: string): Promise<TransactionState>;
 }
 
@@ -177,9 +247,12 @@ export interface ChainAdapter {
   readonly memo: MemoCodec | null;
   /** Deposit scanning over an RPC endpoint; absent when the adapter cannot scan yet. */
   createScanner?(endpoint: ChainEndpoint): DepositScanner;
+  /** How the chain orders an account's transactions (what the service allocates). */
+  readonly spendModel: SpendModel;
+  /** Withdrawal crafting; absent when the adapter cannot pay out yet. */
   readonly transfers?: TransferCrafter;
-  readonly broadcaster?: Broadcaster;
-  readonly txStatus?: TransactionStatusReader;
+  /** Withdrawal I/O over an RPC endpoint; present with `transfers`. */
+  createTransferNode?(endpoint: ChainEndpoint): TransferNode;
 }
 
 /** What an adapter package exports (as `plugin`). */

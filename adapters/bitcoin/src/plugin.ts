@@ -16,6 +16,7 @@ export function createBitcoinAdapter(chain: ChainDefinition): ChainAdapter {
   return Object.freeze({
     chain,
     addressing: 'hd' as const,
+    spendModel: 'utxo' as const,
     curve: 'secp256k1' as const,
     keySpec: (purpose) => bitcoinKeySpec(network, purpose),
     address: new BitcoinAddressCodec(network),

@@ -64,6 +64,7 @@ export function createEosAdapter(chain: ChainDefinition): ChainAdapter {
   return Object.freeze({
     chain,
     addressing: 'memo' as const,
+    spendModel: 'expiring' as const,
     curve: 'secp256k1' as const,
     keySpec: (purpose) => {
       const spec = EOS_KEY_SPECS[purpose];

@@ -21,6 +21,7 @@ export function createEvmAdapter(chain: ChainDefinition): ChainAdapter {
   return Object.freeze({
     chain,
     addressing: 'hd' as const,
+    spendModel: 'sequence' as const,
     curve: 'secp256k1' as const,
     keySpec: evmKeySpec,
     address: new EvmAddressCodec(),

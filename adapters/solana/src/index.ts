@@ -38,6 +38,7 @@ export function createSolanaAdapter(chain: ChainDefinition): ChainAdapter {
   return Object.freeze({
     chain,
     addressing: 'hd' as const,
+    spendModel: 'expiring' as const,
     curve: 'ed25519' as const,
     keySpec: (purpose) => {
       const spec = SOLANA_KEY_SPECS[purpose];

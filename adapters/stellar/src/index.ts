@@ -33,6 +33,7 @@ export function createStellarAdapter(chain: ChainDefinition): ChainAdapter {
   return Object.freeze({
     chain,
     addressing: 'memo' as const,
+    spendModel: 'sequence' as const,
     curve: 'ed25519' as const,
     keySpec: (purpose) => {
       const spec = STELLAR_KEY_SPECS[purpose];

@@ -36,6 +36,7 @@ export function createXrpAdapter(chain: ChainDefinition): ChainAdapter {
   return Object.freeze({
     chain,
     addressing: 'memo' as const,
+    spendModel: 'sequence' as const,
     curve: 'secp256k1' as const,
     keySpec: (purpose) => {
       const spec = XRP_KEY_SPECS[purpose];

@@ -55,6 +55,8 @@ export function runAdapterConformance(plugin: AdapterPlugin, fixtures: readonly 
           expect(spec.pathTemplate).to.match(/^m(\/\d+'?)+\/\{account\}'(\/(\d+'?|\{index\}'?))*$/);
           expect(spec.pathTemplate).to.contain('{index}');
           expect(adapter.memo === null).to.equal(f.chain.addressing === 'hd');
+          expect(['sequence', 'utxo', 'expiring']).to.include(adapter.spendModel);
+          expect(adapter.createTransferNode === undefined, 'a transfer node comes with a crafter').to.equal(adapter.transfers === undefined);
         });
 
         it('derives the addresses an independent implementation derives', () => {
