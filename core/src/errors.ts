@@ -59,7 +59,16 @@ export const ErrorCodes = Object.freeze({
   CALLBACK_TASK_BUSY: spec(1005001002, 'CALLBACK_TASK_BUSY', 'BUSINESS', 200, 'Callback task is queued or being delivered; it cannot be resent now'),
   // 1006 001 xxx: deposits
   RECHARGE_NOT_FOUND: spec(1006001001, 'RECHARGE_NOT_FOUND', 'BUSINESS', 200, 'Recharge record not found'),
-  // 1007 004 xxx: withdrawal funding (given by the spec)
+  // 1007 001 xxx: withdrawal orders
+  WITHDRAW_ORDER_DUPLICATE: spec(1007001001, 'WITHDRAW_ORDER_DUPLICATE', 'BUSINESS', 200, 'appOrderNo was already used by this application; the existing order is unchanged'),
+  WITHDRAW_NOT_FOUND: spec(1007001002, 'WITHDRAW_NOT_FOUND', 'BUSINESS', 200, 'Withdrawal order not found'),
+  // 1007 002 xxx: withdrawal item checks
+  WITHDRAW_ADDRESS_INVALID: spec(1007002001, 'WITHDRAW_ADDRESS_INVALID', 'BUSINESS', 200, 'toAddress is not a valid address for this chain and network'),
+  WITHDRAW_MEMO_INVALID: spec(1007002002, 'WITHDRAW_MEMO_INVALID', 'BUSINESS', 200, 'toMemo is not allowed, missing or malformed for this chain'),
+  WITHDRAW_AMOUNT_INVALID: spec(1007002003, 'WITHDRAW_AMOUNT_INVALID', 'BUSINESS', 200, 'amount must be a decimal string greater than 0 with no more places than the token has'),
+  WITHDRAW_TOKEN_MISMATCH: spec(1007002004, 'WITHDRAW_TOKEN_MISMATCH', 'BUSINESS', 200, 'chainTokenId does not belong to chainCode'),
+  // 1007 004 xxx: withdrawal funding (1007004002 given by the spec)
+  WITHDRAW_CHAIN_UNAVAILABLE: spec(1007004001, 'WITHDRAW_CHAIN_UNAVAILABLE', 'BUSINESS', 200, 'Withdrawals on this chain are not available on this service now (no node, or no fee quote yet)'),
   HOT_WALLET_BALANCE_TOO_LOW: spec(1007004002, 'HOT_WALLET_BALANCE_TOO_LOW', 'BUSINESS', 200, 'Hot wallet balance is insufficient for this withdrawal'),
 } as const);
 

@@ -23,6 +23,9 @@ import { PgKeyDirectory } from './custody/key-directory';
 import { KeyStoreSupervisor } from './custody/keystore-supervisor';
 import { RechargeService } from './deposits/recharge-service';
 import { rechargeRoutes } from './http/recharge-routes';
+import { withdrawRoutes } from './http/withdraw-routes';
+import { WithdrawService } from './withdrawals/withdraw-service';
+import { HotWalletLedger, HotWallets } from './withdrawals/hot-wallets';
 import { ScanWorker, scanStatus } from './deposits/scan-worker';
 import type { AdapterRegistry } from '@wcs/core';
 
@@ -46,6 +49,7 @@ export const TOKENS = {
   Workers: Symbol('Workers'),
   CallbackService: Symbol('CallbackService'),
   RechargeService: Symbol('RechargeService'),
+  WithdrawService: Symbol('WithdrawService'),
 } as const;
 
 /**
@@ -93,10 +97,12 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
   });
   c.register(TOKENS.CallbackService, { useFactory: instanceCachingFactory(() => new CallbackService(db.sequelize)) });
   c.register(TOKENS.RechargeService, { useFactory: instanceCachingFactory(() => new RechargeService(db.sequelize)) });
+  c.register(TOKENS.WithdrawService, { useFactory: instanceCachingFactory((x) => new WithdrawService(db.sequelize, catalogue, x.resolve(TOKENS.AdapterRegistry))) });
   c.register(TOKENS.ApiRoutes, {
     useFactory: instanceCachingFactory((x): ApiRoute[] => [
       ...supportRoutes(catalogue, (chain) => scanStatus(config.deposits, x.resolve<AdapterRegistry>(TOKENS.AdapterRegistry), chain)),
       ...rechargeRoutes(x.resolve(TOKENS.RechargeService)),
+      ...withdrawRoutes(x.resolve(TOKENS.WithdrawService)),
       ...addressRoutes(x.resolve(TOKENS.AddressService)),
       ...callbackRoutes(x.resolve(TOKENS.CallbackService)),
       ...extraRoutes,
@@ -112,7 +118,20 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
         }, logger),
         new CallbackDispatcher(db, x.resolve(TOKENS.CredentialStore), config.callbacks, logger),
         new ScanWorker(db, catalogue, x.resolve(TOKENS.AdapterRegistry), config.deposits, logger),
+        hotWalletLedgerWorker(x, db, catalogue, config, logger),
       ];
     }),
   });
+}
+
+/** Reads hot wallet balances and fee quotes from the nodes; needs the key store (hot addresses). */
+function hotWalletLedgerWorker(x: DependencyContainer, db: Database, catalogue: Catalogue, config: ServiceConfig, logger: Logger): Worker {
+  const registry = x.resolve<AdapterRegistry>(TOKENS.AdapterRegistry);
+  const supervisor = x.resolve<KeyStoreSupervisor>(TOKENS.KeyStoreSupervisor);
+  const ledger = new HotWalletLedger(db.sequelize, catalogue, registry, config.deposits.endpoints, new HotWallets(db.sequelize, registry, supervisor.store), supervisor.store, logger);
+  return new IntervalWorker('hot-wallet-ledger', config.withdrawals.ledgerRefreshMs, async () => {
+    if (ledger.payoutChains().length === 0) return;
+    supervisor.assertReady();
+    await ledger.refreshAll();
+  }, logger);
 }

@@ -87,6 +87,12 @@ export interface DepositConfig {
   readonly resetScanState?: readonly number[];
 }
 
+/** Withdrawals (docs/withdrawals.md); the chains' RPC endpoints are the deposit scanners'. */
+export interface WithdrawConfig {
+  /** How often hot wallet balances and fee quotes are read from the nodes. */
+  readonly ledgerRefreshMs: number;
+}
+
 const RPC_VAR = /^WCS_RPC_(TEST|LIVE)_([A-Z][A-Z0-9_]{1,15})$/;
 const START_VAR = /^WCS_SCAN_START_(TEST|LIVE)_([A-Z][A-Z0-9_]{1,15})$/;
 
@@ -142,6 +148,7 @@ export interface ServiceConfig {
   dbPoolMax: number;
   callbacks: CallbackConfig;
   deposits: DepositConfig;
+  withdrawals: WithdrawConfig;
   keystoreBackend: string;
   /** The environment the config was read from (backends read their own variables from it). */
   env: Readonly<Record<string, string | undefined>>;
@@ -244,6 +251,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       allowPrivateTargets: boolVar(env, 'WCS_CALLBACK_ALLOW_PRIVATE'),
     },
     deposits: depositConfig(env),
+    withdrawals: { ledgerRefreshMs: intVar(env, 'WCS_HOT_WALLET_REFRESH_MS', 15000, 100, 3600000) },
     keystoreBackend: enumVar(env, 'WCS_KEYSTORE_BACKEND', 'software', Object.keys(KEYSTORE_PACKAGES)),
     env: Object.freeze({ ...env }),
   };

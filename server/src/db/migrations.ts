@@ -380,6 +380,122 @@ CREATE TABLE operator_alerts (
 );
 `,
   },
+  {
+    version: 7,
+    name: 'withdrawals: hot wallets and their balance ledger, orders, callbacks once per (order, status), risk rules, sequence allocators',
+    sql: `
+-- an application's hot wallet on a chain: its key (purpose 'hot' in the chain's key namespace) and address
+CREATE TABLE hot_wallets (
+  id             SERIAL PRIMARY KEY,
+  application_id INTEGER NOT NULL REFERENCES applications(id),
+  chain_id       INTEGER NOT NULL REFERENCES chains(id),
+  key_namespace  VARCHAR(64) NOT NULL,
+  key_index      INTEGER NOT NULL CHECK (key_index >= 0),
+  address        VARCHAR(128) NOT NULL,
+  created_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (application_id, chain_id)
+);
+
+-- the balance ledger (docs/withdrawals.md): what the node last said the hot wallet holds, and
+-- what accepted orders hold back until a later observation reflects them
+CREATE TABLE hot_wallet_balances (
+  hot_wallet_id  INTEGER NOT NULL REFERENCES hot_wallets(id),
+  chain_token_id INTEGER NOT NULL REFERENCES chain_tokens(id),
+  on_chain       NUMERIC(78,0) NOT NULL DEFAULT 0 CHECK (on_chain >= 0),
+  reserved       NUMERIC(78,0) NOT NULL DEFAULT 0 CHECK (reserved >= 0),
+  observed_at    TIMESTAMPTZ NULL,
+  PRIMARY KEY (hot_wallet_id, chain_token_id)
+);
+
+-- the most a transfer of a token costs in fees now (native base units), refreshed from the node
+CREATE TABLE withdraw_fee_quotes (
+  chain_id       INTEGER NOT NULL REFERENCES chains(id),
+  chain_token_id INTEGER NOT NULL REFERENCES chain_tokens(id),
+  max_fee        NUMERIC(78,0) NOT NULL CHECK (max_fee >= 0),
+  observed_at    TIMESTAMPTZ NOT NULL,
+  PRIMARY KEY (chain_id, chain_token_id)
+);
+
+CREATE TABLE withdrawals (
+  id              BIGSERIAL PRIMARY KEY,
+  application_id  INTEGER NOT NULL REFERENCES applications(id),
+  app_order_no    VARCHAR(64) NOT NULL,
+  chain_id        INTEGER NOT NULL REFERENCES chains(id),
+  chain_token_id  INTEGER NOT NULL REFERENCES chain_tokens(id),
+  hot_wallet_id   INTEGER NOT NULL REFERENCES hot_wallets(id),
+  from_address    VARCHAR(128) NOT NULL,
+  to_address      VARCHAR(128) NOT NULL,
+  memo            VARCHAR(256) NULL,
+  amount          NUMERIC(78,0) NOT NULL CHECK (amount > 0),
+  -- the order's fee in native base units: the estimate until mined, then the actual fee
+  fee             NUMERIC(78,0) NOT NULL CHECK (fee >= 0),
+  fee_final       BOOLEAN NOT NULL DEFAULT false,
+  -- what acceptance reserved in the ledger (token amount; fee in the native coin)
+  reserved_amount NUMERIC(78,0) NOT NULL CHECK (reserved_amount >= 0),
+  reserved_fee    NUMERIC(78,0) NOT NULL CHECK (reserved_fee >= 0),
+  released_at     TIMESTAMPTZ NULL,
+  status          VARCHAR(16) NOT NULL CHECK (status IN ('PROCESSING','BROADCASTED','CONFIRMING','SUCCESS','FAILED')),
+  approval        VARCHAR(16) NOT NULL DEFAULT 'NONE' CHECK (approval IN ('NONE','PENDING','APPROVED','REJECTED')),
+  risk_level      VARCHAR(16) NULL,
+  risk_reason     VARCHAR(256) NULL,
+  fail_reason     VARCHAR(256) NULL,
+  callback_url    VARCHAR(2048) NULL,
+  remark          VARCHAR(200) NULL,
+  sequence        NUMERIC(20,0) NULL,
+  transfer_input  JSONB NULL,
+  raw_tx          BYTEA NULL,
+  tx_hash         VARCHAR(128) NULL,
+  block_height    BIGINT NULL,
+  confirmations   INTEGER NOT NULL DEFAULT 0,
+  signed_at       TIMESTAMPTZ NULL,
+  broadcast_at    TIMESTAMPTZ NULL,
+  finished_at     TIMESTAMPTZ NULL,
+  created_at      TIMESTAMPTZ NOT NULL DEFAULT now(),
+  updated_at      TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (application_id, app_order_no)
+);
+CREATE INDEX withdrawals_open ON withdrawals (chain_id, status, id) WHERE status IN ('PROCESSING','BROADCASTED','CONFIRMING');
+CREATE INDEX withdrawals_app_time ON withdrawals (application_id, created_at, id);
+CREATE INDEX withdrawals_unreleased ON withdrawals (hot_wallet_id) WHERE released_at IS NULL;
+
+-- one callback task per (order, status): the merchant's de-duplication key (appOrderNo, status)
+CREATE TABLE withdraw_notices (
+  withdrawal_id BIGINT NOT NULL REFERENCES withdrawals(id),
+  status        VARCHAR(16) NOT NULL,
+  task_id       BIGINT NOT NULL,
+  created_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (withdrawal_id, status)
+);
+
+-- risk rules per application (docs/withdrawals.md): limits per token, destination lists
+CREATE TABLE withdraw_limits (
+  application_id     INTEGER NOT NULL REFERENCES applications(id),
+  chain_token_id     INTEGER NOT NULL REFERENCES chain_tokens(id),
+  per_order_max      NUMERIC(78,0) NULL CHECK (per_order_max > 0),
+  daily_max          NUMERIC(78,0) NULL CHECK (daily_max > 0),
+  approval_threshold NUMERIC(78,0) NULL CHECK (approval_threshold > 0),
+  PRIMARY KEY (application_id, chain_token_id)
+);
+CREATE TABLE withdraw_address_rules (
+  application_id INTEGER NOT NULL REFERENCES applications(id),
+  chain_id       INTEGER NOT NULL REFERENCES chains(id),
+  address        VARCHAR(128) NOT NULL,
+  kind           VARCHAR(8) NOT NULL CHECK (kind IN ('BLOCK','ALLOW')),
+  created_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (application_id, chain_id, kind, address)
+);
+ALTER TABLE applications ADD COLUMN withdraw_allowlist_only BOOLEAN NOT NULL DEFAULT false;
+
+-- sequence chains: the next sequence / nonce to hand out per (chain, hot address)
+CREATE TABLE sequence_allocators (
+  chain_id      INTEGER NOT NULL REFERENCES chains(id),
+  address       VARCHAR(128) NOT NULL,
+  next_sequence NUMERIC(20,0) NOT NULL CHECK (next_sequence >= 0),
+  updated_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (chain_id, address)
+);
+`,
+  },
 ];
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations

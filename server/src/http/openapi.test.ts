@@ -11,6 +11,8 @@ import type { Catalogue } from '../catalogue/catalogue';
 import { resolveCatalogue } from '../catalogue/catalogue';
 import { callbackRoutes } from './callback-routes';
 import { rechargeRoutes } from './recharge-routes';
+import { withdrawRoutes } from './withdraw-routes';
+import type { WithdrawService } from '../withdrawals/withdraw-service';
 import type { RechargeService } from '../deposits/recharge-service';
 import type { CallbackService } from '../callbacks/callback-service';
 
@@ -18,7 +20,7 @@ describe('docs/openapi.json matches the server', () => {
   const doc = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../openapi.json'), 'utf8'));
 
   it('documents exactly the signed routes the server mounts, with their methods', () => {
-    const routes = [...supportRoutes({} as Catalogue, () => 'NO_RPC'), ...addressRoutes({} as AddressService), ...callbackRoutes({} as CallbackService), ...rechargeRoutes({} as RechargeService)];
+    const routes = [...supportRoutes({} as Catalogue, () => 'NO_RPC'), ...addressRoutes({} as AddressService), ...callbackRoutes({} as CallbackService), ...rechargeRoutes({} as RechargeService), ...withdrawRoutes({} as WithdrawService)];
     const served = routes.map((r) => `${r.method} ${API_PREFIX}${r.path}`).sort();
     const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
       .filter(([p]) => p.startsWith(API_PREFIX))

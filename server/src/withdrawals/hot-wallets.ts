@@ -1,0 +1,186 @@
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { AdapterRegistry, ChainAdapter, ChainDefinition, ChainEndpoint, KeyRef, KeyStore, SpendableOutput, TransferNode } from '@wcs/core';
+import type { Catalogue, ChainView } from '../catalogue/catalogue';
+import type { Logger } from '../config/logger';
+
+/** The key of an application's hot wallet on a chain: purpose 'hot', index 0 of the chain's key namespace. */
+export function hotKeyRef(applicationId: number, adapter: ChainAdapter): KeyRef {
+  return { applicationId, spec: adapter.keySpec('hot'), purpose: 'hot', index: 0 };
+}
+
+export interface HotWallet {
+  readonly id: number;
+  readonly applicationId: number;
+  readonly chainId: number;
+  readonly address: string;
+  readonly ref: KeyRef;
+}
+
+/**
+ * Hot wallets: one per (application, chain), its key in the KeyStore (never outside it), its
+ * address recorded on first use. Chains that share a key namespace (every EVM chain) share the
+ * key, so the hot address is the same string on each of them, with a ledger per chain.
+ */
+export class HotWallets {
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly registry: AdapterRegistry,
+    private readonly keyStore: KeyStore,
+  ) {}
+
+  async ensure(applicationId: number, chain: ChainDefinition): Promise<HotWallet> {
+    const adapter = this.registry.forChain(chain);
+    const ref = hotKeyRef(applicationId, adapter);
+    const existing = await this.sequelize.query<{ id: number; address: string }>(
+      'SELECT id, address FROM hot_wallets WHERE application_id = $1 AND chain_id = $2',
+      { bind: [applicationId, chain.id], type: QueryTypes.SELECT },
+    );
+    if (existing[0]) return { id: existing[0].id, applicationId, chainId: chain.id, address: existing[0].address, ref };
+    const address = adapter.address.addressFromPublicKey(await this.keyStore.getPublicKey(ref));
+    const rows = await this.sequelize.query<{ id: number; address: string }>(
+      `INSERT INTO hot_wallets (application_id, chain_id, key_namespace, key_index, address) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (application_id, chain_id) DO UPDATE SET application_id = EXCLUDED.application_id
+       RETURNING id, address`,
+      { bind: [applicationId, chain.id, ref.spec.namespace, ref.index, address], type: QueryTypes.SELECT },
+    );
+    if (rows[0]!.address !== address) throw new Error(`hot wallet of application ${applicationId} on ${chain.code} is recorded as ${rows[0]!.address}, the key store gives ${address}`);
+    return { id: rows[0]!.id, applicationId, chainId: chain.id, address, ref };
+  }
+}
+
+/** A transfer shape used only to quote the fee: the most a transfer of this token costs now. */
+function quoteRequest(adapter: ChainAdapter, wallet: HotWallet, contract: string | null, publicKey: Awaited<ReturnType<KeyStore['getPublicKey']>>) {
+  const base = { from: wallet.address, fromPublicKey: publicKey, to: wallet.address, memo: null, contract, amount: 1n };
+  switch (adapter.spendModel) {
+    case 'sequence':
+      return { ...base, sequence: 0n };
+    case 'utxo': {
+      // two inputs and change: the usual shape of a payout; larger selections pay the actual fee, estimated again at signing
+      const huge = 10n ** 15n;
+      const inputs: SpendableOutput[] = [{ txHash: '11'.repeat(32), vout: 0, amount: huge }, { txHash: '22'.repeat(32), vout: 1, amount: huge }];
+      return { ...base, inputs, changeAddress: wallet.address };
+    }
+    case 'expiring':
+      return base;
+  }
+}
+
+/**
+ * Keeps the balance ledger (docs/withdrawals.md) and the fee quotes current: for every chain with
+ * an RPC endpoint whose adapter can pay out, and every application with that chain enabled, reads
+ * the hot wallet's balance of each token from the node, then releases the reservations of orders
+ * that ended before the reading began (the reading reflects them), in one transaction per wallet.
+ */
+export class HotWalletLedger {
+  private readonly nodes = new Map<number, TransferNode>();
+
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly catalogue: Catalogue,
+    private readonly registry: AdapterRegistry,
+    private readonly endpoints: ReadonlyMap<string, ChainEndpoint>,
+    private readonly wallets: HotWallets,
+    private readonly keyStore: KeyStore,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The chains this service can pay out on: an endpoint, and an adapter with transfers. */
+  payoutChains(): ChainView[] {
+    return (['test', 'live'] as const).flatMap((env) => this.catalogue.chains(env)).filter((c) => {
+      const adapter = this.registry.forChain(c);
+      return this.endpoints.has(`${c.environment}:${c.code}`) && adapter.transfers !== undefined && adapter.createTransferNode !== undefined;
+    });
+  }
+
+  node(chain: ChainView): TransferNode {
+    let n = this.nodes.get(chain.id);
+    if (!n) {
+      n = this.registry.forChain(chain).createTransferNode!(this.endpoints.get(`${chain.environment}:${chain.code}`)!);
+      this.nodes.set(chain.id, n);
+    }
+    return n;
+  }
+
+  /** One pass over every payout chain and application. */
+  async refreshAll(): Promise<void> {
+    for (const chain of this.payoutChains()) {
+      const apps = await this.sequelize.query<{ id: number }>(
+        `SELECT id FROM applications WHERE environment = $1 AND status = 'ACTIVE' AND $2 = ANY(enabled_chains) ORDER BY id`,
+        { bind: [chain.environment, chain.code], type: QueryTypes.SELECT },
+      );
+      try {
+        await this.quoteFees(chain, apps[0]?.id);
+      } catch (e) {
+        this.logger.warn('fee quote failed', { chain: chain.code, error: e });
+      }
+      for (const app of apps) {
+        try {
+          await this.refresh(app.id, chain);
+        } catch (e) {
+          this.logger.warn('hot wallet balance refresh failed', { chain: chain.code, applicationId: app.id, error: e });
+        }
+      }
+    }
+  }
+
+  /** Reads one hot wallet's balances and writes them with the releases they allow. */
+  async refresh(applicationId: number, chain: ChainView): Promise<void> {
+    const wallet = await this.wallets.ensure(applicationId, chain);
+    const node = this.node(chain);
+    const startedAt = await this.dbNow();
+    const balances: Array<{ tokenId: number; amount: bigint }> = [];
+    for (const token of chain.tokens) balances.push({ tokenId: token.id, amount: await node.balance(wallet.address, token.contract) });
+    await this.sequelize.transaction(async (t) => {
+      await this.sequelize.query(
+        `INSERT INTO hot_wallet_balances (hot_wallet_id, chain_token_id, on_chain, reserved, observed_at)
+         SELECT $1, u.token, u.amount::numeric, 0, $4 FROM unnest($2::int[], $3::text[]) AS u(token, amount)
+         ON CONFLICT (hot_wallet_id, chain_token_id) DO UPDATE SET on_chain = EXCLUDED.on_chain, observed_at = EXCLUDED.observed_at`,
+        { bind: [wallet.id, balances.map((b) => b.tokenId), balances.map((b) => b.amount.toString()), startedAt], transaction: t },
+      );
+      // orders that ended before this reading began are in it: their reservations go
+      await this.sequelize.query(
+        `WITH released AS (
+           UPDATE withdrawals SET released_at = now() WHERE hot_wallet_id = $1 AND released_at IS NULL AND finished_at < $2
+           RETURNING chain_token_id, reserved_amount, reserved_fee, (SELECT n.id FROM chain_tokens n WHERE n.chain_id = withdrawals.chain_id AND n.contract IS NULL) AS native_id
+         ), amounts AS (
+           SELECT chain_token_id AS token, reserved_amount AS v FROM released UNION ALL SELECT native_id, reserved_fee FROM released
+         )
+         UPDATE hot_wallet_balances b SET reserved = b.reserved - s.v
+           FROM (SELECT token, sum(v) AS v FROM amounts GROUP BY token) s
+          WHERE b.hot_wallet_id = $1 AND b.chain_token_id = s.token`,
+        { bind: [wallet.id, startedAt], transaction: t },
+      );
+    });
+  }
+
+  /** The most a transfer of each token costs now, from a transfer crafted on the node's current input. */
+  private async quoteFees(chain: ChainView, applicationId: number | undefined): Promise<void> {
+    if (applicationId === undefined) return;
+    const adapter = this.registry.forChain(chain);
+    const wallet = await this.wallets.ensure(applicationId, chain);
+    const publicKey = await this.keyStore.getPublicKey(wallet.ref);
+    const node = this.node(chain);
+    const at = await this.dbNow();
+    for (const token of chain.tokens) {
+      const request = quoteRequest(adapter, wallet, token.contract, publicKey);
+      let maxFee: bigint;
+      try {
+        // e.g. a token the hot wallet holds none of cannot be estimated yet: no quote, no orders
+        maxFee = adapter.transfers!.craft(request, await node.transferInput(request)).maxFee;
+      } catch (e) {
+        this.logger.warn('fee quote failed', { chain: chain.code, token: token.symbol, error: e });
+        continue;
+      }
+      await this.sequelize.query(
+        `INSERT INTO withdraw_fee_quotes (chain_id, chain_token_id, max_fee, observed_at) VALUES ($1, $2, $3::numeric, $4)
+         ON CONFLICT (chain_id, chain_token_id) DO UPDATE SET max_fee = EXCLUDED.max_fee, observed_at = EXCLUDED.observed_at`,
+        { bind: [chain.id, token.id, maxFee.toString(), at] },
+      );
+    }
+  }
+
+  private async dbNow(): Promise<Date> {
+    const [r] = await this.sequelize.query<{ now: Date }>('SELECT clock_timestamp() AS now', { type: QueryTypes.SELECT });
+    return r!.now;
+  }
+}
