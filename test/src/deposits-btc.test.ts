@@ -29,29 +29,15 @@ import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { expectOk, pollUntil } from './support/expect';
+import { ADDRESS_CREATE, EVENT_FIELDS, RECHARGE_FIELDS, RECHARGE_GET, RECHARGE_LIST, type Recharge, type RechargeEvent } from './support/recharge-types';
 
-const GET = '/api/v1/wallet/recharge/get';
-const LIST = '/api/v1/wallet/recharge/list';
-const CREATE = '/api/v1/wallet/address/create';
 const CHAIN_ID = 150;
 const CODE = 'BTCREG';
 const TOKEN_ID = CHAIN_ID * 100;
 const MIN_CONF = 2;
-const EVENT_FIELDS = ['address', 'amount', 'applicationId', 'blockHeight', 'chainId', 'chainTokenId', 'confirmations', 'event', 'id', 'minConfirmations', 'txHash', 'txStatus'];
-const RECHARGE_FIELDS = [
-  'address', 'amount', 'applicationId', 'blockHash', 'blockHeight', 'chainCode', 'chainId', 'chainTokenId', 'confirmations', 'confirmedTime', 'contractAddress',
-  'createTime', 'externalUserId', 'failReason', 'failedTime', 'fromAddress', 'id', 'memo', 'minConfirmations', 'position', 'settledTime', 'tokenSymbol', 'txHash',
-  'txStatus', 'updateTime',
-];
 /** A P2WPKH address of bcoin's regtest: witness v0, 20-byte program, hrp "rb". */
 const P2WPKH_RB = /^rb1q[02-9ac-hj-np-z]{38}$/;
 
-interface Recharge {
-  id: number; chainCode: string; chainId: number; chainTokenId: number; tokenSymbol: string; address: string; amount: string; txHash: string; position: number;
-  blockHeight: number | null; blockHash: string | null; txStatus: string; confirmations: number; minConfirmations: number; externalUserId: string;
-  fromAddress: string | null; memo: string | null; contractAddress: string | null; failReason: string | null;
-}
-interface Event { event: string; id: number; txStatus: string; confirmations: number; minConfirmations: number; amount: string; chainTokenId: number; blockHeight: number; txHash: string; address: string; chainId: number; applicationId: number }
 interface VerboseTx { txid: string; blockhash?: string | null; vout: Array<{ n: number; value: number; scriptPubKey: { addresses?: string[] } }> }
 
 describe('Bitcoin deposit detection on a bcoin regtest node (scanner worker, confirmations, reorgs, callbacks)', function () {
@@ -85,19 +71,19 @@ describe('Bitcoin deposit detection on a bcoin regtest node (scanner worker, con
   };
   const list = async (query: Record<string, string | number> = {}): Promise<Recharge[]> => {
     const qs = new URLSearchParams(Object.entries({ pageSize: 200, ...query }).map(([k, v]): [string, string] => [k, String(v)])).toString();
-    return (expectOk(await client.get(`${LIST}?${qs}`)) as { list: Recharge[] }).list;
+    return (expectOk(await client.get(`${RECHARGE_LIST}?${qs}`)) as { list: Recharge[] }).list;
   };
   const byTx = async (txHash: string): Promise<Recharge[]> => (await list()).filter((r) => r.txHash === txHash).sort((a, b) => a.position - b.position);
   const userAddress = async (user: string): Promise<string> => {
     let a = addresses.get(user);
     if (!a) {
-      a = (expectOk(await client.post(CREATE, { chainCode: CODE, externalUserId: user })) as { address: string }).address;
+      a = (expectOk(await client.post(ADDRESS_CREATE, { chainCode: CODE, externalUserId: user })) as { address: string }).address;
       addresses.set(user, a);
     }
     return a;
   };
-  const events = (id: number): Event[] =>
-    receiver.received.map((r) => JSON.parse(r.body.toString('utf8')) as Event).filter((e) => e.event === 'recharge' && e.id === id);
+  const events = (id: number): RechargeEvent[] =>
+    receiver.received.map((r) => JSON.parse(r.body.toString('utf8')) as RechargeEvent).filter((e) => e.event === 'recharge' && e.id === id);
   /** Waits until the transaction has `n` records, all in `status`. */
   const waitTx = async (txHash: string, status: string, n = 1, timeoutMs = 30_000): Promise<Recharge[]> => {
     const r = await pollUntil(() => byTx(txHash), (rows) => rows.length === n && rows.every((x) => x.txStatus === status), timeoutMs, 100);
@@ -215,7 +201,7 @@ describe('Bitcoin deposit detection on a bcoin regtest node (scanner worker, con
     const settled = await waitStatus(txHash, 'SETTLED');
     expect(settled).to.include({ id: pending.id, blockHash, blockHeight: height, confirmations: MIN_CONF });
     await waitEvents(settled.id, ['PENDING', 'CONFIRMED', 'SETTLED']);
-    const got = receiver.received.filter((r) => (JSON.parse(r.body.toString()) as Event).id === settled.id);
+    const got = receiver.received.filter((r) => (JSON.parse(r.body.toString()) as RechargeEvent).id === settled.id);
     expect(got).to.have.length(3);
     for (const r of got) {
       expect(verifyCallback(r, app.apiKey, app.apiSecret)).to.equal(null);
@@ -229,7 +215,7 @@ describe('Bitcoin deposit detection on a bcoin regtest node (scanner worker, con
     expect(evs[1]).to.deep.equal({ ...common, txStatus: 'CONFIRMED', confirmations: MIN_CONF, minConfirmations: MIN_CONF });
     expect(evs[2]).to.deep.equal({ ...common, txStatus: 'SETTLED', confirmations: -1, minConfirmations: -1 });
 
-    const detail = expectOk(await client.get(`${GET}?id=${settled.id}`)) as Recharge;
+    const detail = expectOk(await client.get(`${RECHARGE_GET}?id=${settled.id}`)) as Recharge;
     expect(Object.keys(detail).sort()).to.deep.equal(RECHARGE_FIELDS);
     expect(detail).to.include({ id: settled.id, txStatus: 'SETTLED', chainCode: CODE, tokenSymbol: 'BTC', amount: '0.12345678', position: out!.vout, txHash, blockHash, failReason: null });
   });
@@ -315,7 +301,7 @@ describe('Bitcoin deposit detection on a bcoin regtest node (scanner worker, con
     const evs = events(failed.id);
     expect(evs.map((e) => e.txStatus)).to.deep.equal(['PENDING', 'FAILED']);
     expect(evs[1]).to.deep.include({ txHash, amount: '0.05', confirmations: 0, minConfirmations: MIN_CONF });
-    for (const r of receiver.received.filter((x) => (JSON.parse(x.body.toString()) as Event).id === failed.id)) {
+    for (const r of receiver.received.filter((x) => (JSON.parse(x.body.toString()) as RechargeEvent).id === failed.id)) {
       expect(verifyCallback(r, app.apiKey, app.apiSecret)).to.equal(null);
     }
     expect(await noticesOf(failed.id)).to.deep.equal(['PENDING', 'FAILED']);
@@ -384,7 +370,7 @@ describe('Bitcoin deposit detection on a bcoin regtest node (scanner worker, con
     expect(recharges.map((r) => `${r.tx_hash}:${r.position}`).sort()).to.deep.equal([...paid].sort());
     const tasks = await q<{ biz_id: string; body: Buffer | string }>(`SELECT biz_id::text AS biz_id, body FROM callback_tasks WHERE biz_type = 'RECHARGE'`);
     const keys = tasks.map((t) => {
-      const e = JSON.parse(Buffer.from(t.body as Buffer).toString('utf8')) as Event;
+      const e = JSON.parse(Buffer.from(t.body as Buffer).toString('utf8')) as RechargeEvent;
       expect(String(e.id)).to.equal(t.biz_id);
       return `${e.id}:${e.txStatus}`;
     });
@@ -393,7 +379,7 @@ describe('Bitcoin deposit detection on a bcoin regtest node (scanner worker, con
     const want = recharges.flatMap((r) => (r.tx_status === 'SETTLED' ? ['PENDING', 'CONFIRMED', 'SETTLED'] : r.tx_status === 'FAILED' ? ['PENDING', 'FAILED'] : ['?']).map((s) => `${r.id}:${s}`));
     expect(keys.sort()).to.deep.equal(want.sort());
     // and the receiver got each one once
-    const delivered = receiver.received.map((r) => JSON.parse(r.body.toString('utf8')) as Event).map((e) => `${e.id}:${e.txStatus}`);
+    const delivered = receiver.received.map((r) => JSON.parse(r.body.toString('utf8')) as RechargeEvent).map((e) => `${e.id}:${e.txStatus}`);
     expect(delivered.sort()).to.deep.equal(want.sort());
   });
 });

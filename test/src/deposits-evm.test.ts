@@ -18,10 +18,8 @@ import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { Codes, expectError, expectOk, pollUntil } from './support/expect';
+import { ADDRESS_CREATE, EVENT_FIELDS, RECHARGE_FIELDS, RECHARGE_GET, RECHARGE_LIST, type Recharge, type RechargeEvent } from './support/recharge-types';
 
-const GET = '/api/v1/wallet/recharge/get';
-const LIST = '/api/v1/wallet/recharge/list';
-const CREATE = '/api/v1/wallet/address/create';
 /** The test-network ETH chain of the built-in catalogue (Sepolia definition), scanned on anvil. */
 const ETH_TEST_CHAIN_ID = 102;
 const MIN_CONF = 3;
@@ -32,19 +30,7 @@ const MULTI_TOKEN_ID = 10298;
 const DEV_ACCOUNT = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
 /** keccak256("Transfer(address,address,uint256)"), the ERC-20 Transfer topic. */
 const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
-const EVENT_FIELDS = ['address', 'amount', 'applicationId', 'blockHeight', 'chainId', 'chainTokenId', 'confirmations', 'event', 'id', 'minConfirmations', 'txHash', 'txStatus'];
-const RECHARGE_FIELDS = [
-  'address', 'amount', 'applicationId', 'blockHash', 'blockHeight', 'chainCode', 'chainId', 'chainTokenId', 'confirmations', 'confirmedTime', 'contractAddress',
-  'createTime', 'externalUserId', 'failReason', 'failedTime', 'fromAddress', 'id', 'memo', 'minConfirmations', 'position', 'settledTime', 'tokenSymbol', 'txHash',
-  'txStatus', 'updateTime',
-];
 const ETHER = 10n ** 18n;
-
-interface Recharge {
-  id: number; chainCode: string; chainTokenId: number; tokenSymbol: string; address: string; amount: string; txHash: string; position: number;
-  blockHeight: number | null; blockHash: string | null; txStatus: string; confirmations: number; minConfirmations: number; externalUserId: string;
-}
-interface Event { event: string; id: number; txStatus: string; confirmations: number; minConfirmations: number; amount: string; chainTokenId: number; blockHeight: number; txHash: string; address: string; chainId: number; applicationId: number }
 
 describe('deposit detection on anvil (scanner worker, confirmations, reorgs, callbacks)', function () {
   this.timeout(240_000);
@@ -84,19 +70,19 @@ describe('deposit detection on anvil (scanner worker, confirmations, reorgs, cal
   };
   const list = async (query: Record<string, string | number> = {}): Promise<Recharge[]> => {
     const qs = new URLSearchParams(Object.entries({ pageSize: 200, ...query }).map(([k, v]): [string, string] => [k, String(v)])).toString();
-    return (expectOk(await client.get(`${LIST}?${qs}`)) as { list: Recharge[] }).list;
+    return (expectOk(await client.get(`${RECHARGE_LIST}?${qs}`)) as { list: Recharge[] }).list;
   };
   const byTx = async (txHash: string): Promise<Recharge[]> => (await list()).filter((r) => r.txHash === txHash);
   const userAddress = async (user: string): Promise<string> => {
     let a = addresses.get(user);
     if (!a) {
-      a = (expectOk(await client.post(CREATE, { chainCode: 'ETH', externalUserId: user })) as { address: string }).address;
+      a = (expectOk(await client.post(ADDRESS_CREATE, { chainCode: 'ETH', externalUserId: user })) as { address: string }).address;
       addresses.set(user, a);
     }
     return a;
   };
-  const events = (id: number): Event[] =>
-    receiver.received.map((r) => JSON.parse(r.body.toString('utf8')) as Event).filter((e) => e.event === 'recharge' && e.id === id);
+  const events = (id: number): RechargeEvent[] =>
+    receiver.received.map((r) => JSON.parse(r.body.toString('utf8')) as RechargeEvent).filter((e) => e.event === 'recharge' && e.id === id);
   const waitStatus = async (txHash: string, status: string, timeoutMs = 30_000): Promise<Recharge> => {
     const r = await pollUntil(() => byTx(txHash), (rows) => rows.length === 1 && rows[0]!.txStatus === status, timeoutMs, 100);
     expect(r.ok, `${txHash}: ${JSON.stringify(r.result)}`).to.equal(true);
@@ -158,7 +144,7 @@ describe('deposit detection on anvil (scanner worker, confirmations, reorgs, cal
     const settled = await waitStatus(txHash, 'SETTLED');
     expect(settled.confirmations).to.be.at.least(MIN_CONF);
     await waitEvents(settled.id, ['PENDING', 'CONFIRMED', 'SETTLED']);
-    const got = receiver.received.filter((r) => (JSON.parse(r.body.toString()) as Event).id === settled.id);
+    const got = receiver.received.filter((r) => (JSON.parse(r.body.toString()) as RechargeEvent).id === settled.id);
     for (const r of got) {
       expect(verifyCallback(r, app.apiKey, app.apiSecret)).to.equal(null);
       expect(r.target).to.equal('/merchant/recharge');
@@ -169,7 +155,7 @@ describe('deposit detection on anvil (scanner worker, confirmations, reorgs, cal
     expect(evs[0]).to.deep.include({ event: 'recharge', applicationId: app.id, chainId: ETH_TEST_CHAIN_ID, chainTokenId: ETH_TEST_CHAIN_ID * 100, address: to, amount: '1.5', txHash, confirmations: 1, minConfirmations: MIN_CONF });
     expect(evs[1]).to.deep.include({ confirmations: MIN_CONF, minConfirmations: MIN_CONF });
     expect(evs[2]).to.deep.include({ confirmations: -1, minConfirmations: -1, blockHeight: pending.blockHeight });
-    const detail = expectOk(await client.get(`${GET}?id=${settled.id}`)) as Recharge;
+    const detail = expectOk(await client.get(`${RECHARGE_GET}?id=${settled.id}`)) as Recharge;
     expect(Object.keys(detail).sort()).to.deep.equal(RECHARGE_FIELDS);
     expect(detail).to.include({ id: settled.id, txStatus: 'SETTLED', chainCode: 'ETH', tokenSymbol: 'ETH', amount: '1.5' });
   });
@@ -344,7 +330,7 @@ describe('deposit detection on anvil (scanner worker, confirmations, reorgs, cal
   it('nothing is credited twice across the whole run: one record per transfer, one callback task per (record, txStatus)', async () => {
     const tasks = await q<{ biz_id: string; body: Buffer }>(`SELECT biz_id, body FROM callback_tasks WHERE biz_type = 'RECHARGE'`);
     const keys = tasks.map((t) => {
-      const e = JSON.parse(Buffer.from(t.body).toString('utf8')) as Event;
+      const e = JSON.parse(Buffer.from(t.body).toString('utf8')) as RechargeEvent;
       return `${e.event}:${e.id}:${e.txStatus}`;
     });
     expect(new Set(keys).size).to.equal(keys.length);
@@ -353,14 +339,14 @@ describe('deposit detection on anvil (scanner worker, confirmations, reorgs, cal
   });
 
   it('recharge/get and recharge/list: validation, scoping to the caller, filters', async () => {
-    expectError(await client.get(`${GET}?id=abc`), 400, Codes.INVALID_PARAMETER, 'id');
-    expectError(await client.get(GET), 400, Codes.INVALID_PARAMETER, 'id');
-    expectError(await client.get(`${GET}?id=1&x=1`), 400, Codes.INVALID_PARAMETER, 'x');
+    expectError(await client.get(`${RECHARGE_GET}?id=abc`), 400, Codes.INVALID_PARAMETER, 'id');
+    expectError(await client.get(RECHARGE_GET), 400, Codes.INVALID_PARAMETER, 'id');
+    expectError(await client.get(`${RECHARGE_GET}?id=1&x=1`), 400, Codes.INVALID_PARAMETER, 'x');
     const mine1 = (await list({ externalUserId: 'alice' }))[0]!;
     const stranger = await svc.storage.applications.create({ name: 'stranger', environment: 'test', chains: ['ETH'] });
     const other = new SigningClient(svc.url, { apiKey: stranger.apiKey, apiSecret: stranger.apiSecret });
-    expectError(await other.get(`${GET}?id=${mine1.id}`), 200, 1006001001);
-    expect((expectOk(await other.get(LIST)) as { total: number }).total).to.equal(0);
+    expectError(await other.get(`${RECHARGE_GET}?id=${mine1.id}`), 200, 1006001001);
+    expect((expectOk(await other.get(RECHARGE_LIST)) as { total: number }).total).to.equal(0);
     const settled = await list({ txStatus: 'SETTLED', chainCode: 'ETH' });
     expect(settled.length).to.be.greaterThan(5);
     expect(settled.every((r) => r.txStatus === 'SETTLED')).to.equal(true);
@@ -368,9 +354,9 @@ describe('deposit detection on anvil (scanner worker, confirmations, reorgs, cal
     expect(failed.length).to.be.at.least(MIN_CONF - 1);
     const byAddress = await list({ address: mine1.address });
     expect(byAddress.every((r) => r.address === mine1.address)).to.equal(true);
-    expectError(await client.get(`${LIST}?txStatus=DONE`), 400, Codes.INVALID_PARAMETER, 'txStatus');
-    expectError(await client.get(`${LIST}?startTime=2026-01-02T00:00:00&endTime=2026-01-01T00:00:00`), 400, Codes.INVALID_PARAMETER, 'endTime');
-    expectError(await client.get(`${LIST}?pageSize=201`), 400, Codes.INVALID_PARAMETER, 'pageSize');
+    expectError(await client.get(`${RECHARGE_LIST}?txStatus=DONE`), 400, Codes.INVALID_PARAMETER, 'txStatus');
+    expectError(await client.get(`${RECHARGE_LIST}?startTime=2026-01-02T00:00:00&endTime=2026-01-01T00:00:00`), 400, Codes.INVALID_PARAMETER, 'endTime');
+    expectError(await client.get(`${RECHARGE_LIST}?pageSize=201`), 400, Codes.INVALID_PARAMETER, 'pageSize');
     const future = await list({ startTime: '2999-01-01T00:00:00' });
     expect(future).to.deep.equal([]);
   });

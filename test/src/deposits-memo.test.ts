@@ -26,26 +26,18 @@
  * (support/https-callback-receiver.ts), the service process trusts it via NODE_EXTRA_CA_CERTS, and
  * WCS_CALLBACK_ALLOW_PRIVATE=1 allows the loopback target. WCS_CALLBACK_PER_ENDPOINT=1 makes
  * deliveries to the one receiver sequential, so that arrival order can be asserted besides the
- * outbox order.
+ * outbox order. Database, receiver, merchants, the `wcs start` process, the CLI and the reads and
+ * waits the assertions use are support/deposit-harness.ts, shared with deposits-sol-eos.test.ts.
  */
 import { expect } from 'chai';
-import { Pool } from 'pg';
-import type { CreatedApplication } from '@wcs/server';
-import { WcsService } from '@wcs/server';
-import { createTestDatabase, freePort, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
-import { SigningClient } from './client/signing-client';
-import { verifyCallback } from './support/callback-receiver';
-import { expectOk, pollUntil, sleep } from './support/expect';
-import { HttpsCallbackReceiver } from './support/https-callback-receiver';
-import { cliJson, describeCli, runCli, WcsProcess, type CliResult } from './support/processes';
-import { horizonReplay, STELLAR, XRP, xrpReplay } from './support/recorded-nodes';
+import { DepositHarness, type Merchant } from './support/deposit-harness';
+import { expectOk, sleep } from './support/expect';
+import { cliJson } from './support/processes';
+import { horizonReplay, STELLAR, XRP, xrpReplay, type HorizonReplay, type XrpReplay } from './support/recorded-nodes';
+import { ADDRESS_CREATE, RECHARGE_GET, type Recharge } from './support/recharge-types';
 
-const CREATE = '/api/v1/wallet/address/create';
-const LIST = '/api/v1/wallet/recharge/list';
-const GET = '/api/v1/wallet/recharge/get';
 const XRP_CHAIN = 6;
 const XLM_CHAIN = 7;
-const EVENT_FIELDS = ['address', 'amount', 'applicationId', 'blockHeight', 'chainId', 'chainTokenId', 'confirmations', 'event', 'id', 'minConfirmations', 'txHash', 'txStatus'];
 
 /** The recorded transactions (hashes verified against their fields, SOURCE.md). */
 const TX = {
@@ -63,142 +55,43 @@ const TX = {
   xlmNoMemo: 'c1cb850f413e4038c4120bd9badc07bb8ef85a46649a4d5c9c16e578a2d30589',
 } as const;
 
-interface Recharge {
-  id: number; applicationId: number; chainId: number; chainCode: string; chainTokenId: number; tokenSymbol: string; contractAddress: string | null;
-  externalUserId: string; address: string; memo: string | null; fromAddress: string | null; amount: string; txHash: string; position: number;
-  blockHeight: number | null; blockHash: string | null; txStatus: string; confirmations: number; minConfirmations: number; failReason: string | null;
-}
-interface Event { event: string; id: number; applicationId: number; chainId: number; chainTokenId: number; address: string; amount: string; txHash: string; blockHeight: number; txStatus: string; confirmations: number; minConfirmations: number }
-interface Unattributed {
-  id: number; chainId: number; chainCode: string; environment: string; tokenSymbol: string; address: string; memo: string | null; amount: string;
-  txHash: string; position: number; blockHeight: number; reason: string; rechargeId: number | null; createTime: string;
-}
-
-interface Merchant {
-  readonly name: string;
-  app: CreatedApplication;
-  client: SigningClient;
-  readonly path: string;
-}
-
 describe('memo-chain deposits on recorded mainnet data (XRP destination tags, Stellar memos): scanner, unattributed deposits, wcs deposits assign, callbacks', function () {
   this.timeout(120_000);
-  const receiver = new HttpsCallbackReceiver();
-  const xrp = xrpReplay();
-  const horizon = horizonReplay();
-  let db: TestDatabase;
-  let pool: Pool;
-  let svc: WcsProcess | null = null;
-  let cliEnv: Record<string, string | undefined>;
-  const m: Record<'xrp' | 'unfunded' | 'partial' | 'xlm', Merchant> = {
-    xrp: { name: 'xrp-main', path: '/merchant/xrp-main' } as Merchant,
-    unfunded: { name: 'xrp-unfunded', path: '/merchant/xrp-unfunded' } as Merchant,
-    partial: { name: 'xrp-partial', path: '/merchant/xrp-partial' } as Merchant,
-    xlm: { name: 'xlm-main', path: '/merchant/xlm-main' } as Merchant,
-  };
-
-  const baseEnv = { WCS_CALLBACK_ALLOW_PRIVATE: '1', WCS_CALLBACK_POLL_MS: '50', WCS_CALLBACK_PER_ENDPOINT: '1' };
-  const scanEnv = () => ({ ...baseEnv, WCS_RPC_LIVE_XRP: xrp.url, WCS_RPC_LIVE_XLM: horizon.url, WCS_SCAN_POLL_MS: '100' });
-  const startScanning = async () => {
-    const env = { ...process.env, ...testEnv(db.url, { ...scanEnv(), NODE_EXTRA_CA_CERTS: receiver.certFile }) };
-    svc = WcsProcess.spawn(['start'], env, await freePort());
-    await svc.waitHealthy(60_000);
-    for (const x of Object.values(m)) x.client = new SigningClient(svc.url, { apiKey: x.app.apiKey, apiSecret: x.app.apiSecret });
-  };
-  const stopService = async () => {
-    if (!svc) return;
-    const r = await svc.stop('SIGTERM');
-    expect(r, svc.describe()).to.include({ code: 0, killed: false });
-    svc = null;
-  };
-
-  const q = async <T>(text: string, params: unknown[] = []): Promise<T[]> => (await pool.query(text, params)).rows as T[];
-  const dbNow = async (): Promise<Date> => (await q<{ now: Date }>('SELECT now() AS now'))[0]!.now;
-  const list = async (x: Merchant): Promise<Recharge[]> => (expectOk(await x.client.get(`${LIST}?pageSize=200`)) as { list: Recharge[] }).list;
-  const byTx = async (x: Merchant, txHash: string) => (await list(x)).filter((r) => r.txHash === txHash);
-  const waitStatus = async (x: Merchant, txHash: string, status: string): Promise<Recharge> => {
-    const r = await pollUntil(() => byTx(x, txHash), (rows) => rows.length === 1 && rows[0]!.txStatus === status, 30_000, 100);
-    expect(r.ok, `${txHash}: ${JSON.stringify(r.result)}`).to.equal(true);
-    return r.result[0]!;
-  };
-  const bodies = () => receiver.received.map((r) => ({ r, e: JSON.parse(r.body.toString('utf8')) as Event }));
-  const events = (id: number) => bodies().filter(({ e }) => e.event === 'recharge' && e.id === id);
-  /** Waits for exactly these callbacks of a record and checks them: signed with the merchant's secret, to its path, the spec's fields, in order. */
-  const expectCallbacks = async (x: Merchant, id: number, statuses: string[]): Promise<Event[]> => {
-    const r = await pollUntil(async () => events(id).map(({ e }) => e.txStatus), (s) => s.length >= statuses.length, 30_000, 50);
-    expect(r.ok, `callbacks of ${id}: ${r.result.join(',')}`).to.equal(true);
-    await sleep(300); // nothing more may follow
-    const got = events(id);
-    expect(got.map(({ e }) => e.txStatus), `arrival order of the callbacks of ${id}`).to.deep.equal(statuses);
-    for (const { r: req, e } of got) {
-      expect(verifyCallback(req, x.app.apiKey, x.app.apiSecret), `signature of ${e.txStatus}`).to.equal(null);
-      expect(req.target).to.equal(x.path);
-      expect(Object.keys(e).sort()).to.deep.equal(EVENT_FIELDS);
-    }
-    // the outbox wrote them in that order, one task per (record, txStatus)
-    const tasks = await q<{ body: Buffer }>(`SELECT body FROM callback_tasks WHERE biz_type = 'RECHARGE' AND biz_id = $1 ORDER BY id`, [id]);
-    expect(tasks.map((t) => (JSON.parse(Buffer.from(t.body).toString('utf8')) as Event).txStatus)).to.deep.equal(statuses);
-    return got.map(({ e }) => e);
-  };
-  /** Waits until one whole scan step has run since `since` on each chain, without an error. */
-  const stepSince = async (since: Date) => {
-    const r = await pollUntil(
-      () => q<{ chain_id: number; updated_at: Date; last_error: string | null; height: string | null }>(
-        'SELECT chain_id, updated_at, last_error, height::text AS height FROM scan_cursors WHERE chain_id = ANY($1::int[]) ORDER BY chain_id', [[XRP_CHAIN, XLM_CHAIN]]),
-      (rows) => rows.length === 2 && rows.every((c) => c.updated_at > since && c.last_error === null && c.height !== null),
-      30_000, 50,
-    );
-    expect(r.ok, `scan steps since ${since.toISOString()}: ${JSON.stringify(r.result)}`).to.equal(true);
-    expect(r.result.map((c) => Number(c.height))).to.deep.equal([XRP.TIP, STELLAR.TIP]);
-  };
-  const historyCursors = () =>
-    q<{ chain_id: number; address: string; cursor: string | null }>('SELECT chain_id, address, cursor FROM scan_history_cursors ORDER BY chain_id, address');
-  const wcs = async (args: string[], expectedExit: number): Promise<CliResult> => {
-    const r = await runCli(args, cliEnv);
-    expect(r.code, describeCli(args, r)).to.equal(expectedExit);
-    return r;
-  };
-  const unattributed = async (all = false): Promise<Unattributed[]> => {
-    const args = ['deposits', 'unattributed', ...(all ? ['--all'] : []), '--json'];
-    return cliJson(args, await wcs(args, 0)) as Unattributed[];
-  };
-  /** Everything a re-scan must leave as it is. */
-  const snapshot = async () => ({
-    recharges: await q(`SELECT id::int, application_id, tx_hash, position, tx_status, amount::text, memo, external_user_id FROM recharges ORDER BY id`),
-    tasks: (await q<{ n: number }>(`SELECT count(*)::int AS n FROM callback_tasks`))[0]!.n,
-    notices: await q(`SELECT recharge_id::int, tx_status FROM recharge_notices ORDER BY 1, 2`),
-    unattributed: await q(`SELECT id::int, tx_hash, reason, recharge_id::int FROM unattributed_deposits ORDER BY id`),
-    callbacks: receiver.received.length,
+  let xrp: XrpReplay;
+  let horizon: HorizonReplay;
+  const h = new DepositHarness({
+    chainIds: [XRP_CHAIN, XLM_CHAIN],
+    rpcEnv: () => ({ WCS_RPC_LIVE_XRP: xrp.url, WCS_RPC_LIVE_XLM: horizon.url }),
+    merchants: {
+      xrp: { name: 'xrp-main', environment: 'live', chains: ['XRP'] },
+      unfunded: { name: 'xrp-unfunded', environment: 'live', chains: ['XRP'] },
+      partial: { name: 'xrp-partial', environment: 'live', chains: ['XRP'] },
+      xlm: { name: 'xlm-main', environment: 'live', chains: ['XLM'] },
+    },
   });
+  const { m, q, dbNow, list, byTx, waitStatus, bodies, expectCallbacks, historyCursors, wcs, unattributed, snapshot, startScanning, stopService } = h;
+  /** Waits until one whole scan step has run since `since` on each chain, without an error, and checks it read the replays' tips. */
+  const stepSince = async (since: Date) => {
+    const cursors = await h.stepSince(since);
+    expect(cursors.map((c) => Number(c.height))).to.deep.equal([XRP.TIP, STELLAR.TIP]);
+  };
 
   before(async () => {
-    await prepareTestKeystore();
-    await receiver.start();
-    await xrp.start();
-    await horizon.start();
-    db = await createTestDatabase();
-    pool = new Pool({ connectionString: db.url, max: 2 });
-    cliEnv = { ...process.env, ...testEnv(db.url) };
+    xrp = await xrpReplay();
+    horizon = await horizonReplay();
+    await h.start();
 
     // 1. applications and addresses through the API, on an instance that scans nothing
-    const setup = await WcsService.start(testConfig(db.url, baseEnv), testLogger(), { api: true, workers: false });
     const users: Array<[Merchant, string, string]> = [
       [m.xrp, 'XRP', 'tagged'], [m.xrp, 'XRP', 'claimant'], [m.unfunded, 'XRP', 'unfunded'], [m.partial, 'XRP', 'partial-user'],
       [m.xlm, 'XLM', 'xlm-text'], [m.xlm, 'XLM', 'xlm-claimant'],
     ];
-    try {
-      for (const x of Object.values(m)) {
-        x.app = await setup.storage.applications.create({ name: x.name, environment: 'live', chains: [x === m.xlm ? 'XLM' : 'XRP'] });
-        await setup.storage.applications.setCallback(x.app.id, 'RECHARGE', receiver.url(x.path));
-        x.client = new SigningClient(setup.url, { apiKey: x.app.apiKey, apiSecret: x.app.apiSecret });
-      }
+    await h.createMerchants(async () => {
       for (const [x, chainCode, user] of users) {
-        const a = expectOk(await x.client.post(CREATE, { chainCode, externalUserId: user })) as { address: string; memo: string };
+        const a = expectOk(await x.client.post(ADDRESS_CREATE, { chainCode, externalUserId: user })) as { address: string; memo: string };
         expect(a.memo, `${chainCode} memo of ${user}`).to.match(/^[1-9][0-9]*$/);
       }
-    } finally {
-      await setup.stop();
-    }
+    });
 
     // 2. point them at the recorded accounts and memos (see the header)
     const shared: Array<[Merchant, number, string]> = [[m.xrp, XRP_CHAIN, XRP.R3PZ], [m.unfunded, XRP_CHAIN, XRP.R4EW], [m.partial, XRP_CHAIN, XRP.RPDV], [m.xlm, XLM_CHAIN, STELLAR.GAYOLL]];
@@ -220,12 +113,9 @@ describe('memo-chain deposits on recorded mainnet data (XRP destination tags, St
   });
 
   after(async () => {
-    await svc?.stop('SIGTERM');
-    await pool?.end();
-    await db?.drop();
-    await receiver.stop();
-    await xrp.stop();
-    await horizon.stop();
+    await h.stop();
+    await xrp?.close();
+    await horizon?.close();
   });
 
   it('support/chains reports deposit detection ENABLED for the live memo chains with an RPC endpoint', async () => {
@@ -263,7 +153,7 @@ describe('memo-chain deposits on recorded mainnet data (XRP destination tags, St
     expect(evs[0]).to.deep.equal({ ...common, txStatus: 'PENDING', confirmations: depth, minConfirmations: 1 });
     expect(evs[1]).to.deep.equal({ ...common, txStatus: 'CONFIRMED', confirmations: depth, minConfirmations: 1 });
     expect(evs[2]).to.deep.equal({ ...common, txStatus: 'SETTLED', confirmations: -1, minConfirmations: -1 });
-    const detail = expectOk(await m.xrp.client.get(`${GET}?id=${r.id}`)) as Recharge;
+    const detail = expectOk(await m.xrp.client.get(`${RECHARGE_GET}?id=${r.id}`)) as Recharge;
     expect(detail).to.include({ id: r.id, txStatus: 'SETTLED', memo: '4774246', amount: '0.2122' });
     // the only record of the merchant: the other deposits to r3pz name no user
     expect((await list(m.xrp)).map((x) => x.txHash)).to.deep.equal([TX.tagged]);

@@ -41,26 +41,17 @@
  * used by both applications), the service process trusts it via NODE_EXTRA_CA_CERTS, and
  * WCS_CALLBACK_ALLOW_PRIVATE=1 allows the loopback target. WCS_CALLBACK_PER_ENDPOINT=1 makes
  * deliveries sequential, so that arrival order can be asserted besides the outbox order.
+ * Database, receiver, merchants, the config file, the `wcs start` process, the CLI and the reads
+ * and waits the assertions use are support/deposit-harness.ts, shared with deposits-memo.test.ts.
  */
 import { expect } from 'chai';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { createHash } from 'node:crypto';
-import { Pool } from 'pg';
-import type { CreatedApplication } from '@wcs/server';
-import { WcsService } from '@wcs/server';
-import { createTestDatabase, freePort, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
-import { SigningClient } from './client/signing-client';
-import { verifyCallback } from './support/callback-receiver';
-import { expectOk, pollUntil, sleep } from './support/expect';
-import { HttpsCallbackReceiver } from './support/https-callback-receiver';
-import { cliJson, describeCli, runCli, WcsProcess, type CliResult } from './support/processes';
-import { EOS, eosActions, eosReplay, SOLANA, solanaReplay } from './support/recorded-nodes';
+import { DepositHarness } from './support/deposit-harness';
+import { expectOk, sleep } from './support/expect';
+import { cliJson } from './support/processes';
+import { EOS, eosActions, eosReplay, SOLANA, solanaReplay, type EosReplay, type SolanaReplay } from './support/recorded-nodes';
+import { ADDRESS_CREATE, RECHARGE_FIELDS, RECHARGE_GET, type Recharge } from './support/recharge-types';
 
-const CREATE = '/api/v1/wallet/address/create';
-const LIST = '/api/v1/wallet/recharge/list';
-const GET = '/api/v1/wallet/recharge/get';
 const SOL_CHAIN = 5;
 const EOS_CHAIN = 108;
 const SOL_TOKEN = 500;
@@ -68,123 +59,39 @@ const USDC_TOKEN = 502;
 const EOS_TOKEN = 10800;
 const SOL_MIN_CONF = 32;
 const MAX_GS = '9223372036854775807';
-const EVENT_FIELDS = ['address', 'amount', 'applicationId', 'blockHeight', 'chainId', 'chainTokenId', 'confirmations', 'event', 'id', 'minConfirmations', 'txHash', 'txStatus'];
-const RECHARGE_FIELDS = [
-  'address', 'amount', 'applicationId', 'blockHash', 'blockHeight', 'chainCode', 'chainId', 'chainTokenId', 'confirmations', 'confirmedTime', 'contractAddress',
-  'createTime', 'externalUserId', 'failReason', 'failedTime', 'fromAddress', 'id', 'memo', 'minConfirmations', 'position', 'settledTime', 'tokenSymbol', 'txHash',
-  'txStatus', 'updateTime',
-];
 /** The EOS action documents served: the recorded one and its test-made variants (support/recorded-nodes.ts). */
 const ACT = eosActions();
 
-interface Recharge {
-  id: number; applicationId: number; chainId: number; chainCode: string; chainTokenId: number; tokenSymbol: string; contractAddress: string | null;
-  externalUserId: string; address: string; memo: string | null; fromAddress: string | null; amount: string; txHash: string; position: number;
-  blockHeight: number | null; blockHash: string | null; txStatus: string; confirmations: number; minConfirmations: number; failReason: string | null;
-  confirmedTime: string | null; settledTime: string | null; failedTime: string | null;
-}
-interface Event { event: string; id: number; applicationId: number; chainId: number; chainTokenId: number; address: string; amount: string; txHash: string; blockHeight: number; txStatus: string; confirmations: number; minConfirmations: number }
-interface Unattributed {
-  id: number; chainId: number; chainCode: string; environment: string; tokenSymbol: string; address: string; memo: string | null; amount: string;
-  txHash: string; position: number; blockHeight: number; reason: string; rechargeId: number | null; createTime: string;
-}
-
-interface Merchant {
-  readonly name: string;
-  app: CreatedApplication;
-  client: SigningClient;
-  readonly path: string;
-}
-
 describe('Solana and EOS deposits on recorded data (SOL finalized history with SPL USDC, EOS Hyperion actions with memos): scanner, unattributed deposits, wcs deposits assign, callbacks', function () {
   this.timeout(120_000);
-  const receiver = new HttpsCallbackReceiver();
-  const sol = solanaReplay();
-  const eos = eosReplay();
-  let db: TestDatabase;
-  let pool: Pool;
-  let svc: WcsService | null = null;
-  let proc: WcsProcess | null = null;
-  let tmp: string;
-  let configFile: string;
-  let cliEnv: Record<string, string | undefined>;
-  const m: Record<'sol' | 'eos', Merchant> = {
-    sol: { name: 'sol-main', path: '/merchant/sol-main' } as Merchant,
-    eos: { name: 'eos-main', path: '/merchant/eos-main' } as Merchant,
-  };
+  let sol: SolanaReplay;
+  let eos: EosReplay;
+  const h = new DepositHarness({
+    chainIds: [SOL_CHAIN, EOS_CHAIN],
+    rpcEnv: () => ({ WCS_RPC_LIVE_SOL: sol.url, WCS_RPC_TEST_EOS: eos.url }),
+    merchants: {
+      sol: { name: 'sol-main', environment: 'live', chains: ['SOL'] },
+      eos: { name: 'eos-main', environment: 'test', chains: ['EOS'] },
+    },
+    // chain 108 as in the built-in catalogue, plus the deposit account (see the header)
+    config: {
+      chains: [{ id: EOS_CHAIN, code: 'EOS', name: 'EOS Jungle Testnet', family: 'eos', environment: 'test', network: 'jungle4', nativeSymbol: 'EOS', decimals: 4, confirmations: 1, evmChainId: null, options: { depositAccount: EOS.RECEIVER } }],
+    },
+  });
+  const { m, q, dbNow, list, byTx, waitStatus, bodies, expectCallbacks, historyCursors, wcs, unattributed, snapshot, startScanning, stopService } = h;
   /** The recorded Solana accounts the users' HD addresses are pointed at (see the header). */
   const SOL_USERS: Array<[string, string]> = [
     ['sol-user', SOLANA.SOL_RECEIVER], ['usdc-user', SOLANA.USDC_OWNER], ['failed-user', SOLANA.FAILED_RECEIVER], ['sender-user', SOLANA.USDC_SENDER],
   ];
   const issuedMemo: Record<string, string> = {};
 
-  const baseEnv = () => ({ WCS_CALLBACK_ALLOW_PRIVATE: '1', WCS_CALLBACK_POLL_MS: '50', WCS_CALLBACK_PER_ENDPOINT: '1', WCS_CONFIG: configFile });
-  const scanEnv = () => ({ ...baseEnv(), WCS_RPC_LIVE_SOL: sol.url, WCS_RPC_TEST_EOS: eos.url, WCS_SCAN_POLL_MS: '100' });
-  const startScanning = async () => {
-    const env = { ...process.env, ...testEnv(db.url, { ...scanEnv(), NODE_EXTRA_CA_CERTS: receiver.certFile }) };
-    proc = WcsProcess.spawn(['start'], env, await freePort());
-    await proc.waitHealthy(60_000);
-    for (const x of Object.values(m)) x.client = new SigningClient(proc.url, { apiKey: x.app.apiKey, apiSecret: x.app.apiSecret });
-  };
-  const stopService = async () => {
-    if (!proc) return;
-    const r = await proc.stop('SIGTERM');
-    expect(r, proc.describe()).to.include({ code: 0, killed: false });
-    proc = null;
-  };
-
-  const q = async <T>(text: string, params: unknown[] = []): Promise<T[]> => (await pool.query(text, params)).rows as T[];
-  const dbNow = async (): Promise<Date> => (await q<{ now: Date }>('SELECT now() AS now'))[0]!.now;
-  const list = async (x: Merchant): Promise<Recharge[]> => (expectOk(await x.client.get(`${LIST}?pageSize=200`)) as { list: Recharge[] }).list;
-  const byTx = async (x: Merchant, txHash: string) => (await list(x)).filter((r) => r.txHash === txHash);
-  const waitStatus = async (x: Merchant, txHash: string, status: string): Promise<Recharge> => {
-    const r = await pollUntil(() => byTx(x, txHash), (rows) => rows.length === 1 && rows[0]!.txStatus === status, 30_000, 100);
-    expect(r.ok, `${txHash}: ${JSON.stringify(r.result)}`).to.equal(true);
-    return r.result[0]!;
-  };
-  const bodies = () => receiver.received.map((r) => ({ r, e: JSON.parse(r.body.toString('utf8')) as Event }));
-  const events = (id: number) => bodies().filter(({ e }) => e.event === 'recharge' && e.id === id);
-  /** Waits for exactly these callbacks of a record and checks them: signed with the merchant's secret, to its path, the spec's fields, in order. */
-  const expectCallbacks = async (x: Merchant, id: number, statuses: string[]): Promise<Event[]> => {
-    const r = await pollUntil(async () => events(id).map(({ e }) => e.txStatus), (s) => s.length >= statuses.length, 30_000, 50);
-    expect(r.ok, `callbacks of ${id}: ${r.result.join(',')}`).to.equal(true);
-    await sleep(300); // nothing more may follow
-    const got = events(id);
-    expect(got.map(({ e }) => e.txStatus), `arrival order of the callbacks of ${id}`).to.deep.equal(statuses);
-    for (const { r: req, e } of got) {
-      expect(verifyCallback(req, x.app.apiKey, x.app.apiSecret), `signature of ${e.txStatus}`).to.equal(null);
-      expect(req.target).to.equal(x.path);
-      expect(Object.keys(e).sort()).to.deep.equal(EVENT_FIELDS);
-    }
-    // the outbox wrote them in that order, one task per (record, txStatus)
-    const tasks = await q<{ body: Buffer }>(`SELECT body FROM callback_tasks WHERE biz_type = 'RECHARGE' AND biz_id = $1 ORDER BY id`, [id]);
-    expect(tasks.map((t) => (JSON.parse(Buffer.from(t.body).toString('utf8')) as Event).txStatus)).to.deep.equal(statuses);
-    return got.map(({ e }) => e);
-  };
   /**
    * Waits until a whole scan step has run since `since` on both chains, without an error, and has
    * read the replays' current tips (a step that began before a tip change may still end after `since`).
    */
   const stepSince = async (since: Date) => {
     const tips = [sol.tip(), eos.lib()];
-    const r = await pollUntil(
-      () => q<{ chain_id: number; updated_at: Date; last_error: string | null; height: string | null }>(
-        'SELECT chain_id, updated_at, last_error, height::text AS height FROM scan_cursors WHERE chain_id = ANY($1::int[]) ORDER BY chain_id', [[SOL_CHAIN, EOS_CHAIN]]),
-      (rows) => rows.length === 2 && rows.every((c, i) => c.updated_at > since && c.last_error === null && c.height === String(tips[i])),
-      30_000, 50,
-    );
-    expect(r.ok, `scan steps since ${since.toISOString()} at heights ${tips.join(', ')}: ${JSON.stringify(r.result)}`).to.equal(true);
-  };
-  const historyCursors = () =>
-    q<{ chain_id: number; address: string; cursor: string | null }>('SELECT chain_id, address, cursor FROM scan_history_cursors ORDER BY chain_id, address');
-  const wcs = async (args: string[], expectedExit: number): Promise<CliResult> => {
-    const r = await runCli(args, cliEnv);
-    expect(r.code, describeCli(args, r)).to.equal(expectedExit);
-    return r;
-  };
-  const unattributed = async (all = false): Promise<Unattributed[]> => {
-    const args = ['deposits', 'unattributed', ...(all ? ['--all'] : []), '--json'];
-    return cliJson(args, await wcs(args, 0)) as Unattributed[];
+    await h.stepSince(since, (c, i) => c.height === String(tips[i]), ` at heights ${tips.join(', ')}`);
   };
   /** Nothing of this transaction was recorded, kept or sent. */
   const nothingOf = async (txHash: string) => {
@@ -194,55 +101,27 @@ describe('Solana and EOS deposits on recorded data (SOL finalized history with S
     expect(tasks.filter((t) => Buffer.from(t.body).toString('utf8').includes(txHash)), `callback tasks of ${txHash}`).to.deep.equal([]);
     expect(bodies().filter(({ e }) => e.txHash === txHash), `callbacks of ${txHash}`).to.deep.equal([]);
   };
-  /** Everything a re-scan must leave as it is. */
-  const snapshot = async () => ({
-    recharges: await q(`SELECT id::int, application_id, chain_id, tx_hash, position, tx_status, amount::text, memo, external_user_id, confirmations FROM recharges ORDER BY id`),
-    tasks: (await q<{ n: number }>(`SELECT count(*)::int AS n FROM callback_tasks`))[0]!.n,
-    notices: await q(`SELECT recharge_id::int, tx_status FROM recharge_notices ORDER BY 1, 2`),
-    unattributed: await q(`SELECT id::int, tx_hash, position, reason, recharge_id::int FROM unattributed_deposits ORDER BY id`),
-    callbacks: receiver.received.length,
-  });
   const solCalls = (from = 0) => sol.calls().slice(from);
 
   before(async () => {
-    await prepareTestKeystore();
-    await receiver.start();
-    await sol.start();
-    await eos.start();
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-sol-eos-'));
-    configFile = path.join(tmp, 'config.json');
-    // chain 108 as in the built-in catalogue, plus the deposit account (see the header)
-    fs.writeFileSync(configFile, JSON.stringify({
-      chains: [{ id: EOS_CHAIN, code: 'EOS', name: 'EOS Jungle Testnet', family: 'eos', environment: 'test', network: 'jungle4', nativeSymbol: 'EOS', decimals: 4, confirmations: 1, evmChainId: null, options: { depositAccount: EOS.RECEIVER } }],
-    }));
-    db = await createTestDatabase();
-    pool = new Pool({ connectionString: db.url, max: 2 });
-    cliEnv = { ...process.env, ...testEnv(db.url, { WCS_CONFIG: configFile }) };
+    sol = await solanaReplay();
+    eos = await eosReplay();
+    await h.start();
 
     // 1. applications and addresses through the API, on an instance that scans nothing
-    svc = await WcsService.start(testConfig(db.url, baseEnv()), testLogger(), { api: true, workers: false });
-    try {
-      m.sol.app = await svc.storage.applications.create({ name: m.sol.name, environment: 'live', chains: ['SOL'] });
-      m.eos.app = await svc.storage.applications.create({ name: m.eos.name, environment: 'test', chains: ['EOS'] });
-      for (const x of Object.values(m)) {
-        await svc.storage.applications.setCallback(x.app.id, 'RECHARGE', receiver.url(x.path));
-        x.client = new SigningClient(svc.url, { apiKey: x.app.apiKey, apiSecret: x.app.apiSecret });
-      }
+    await h.createMerchants(async () => {
       for (const [user, recorded] of SOL_USERS) {
-        const a = expectOk(await m.sol.client.post(CREATE, { chainCode: 'SOL', externalUserId: user })) as { address: string; memo: string | null };
+        const a = expectOk(await m.sol.client.post(ADDRESS_CREATE, { chainCode: 'SOL', externalUserId: user })) as { address: string; memo: string | null };
         expect(a.memo, `SOL memo of ${user}`).to.equal(null);
         expect(a.address, `SOL address of ${user}: derived by the service, not the recorded account`).to.match(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/).and.not.equal(recorded);
       }
       for (const user of ['eos-user', 'eos-claimant']) {
-        const a = expectOk(await m.eos.client.post(CREATE, { chainCode: 'EOS', externalUserId: user })) as { address: string; memo: string };
+        const a = expectOk(await m.eos.client.post(ADDRESS_CREATE, { chainCode: 'EOS', externalUserId: user })) as { address: string; memo: string };
         expect(a.address, `EOS deposit account of ${user}: the configured depositAccount`).to.equal(EOS.RECEIVER);
         expect(a.memo, `EOS memo of ${user}`).to.match(/^[1-9][0-9]*$/).and.not.be.oneOf([EOS.USER_MEMO, EOS.UNKNOWN_MEMO]);
         issuedMemo[user] = a.memo;
       }
-    } finally {
-      await svc.stop();
-      svc = null;
-    }
+    });
 
     // 2. point them at the recorded accounts and memos (see the header)
     for (const [user, recorded] of SOL_USERS) {
@@ -260,14 +139,9 @@ describe('Solana and EOS deposits on recorded data (SOL finalized history with S
   });
 
   after(async () => {
-    await proc?.stop('SIGTERM');
-    await svc?.stop();
-    await pool?.end();
-    await db?.drop();
-    await receiver.stop();
-    await sol.stop();
-    await eos.stop();
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    await h.stop();
+    await sol?.close();
+    await eos?.close();
   });
 
   it('support/chains reports deposit detection ENABLED for live SOL and test EOS with an RPC endpoint', async () => {
@@ -309,7 +183,7 @@ describe('Solana and EOS deposits on recorded data (SOL finalized history with S
     expect(evs[0]).to.deep.equal({ ...common, txStatus: 'PENDING', confirmations: depth, minConfirmations: SOL_MIN_CONF });
     expect(evs[1]).to.deep.equal({ ...common, txStatus: 'CONFIRMED', confirmations: depth, minConfirmations: SOL_MIN_CONF });
     expect(evs[2]).to.deep.equal({ ...common, txStatus: 'SETTLED', confirmations: -1, minConfirmations: -1 });
-    const detail = expectOk(await m.sol.client.get(`${GET}?id=${r.id}`)) as Recharge;
+    const detail = expectOk(await m.sol.client.get(`${RECHARGE_GET}?id=${r.id}`)) as Recharge;
     expect(Object.keys(detail).sort()).to.deep.equal(RECHARGE_FIELDS);
     expect(detail).to.deep.equal(r);
     expect(detail.confirmedTime).to.be.a('string');
@@ -347,7 +221,7 @@ describe('Solana and EOS deposits on recorded data (SOL finalized history with S
     const evs = await expectCallbacks(m.sol, r.id, ['PENDING', 'CONFIRMED', 'SETTLED']);
     expect(evs[1]).to.deep.equal({ ...common, txStatus: 'CONFIRMED', confirmations: SOL_MIN_CONF, minConfirmations: SOL_MIN_CONF });
     expect(evs[2]).to.deep.equal({ ...common, txStatus: 'SETTLED', confirmations: -1, minConfirmations: -1 });
-    const detail = expectOk(await m.sol.client.get(`${GET}?id=${r.id}`)) as Recharge;
+    const detail = expectOk(await m.sol.client.get(`${RECHARGE_GET}?id=${r.id}`)) as Recharge;
     expect(detail).to.include({ txStatus: 'SETTLED', amount: '0.001', tokenSymbol: 'SOL', chainCode: 'SOL' });
     await stepSince(await dbNow());
   });
@@ -392,7 +266,7 @@ describe('Solana and EOS deposits on recorded data (SOL finalized history with S
     expect(evs[0]).to.deep.equal({ ...common, txStatus: 'PENDING', confirmations: depth, minConfirmations: 1 });
     expect(evs[1]).to.deep.equal({ ...common, txStatus: 'CONFIRMED', confirmations: depth, minConfirmations: 1 });
     expect(evs[2]).to.deep.equal({ ...common, txStatus: 'SETTLED', confirmations: -1, minConfirmations: -1 });
-    const detail = expectOk(await m.eos.client.get(`${GET}?id=${r.id}`)) as Recharge;
+    const detail = expectOk(await m.eos.client.get(`${RECHARGE_GET}?id=${r.id}`)) as Recharge;
     expect(Object.keys(detail).sort()).to.deep.equal(RECHARGE_FIELDS);
     expect(detail).to.deep.equal(r);
     // the only record of the merchant so far: the other transfers name nobody, or another contract
@@ -447,7 +321,7 @@ describe('Solana and EOS deposits on recorded data (SOL finalized history with S
     expect(evs[0]).to.deep.equal({ ...common, txStatus: 'PENDING', confirmations: depth, minConfirmations: 1 });
     expect(evs[1]).to.deep.equal({ ...common, txStatus: 'CONFIRMED', confirmations: depth, minConfirmations: 1 });
     expect(evs[2]).to.deep.equal({ ...common, txStatus: 'SETTLED', confirmations: -1, minConfirmations: -1 });
-    const detail = expectOk(await m.eos.client.get(`${GET}?id=${assigned.id}`)) as Recharge;
+    const detail = expectOk(await m.eos.client.get(`${RECHARGE_GET}?id=${assigned.id}`)) as Recharge;
     expect(detail).to.include({ id: assigned.id, externalUserId: 'eos-claimant', txStatus: 'SETTLED', amount: '0.01', memo: null });
     expect((await byTx(m.eos, EOS.REAL_TRX)).map((x) => [x.id, x.externalUserId, x.txStatus])).to.deep.equal([[assigned.id, 'eos-claimant', 'SETTLED']]);
 

@@ -3,14 +3,14 @@
  * for e2e tests of chains whose nodes are not reachable from the test environment. The fixture
  * files are the adapters' own (adapters/<chain>/src/fixtures, provenance in their SOURCE.md),
  * read by path; what is served is the recorded text, or an envelope built from recorded records
- * where a function's comment says so. The routing follows the adapters' scanner tests.
+ * where a function's comment says so. The routing follows the adapters' scanner tests. Each
+ * replay is core's startReplayServer (@wcs/core/testing), started when made, every request kept
+ * in `requests`, stopped by close().
  */
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import { startReplayServer, type ReplayServer } from '@wcs/core/testing';
 
 type Json = Record<string, unknown>;
 
@@ -27,55 +27,6 @@ export function fixtureText(dir: string, name: string): string {
 }
 export function fixtureJson<T = Json>(dir: string, name: string): T {
   return JSON.parse(fixtureText(dir, name)) as T;
-}
-
-export interface SeenRequest {
-  readonly method: string;
-  readonly url: string;
-  readonly body: string;
-  readonly at: number;
-}
-type Reply = { status: number; body: string };
-
-/** A replay server: every request is recorded in `seen`. */
-export class ReplayServer {
-  readonly seen: SeenRequest[] = [];
-  private server: Server | null = null;
-  constructor(private readonly answer: (req: SeenRequest) => Reply) {}
-
-  async start(): Promise<string> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const seen: SeenRequest = { method: req.method ?? '', url: req.url ?? '', body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
-        this.seen.push(seen);
-        let reply: Reply;
-        try {
-          reply = this.answer(seen);
-        } catch (e) {
-          reply = { status: 500, body: String(e) };
-        }
-        res.writeHead(reply.status, { 'content-type': 'application/json' });
-        res.end(reply.body);
-      });
-    });
-    this.server.listen(0, '127.0.0.1');
-    await once(this.server, 'listening');
-    return this.url;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/`;
-  }
-
-  async stop(): Promise<void> {
-    if (!this.server) return;
-    this.server.closeAllConnections();
-    this.server.close();
-    await once(this.server, 'close');
-    this.server = null;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -113,7 +64,8 @@ export interface XrpAccountTxRequest {
  *   entry, as in the adapter test (SOURCE.md).
  * - any other account: the recorded actNotFound error (an unfunded account: no transfers).
  */
-export function xrpReplay(): ReplayServer & { accountTx(): XrpAccountTxRequest[] } {
+export type XrpReplay = ReplayServer & { accountTx(): XrpAccountTxRequest[] };
+export async function xrpReplay(): Promise<XrpReplay> {
   const ledger = fixtureText(XRP_FIXTURES, 'rippled-ledger-validated.jsonrpc.json');
   const notFound = fixtureText(XRP_FIXTURES, 'rippled-error-actNotFound.jsonrpc.json');
   const r3pzWs = fixtureJson(XRP_FIXTURES, 'rippled-account_tx-r3pz.ws.json');
@@ -129,7 +81,7 @@ export function xrpReplay(): ReplayServer & { accountTx(): XrpAccountTxRequest[]
     result: { ...base, account, transactions: min < 0 ? entries : entries.filter((e) => ledgerOf(e) >= min) },
   });
 
-  const server = new ReplayServer((req) => {
+  const server = await startReplayServer((req) => {
     const body = JSON.parse(req.body) as { method: string; params: Json[] };
     const p = body.params[0] ?? {};
     if (body.method === 'ledger') return { status: 200, body: ledger };
@@ -155,7 +107,7 @@ export function xrpReplay(): ReplayServer & { accountTx(): XrpAccountTxRequest[]
     }
   });
   return Object.assign(server, {
-    accountTx: () => server.seen
+    accountTx: () => server.requests
       .map((s) => JSON.parse(s.body) as { method: string; params: XrpAccountTxRequest[] })
       .filter((b) => b.method === 'account_tx')
       .map((b) => b.params[0]!),
@@ -186,29 +138,28 @@ const PAYMENT_TYPES = new Set(['create_account', 'payment', 'path_payment', 'pat
  *   (SOURCE.md), served like Horizon: ascending, strictly after `cursor`, at most `limit`.
  * - any other account: the recorded 404 problem document (an account that does not exist).
  */
-export function horizonReplay(): ReplayServer & { paymentRequests(account: string): URLSearchParams[] } {
+export type HorizonReplay = ReplayServer & { paymentRequests(account: string): URLSearchParams[] };
+export async function horizonReplay(): Promise<HorizonReplay> {
   const root = { ...fixtureJson(STELLAR_FIXTURES, 'horizon-root.json'), history_latest_ledger: STELLAR.TIP, core_latest_ledger: STELLAR.TIP };
   const notFound = fixtureText(STELLAR_FIXTURES, 'horizon-not-found.json');
   const txs = new Map(fixtureJson<Json[]>(STELLAR_FIXTURES, 'horizon-account-transactions-GBVFTZ-excerpt.json').map((t) => [t.hash as string, t]));
   const ops = (fixtureJson(STELLAR_FIXTURES, 'horizon-account-operations-GAYOLL.json')._embedded as { records: Json[] }).records;
   const joined: Json[] = ops.filter((r) => PAYMENT_TYPES.has(r.type as string)).map((r) => ({ ...r, transaction: txs.get(r.transaction_hash as string)! }));
 
-  const server = new ReplayServer((req) => {
-    const u = new URL(req.url, 'http://localhost');
-    if (u.pathname === '/') return { status: 200, body: JSON.stringify(root) };
-    const m = /^\/accounts\/([A-Z0-9]+)\/payments$/.exec(u.pathname);
+  const server = await startReplayServer((req) => {
+    if (req.path === '/') return { status: 200, body: JSON.stringify(root) };
+    const m = /^\/accounts\/([A-Z0-9]+)\/payments$/.exec(req.path);
     if (!m) return { status: 404, body: notFound };
     if (m[1] !== STELLAR.GAYOLL) return { status: 404, body: notFound };
-    const after = u.searchParams.get('cursor');
-    const limit = Number(u.searchParams.get('limit') ?? '10');
+    const after = req.query.get('cursor');
+    const limit = Number(req.query.get('limit') ?? '10');
     const records = joined.filter((r) => after === null || BigInt(r.paging_token as string) > BigInt(after)).slice(0, limit);
     return { status: 200, body: JSON.stringify({ _links: {}, _embedded: { records } }) };
   });
   return Object.assign(server, {
-    paymentRequests: (account: string) => server.seen
-      .map((s) => new URL(s.url, 'http://localhost'))
-      .filter((u) => u.pathname === `/accounts/${account}/payments`)
-      .map((u) => u.searchParams),
+    paymentRequests: (account: string) => server.requests
+      .filter((r) => r.path === `/accounts/${account}/payments`)
+      .map((r) => r.query),
   });
 }
 
@@ -265,7 +216,8 @@ export interface SolanaCall {
  *   never lists a finalized transaction above its finalized slot) and which a test may raise
  *   (setTip) to let confirmations grow.
  */
-export function solanaReplay(): ReplayServer & { tip(): number; setTip(slot: number): void; calls(): SolanaCall[] } {
+export type SolanaReplay = ReplayServer & { tip(): number; setTip(slot: number): void; calls(): SolanaCall[] };
+export async function solanaReplay(): Promise<SolanaReplay> {
   const recorded = new Map<string, Json>([
     [SOLANA.SPL_SIG, fixtureJson(SOLANA_FIXTURES, 'getTransaction.2S2rTZ.spl-usdc.json')],
     [SOLANA.SOL_SIG, fixtureJson(SOLANA_FIXTURES, 'getTransaction.5QMfuq.sol.json')],
@@ -299,7 +251,7 @@ export function solanaReplay(): ReplayServer & { tip(): number; setTip(slot: num
         return { jsonrpc: '2.0', error: { code: -32601, message: 'Method not found' }, id: call.id };
     }
   };
-  const server = new ReplayServer((req) => {
+  const server = await startReplayServer((req) => {
     const body = JSON.parse(req.body) as SolanaCall | SolanaCall[];
     return { status: 200, body: JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body)) };
   });
@@ -308,7 +260,7 @@ export function solanaReplay(): ReplayServer & { tip(): number; setTip(slot: num
     setTip: (slot: number) => {
       state.tip = slot;
     },
-    calls: () => server.seen.flatMap((s) => {
+    calls: () => server.requests.flatMap((s) => {
       const b = JSON.parse(s.body) as SolanaCall | SolanaCall[];
       return Array.isArray(b) ? b : [b];
     }),
@@ -394,7 +346,8 @@ export function eosActions(): { real: EosActionDoc; user: EosActionDoc; inline: 
  *   ranges, sorted by sort=asc|desc, at most `limit`.
  * - anything else: Hyperion's 404 answer (test-made, as in the adapter test).
  */
-export function eosReplay(): ReplayServer & { lib(): number; setInfo(which: 'early' | 'late'): void; actionQueries(): URLSearchParams[] } {
+export type EosReplay = ReplayServer & { lib(): number; setInfo(which: 'early' | 'late'): void; actionQueries(): URLSearchParams[] };
+export async function eosReplay(): Promise<EosReplay> {
   const infos = {
     early: fixtureText(EOS_FIXTURES, 'get_info.jungle4.209671574.json'),
     late: fixtureText(EOS_FIXTURES, 'get_info.jungle4.209672971.json'),
@@ -403,11 +356,10 @@ export function eosReplay(): ReplayServer & { lib(): number; setInfo(which: 'ear
   const docs = Object.values(eosActions());
   const state = { info: 'early' as 'early' | 'late' };
 
-  const server = new ReplayServer((req) => {
-    const u = new URL(req.url, 'http://localhost');
-    if (u.pathname === '/v1/chain/get_info' && req.method === 'POST') return { status: 200, body: infos[state.info] };
-    if (u.pathname === '/v2/history/get_actions' && req.method === 'GET') {
-      const q = u.searchParams;
+  const server = await startReplayServer((req) => {
+    if (req.path === '/v1/chain/get_info' && req.method === 'POST') return { status: 200, body: infos[state.info] };
+    if (req.path === '/v2/history/get_actions' && req.method === 'GET') {
+      const q = req.query;
       const account = q.get('account');
       let list = docs.filter((a) => [a.act.data.from, a.act.data.to, ...a.act.authorization.map((x) => x.actor)].includes(account ?? ''));
       if (q.get('filter') === '*:transfer') list = list.filter((a) => a.act.name === 'transfer');
@@ -437,9 +389,8 @@ export function eosReplay(): ReplayServer & { lib(): number; setInfo(which: 'ear
     setInfo: (which: 'early' | 'late') => {
       state.info = which;
     },
-    actionQueries: () => server.seen
-      .map((s) => new URL(s.url, 'http://localhost'))
-      .filter((x) => x.pathname === '/v2/history/get_actions')
-      .map((x) => x.searchParams),
+    actionQueries: () => server.requests
+      .filter((r) => r.path === '/v2/history/get_actions')
+      .map((r) => r.query),
   });
 }
