@@ -229,6 +229,8 @@ export interface TransferNode {
   transferInput(request: Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>): Promise<TransferInput>;
   /** The account's next sequence on chain (`sequence` chains): the allocator's floor. */
   nextSequence?(address: string): Promise<bigint>;
+  /** `utxo` chains: the address's unspent outputs with their confirmations (0: in the mempool). */
+  unspentOutputs?(address: string): Promise<ReadonlyArray<SpendableOutput & { readonly confirmations: number }>>;
   /** The account's spendable balance of a token (null contract: native), base units. */
   balance(address: string, contract: string | null): Promise<bigint>;
   broadcast(tx: SignedTransaction): Promise<BroadcastOutcome>;

@@ -26,6 +26,7 @@ import { rechargeRoutes } from './http/recharge-routes';
 import { withdrawRoutes } from './http/withdraw-routes';
 import { WithdrawService } from './withdrawals/withdraw-service';
 import { HotWalletLedger, HotWallets } from './withdrawals/hot-wallets';
+import { WithdrawWorker } from './withdrawals/withdraw-worker';
 import { ScanWorker, scanStatus } from './deposits/scan-worker';
 import type { AdapterRegistry } from '@wcs/core';
 
@@ -118,20 +119,27 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
         }, logger),
         new CallbackDispatcher(db, x.resolve(TOKENS.CredentialStore), config.callbacks, logger),
         new ScanWorker(db, catalogue, x.resolve(TOKENS.AdapterRegistry), config.deposits, logger),
-        hotWalletLedgerWorker(x, db, catalogue, config, logger),
+        ...withdrawalWorkers(x, db, catalogue, config, logger),
       ];
     }),
   });
 }
 
-/** Reads hot wallet balances and fee quotes from the nodes; needs the key store (hot addresses). */
-function hotWalletLedgerWorker(x: DependencyContainer, db: Database, catalogue: Catalogue, config: ServiceConfig, logger: Logger): Worker {
+/** The hot wallet ledger (balances, fee quotes) and the payout loop; both need the key store. */
+function withdrawalWorkers(x: DependencyContainer, db: Database, catalogue: Catalogue, config: ServiceConfig, logger: Logger): Worker[] {
   const registry = x.resolve<AdapterRegistry>(TOKENS.AdapterRegistry);
   const supervisor = x.resolve<KeyStoreSupervisor>(TOKENS.KeyStoreSupervisor);
-  const ledger = new HotWalletLedger(db.sequelize, catalogue, registry, config.deposits.endpoints, new HotWallets(db.sequelize, registry, supervisor.store), supervisor.store, logger);
-  return new IntervalWorker('hot-wallet-ledger', config.withdrawals.ledgerRefreshMs, async () => {
-    if (ledger.payoutChains().length === 0) return;
-    supervisor.assertReady();
-    await ledger.refreshAll();
-  }, logger);
+  const wallets = new HotWallets(db.sequelize, registry, supervisor.store);
+  const ledger = new HotWalletLedger(db.sequelize, catalogue, registry, config.deposits.endpoints, wallets, supervisor.store, logger);
+  return [
+    new IntervalWorker('hot-wallet-ledger', config.withdrawals.ledgerRefreshMs, async () => {
+      if (ledger.payoutChains().length === 0) return;
+      supervisor.assertReady();
+      await ledger.refreshAll();
+    }, logger),
+    new WithdrawWorker(db.sequelize, registry, ledger, wallets, () => {
+      supervisor.assertReady();
+      return supervisor.store;
+    }, config.withdrawals, logger),
+  ];
 }

@@ -115,3 +115,65 @@ export function tasksInOrder(rows: ReadonlyArray<{ id: string; url: string; stat
   if (rows.length !== expected) throw new Error(`callback outbox: ${rows.length} tasks written for ${expected} events`);
   return rows.map((r) => ({ id: Number(r.id), url: r.url, status: r.status })).sort((a, b) => a.id - b.id);
 }
+
+/** A table that records which (record, state) pairs already have their callback task. */
+export interface NoticeTable {
+  /** e.g. recharge_notices (record column, state column, task_id; primary key (record, state)). */
+  readonly table: 'recharge_notices' | 'withdraw_notices';
+  readonly recordColumn: 'recharge_id' | 'withdrawal_id';
+  readonly stateColumn: 'tx_status' | 'status';
+  readonly bizType: BizType;
+}
+
+/**
+ * The callbacks of the state changes made in one transaction, written together by flush():
+ * exactly one task per (record, state), the merchant's de-duplication key; a pair that already
+ * has its task is skipped. The event is taken when the change is added, so later changes to the
+ * row do not alter it; tasks are created in the order added.
+ */
+export class OutboxNotices {
+  private readonly items: Array<{ readonly id: string; readonly state: string; readonly applicationId: number; readonly orderUrl: string | null; readonly payload: Record<string, unknown> }> = [];
+
+  constructor(private readonly kind: NoticeTable) {}
+
+  /** `orderUrl`: the record's own callback URL (a withdrawal's callbackUrl), else null for the application's. */
+  addEvent(id: string, state: string, applicationId: number, payload: Record<string, unknown>, orderUrl: string | null = null): void {
+    this.items.push({ id, state, applicationId, orderUrl: orderUrl === '' ? null : orderUrl, payload });
+  }
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  /**
+   * One statement: draws a task id per callback (in the order added), claims each (record,
+   * state) pair with its task id, and writes the tasks of the pairs claimed. Returns the number
+   * of tasks written.
+   */
+  async flush(sequelize: Sequelize, t: Transaction): Promise<number> {
+    const items = this.items.splice(0);
+    if (items.length === 0) return 0;
+    const { table, recordColumn, stateColumn, bizType } = this.kind;
+    const rows = await sequelize.query<{ id: string; url: string; status: 'WAITING' | 'FAILED' }>(
+      `WITH ev AS MATERIALIZED (
+         SELECT ${NEXT_TASK_ID} AS id, e.application_id, $3::text AS biz_type, e.record_id AS biz_id, e.order_url, e.body, e.state
+           FROM unnest($4::bigint[], $5::text[], $6::int[], $7::text[], $8::text[]) WITH ORDINALITY AS e(record_id, state, application_id, order_url, body, ord)
+          ORDER BY e.ord
+       ), claimed AS (
+         INSERT INTO ${table} (${recordColumn}, ${stateColumn}, task_id) SELECT biz_id, state, id FROM ev
+         ON CONFLICT DO NOTHING RETURNING task_id
+       ), src AS (
+         SELECT ev.* FROM ev JOIN claimed ON claimed.task_id = ev.id
+       ), ${CALLBACK_TASKS_FROM_SRC}`,
+      {
+        bind: [
+          MAX_RETRY_TIMES, new Date().toISOString(), bizType, items.map((i) => i.id), items.map((i) => i.state), items.map((i) => i.applicationId),
+          items.map((i) => i.orderUrl), items.map((i) => JSON.stringify(i.payload)),
+        ],
+        type: QueryTypes.SELECT,
+        transaction: t,
+      },
+    );
+    return rows.length;
+  }
+}

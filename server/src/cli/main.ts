@@ -6,6 +6,7 @@ import { openStorage, WcsService, type StorageHandle } from '../service';
 import { BIZ_TYPES, type ApplicationView, type BizType } from '../apps/applications';
 import type { CallbackService } from '../callbacks/callback-service';
 import type { RechargeService } from '../deposits/recharge-service';
+import { WithdrawWorker } from '../withdrawals/withdraw-worker';
 import { TOKENS } from '../container';
 import { generateMasterKeyText } from '../crypto/secret-box';
 import { resolveCatalogue } from '../catalogue/catalogue';
@@ -333,6 +334,23 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       });
       emit(r, () => `assigned to ${o.user}: recharge ${r.id}, ${r.amount} ${r.tokenSymbol}, ${r.txStatus}`);
     });
+
+  const withdraw = program.command('withdraw').description('withdrawals: the operator\'s side');
+  for (const [verb, approve] of [['approve', true], ['reject', false]] as const) {
+    withdraw
+      .command(`${verb} <id>`)
+      .description(approve
+        ? 'approve a withdrawal waiting for approval (riskLevel HIGH): the worker signs and sends it'
+        : 'reject a withdrawal waiting for approval: it ends FAILED with failReason and a withdraw callback')
+      .option('--note <text>', 'why (kept in failReason on reject)')
+      .addOption(jsonOpt())
+      .action(async (id: string, o: { note?: string; json?: boolean }) => {
+        setJson(o);
+        if (!/^\d{1,15}$/.test(id)) throw new ConfigError(`id: must be a withdrawal record id, got "${id}"`);
+        const decision = await withStorage((s) => WithdrawWorker.decide(s.database.sequelize, Number(id), approve, o.note ?? null));
+        emit({ id: Number(id), approval: decision }, () => `withdrawal ${id}: ${decision}`);
+      });
+  }
 
   program
     .command('chains')

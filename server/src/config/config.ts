@@ -91,6 +91,32 @@ export interface DepositConfig {
 export interface WithdrawConfig {
   /** How often hot wallet balances and fee quotes are read from the nodes. */
   readonly ledgerRefreshMs: number;
+  /** How often each payout chain's orders are stepped (risk, sign, broadcast, track). */
+  readonly pollMs: number;
+  /** A broadcast transaction unmined for this long is replaced with a higher fee (where a fee cap is set). */
+  readonly stuckMs: number;
+  readonly bumpPercent: number;
+  /** Highest fee per unit (EVM: wei per gas) a replacement may pay, "environment:CODE" from WCS_WITHDRAW_FEE_CAP_<ENV>_<CODE>. */
+  readonly feeCaps: ReadonlyMap<string, bigint>;
+}
+
+const FEE_CAP_VAR = /^WCS_WITHDRAW_FEE_CAP_(TEST|LIVE)_([A-Z][A-Z0-9_]{1,15})$/;
+
+export function withdrawConfig(env: Env): WithdrawConfig {
+  const feeCaps = new Map<string, bigint>();
+  for (const [key, raw] of Object.entries(env)) {
+    const m = FEE_CAP_VAR.exec(key);
+    if (!m || raw === undefined || raw === '') continue;
+    if (!/^[1-9]\d{0,30}$/.test(raw)) throw new ConfigError(`${key}: must be a whole number of base units per fee unit (e.g. wei per gas), got "${raw}"`);
+    feeCaps.set(`${m[1]!.toLowerCase()}:${m[2]}`, BigInt(raw));
+  }
+  return {
+    ledgerRefreshMs: intVar(env, 'WCS_HOT_WALLET_REFRESH_MS', 15000, 100, 3600000),
+    pollMs: intVar(env, 'WCS_WITHDRAW_POLL_MS', 1000, 10, 600000),
+    stuckMs: intVar(env, 'WCS_WITHDRAW_STUCK_MS', 180000, 1000, 86400000),
+    bumpPercent: intVar(env, 'WCS_WITHDRAW_BUMP_PERCENT', 25, 10, 500),
+    feeCaps,
+  };
 }
 
 const RPC_VAR = /^WCS_RPC_(TEST|LIVE)_([A-Z][A-Z0-9_]{1,15})$/;
@@ -251,7 +277,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       allowPrivateTargets: boolVar(env, 'WCS_CALLBACK_ALLOW_PRIVATE'),
     },
     deposits: depositConfig(env),
-    withdrawals: { ledgerRefreshMs: intVar(env, 'WCS_HOT_WALLET_REFRESH_MS', 15000, 100, 3600000) },
+    withdrawals: withdrawConfig(env),
     keystoreBackend: enumVar(env, 'WCS_KEYSTORE_BACKEND', 'software', Object.keys(KEYSTORE_PACKAGES)),
     env: Object.freeze({ ...env }),
   };

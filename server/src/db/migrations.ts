@@ -442,8 +442,6 @@ CREATE TABLE withdrawals (
   callback_url    VARCHAR(2048) NULL,
   remark          VARCHAR(200) NULL,
   sequence        NUMERIC(20,0) NULL,
-  transfer_input  JSONB NULL,
-  raw_tx          BYTEA NULL,
   tx_hash         VARCHAR(128) NULL,
   block_height    BIGINT NULL,
   confirmations   INTEGER NOT NULL DEFAULT 0,
@@ -457,6 +455,20 @@ CREATE TABLE withdrawals (
 CREATE INDEX withdrawals_open ON withdrawals (chain_id, status, id) WHERE status IN ('PROCESSING','BROADCASTED','CONFIRMING');
 CREATE INDEX withdrawals_app_time ON withdrawals (application_id, created_at, id);
 CREATE INDEX withdrawals_unreleased ON withdrawals (hot_wallet_id) WHERE released_at IS NULL;
+
+-- every transaction signed for an order: the first, and fee-bump replacements at the same sequence
+-- (only one of them can be mined); stored before broadcast, so a crash re-sends the same bytes
+CREATE TABLE withdraw_transactions (
+  withdrawal_id BIGINT NOT NULL REFERENCES withdrawals(id),
+  attempt       INTEGER NOT NULL CHECK (attempt >= 1),
+  tx_hash       VARCHAR(128) NOT NULL,
+  raw_tx        BYTEA NOT NULL,
+  transfer_input JSONB NOT NULL,
+  max_fee       NUMERIC(78,0) NOT NULL,
+  created_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (withdrawal_id, attempt)
+);
+CREATE INDEX withdraw_transactions_hash ON withdraw_transactions (tx_hash);
 
 -- one callback task per (order, status): the merchant's de-duplication key (appOrderNo, status)
 CREATE TABLE withdraw_notices (
@@ -485,6 +497,19 @@ CREATE TABLE withdraw_address_rules (
   PRIMARY KEY (application_id, chain_id, kind, address)
 );
 ALTER TABLE applications ADD COLUMN withdraw_allowlist_only BOOLEAN NOT NULL DEFAULT false;
+
+-- utxo chains: the hot wallets' unspent outputs as the node last listed them; an output is spent by
+-- at most one order (spent_by), set in the transaction that signs that order
+CREATE TABLE hot_wallet_utxos (
+  hot_wallet_id INTEGER NOT NULL REFERENCES hot_wallets(id),
+  tx_hash       VARCHAR(128) NOT NULL,
+  vout          INTEGER NOT NULL CHECK (vout >= 0),
+  amount        NUMERIC(78,0) NOT NULL CHECK (amount > 0),
+  confirmations INTEGER NOT NULL CHECK (confirmations >= 0),
+  spent_by      BIGINT NULL REFERENCES withdrawals(id),
+  seen_at       TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (hot_wallet_id, tx_hash, vout)
+);
 
 -- sequence chains: the next sequence / nonce to hand out per (chain, hot address)
 CREATE TABLE sequence_allocators (

@@ -1,6 +1,6 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { formatUnits, type ObservedTransfer } from '@wcs/core';
-import { CALLBACK_TASKS_FROM_SRC, MAX_RETRY_TIMES, NEXT_TASK_ID } from '../callbacks/outbox';
+import { OutboxNotices, type NoticeTable } from '../callbacks/outbox';
 import type { ChainTokenView } from './tokens';
 
 export const TX_STATUSES = ['PENDING', 'CONFIRMED', 'SETTLED', 'FAILED'] as const;
@@ -58,49 +58,16 @@ export function rechargeEvent(r: RechargeRow, status: TxStatus): Record<string, 
   };
 }
 
-/**
- * The callbacks of the state changes made in one transaction, written together by flush():
- * exactly one task per (recharge, txStatus), the merchant's de-duplication key; a pair that
- * already has its task is skipped. The event is taken when the change is added, so later changes
- * to the row do not alter it; tasks are created in the order added.
- */
-export class RechargeNotices {
-  private readonly items: Array<{ readonly id: string; readonly status: TxStatus; readonly applicationId: number; readonly payload: Record<string, unknown> }> = [];
+const RECHARGE_NOTICES: NoticeTable = { table: 'recharge_notices', recordColumn: 'recharge_id', stateColumn: 'tx_status', bizType: 'RECHARGE' };
+
+/** The RECHARGE callbacks of one transaction's state changes: one task per (recharge, txStatus). */
+export class RechargeNotices extends OutboxNotices {
+  constructor() {
+    super(RECHARGE_NOTICES);
+  }
 
   add(r: RechargeRow, status: TxStatus): void {
-    this.items.push({ id: r.id, status, applicationId: r.application_id, payload: rechargeEvent(r, status) });
-  }
-
-  get size(): number {
-    return this.items.length;
-  }
-
-  /**
-   * One statement: draws a task id per callback (in the order added), claims each (recharge,
-   * txStatus) pair with its task id, and writes the tasks of the pairs claimed. Returns the
-   * number of tasks written.
-   */
-  async flush(sequelize: Sequelize, t: Transaction): Promise<number> {
-    const items = this.items.splice(0);
-    if (items.length === 0) return 0;
-    const rows = await sequelize.query<{ id: string; url: string; status: 'WAITING' | 'FAILED' }>(
-      `WITH ev AS MATERIALIZED (
-         SELECT ${NEXT_TASK_ID} AS id, e.application_id, 'RECHARGE'::text AS biz_type, e.recharge_id AS biz_id, NULL::text AS order_url, e.body, e.tx_status
-           FROM unnest($3::bigint[], $4::text[], $5::int[], $6::text[]) WITH ORDINALITY AS e(recharge_id, tx_status, application_id, body, ord)
-          ORDER BY e.ord
-       ), claimed AS (
-         INSERT INTO recharge_notices (recharge_id, tx_status, task_id) SELECT biz_id, tx_status, id FROM ev
-         ON CONFLICT DO NOTHING RETURNING task_id
-       ), src AS (
-         SELECT ev.* FROM ev JOIN claimed ON claimed.task_id = ev.id
-       ), ${CALLBACK_TASKS_FROM_SRC}`,
-      {
-        bind: [MAX_RETRY_TIMES, new Date().toISOString(), items.map((i) => i.id), items.map((i) => i.status), items.map((i) => i.applicationId), items.map((i) => JSON.stringify(i.payload))],
-        type: QueryTypes.SELECT,
-        transaction: t,
-      },
-    );
-    return rows.length;
+    this.addEvent(r.id, status, r.application_id, rechargeEvent(r, status));
   }
 }
 

@@ -130,7 +130,9 @@ export class HotWalletLedger {
     const startedAt = await this.dbNow();
     const balances: Array<{ tokenId: number; amount: bigint }> = [];
     for (const token of chain.tokens) balances.push({ tokenId: token.id, amount: await node.balance(wallet.address, token.contract) });
+    const utxos = node.unspentOutputs ? await node.unspentOutputs(wallet.address) : null;
     await this.sequelize.transaction(async (t) => {
+      if (utxos) await this.syncUtxos(t, wallet.id, utxos, startedAt);
       await this.sequelize.query(
         `INSERT INTO hot_wallet_balances (hot_wallet_id, chain_token_id, on_chain, reserved, observed_at)
          SELECT $1, u.token, u.amount::numeric, 0, $4 FROM unnest($2::int[], $3::text[]) AS u(token, amount)
@@ -151,6 +153,29 @@ export class HotWalletLedger {
         { bind: [wallet.id, startedAt], transaction: t },
       );
     });
+  }
+
+  /**
+   * utxo chains: the hot wallet's outputs as the node lists them. A listed output is kept (and
+   * freed again if the order that took it failed before its transaction was accepted); an output
+   * no longer listed is dropped unless an order still in flight spends it.
+   */
+  private async syncUtxos(t: import('sequelize').Transaction, hotWalletId: number, utxos: ReadonlyArray<SpendableOutput & { confirmations: number }>, startedAt: Date): Promise<void> {
+    await this.sequelize.query(
+      `INSERT INTO hot_wallet_utxos (hot_wallet_id, tx_hash, vout, amount, confirmations, seen_at)
+       SELECT $1, u.tx, u.vout, u.amount::numeric, u.conf, clock_timestamp() FROM unnest($2::text[], $3::int[], $4::text[], $5::int[]) AS u(tx, vout, amount, conf)
+       ON CONFLICT (hot_wallet_id, tx_hash, vout) DO UPDATE SET confirmations = EXCLUDED.confirmations, seen_at = EXCLUDED.seen_at,
+         spent_by = CASE WHEN (SELECT w.status FROM withdrawals w WHERE w.id = hot_wallet_utxos.spent_by) = 'FAILED' THEN NULL ELSE hot_wallet_utxos.spent_by END`,
+      {
+        bind: [hotWalletId, utxos.map((u) => u.txHash), utxos.map((u) => u.vout), utxos.map((u) => u.amount.toString()), utxos.map((u) => Math.min(u.confirmations, 2_147_483_647))],
+        transaction: t,
+      },
+    );
+    await this.sequelize.query(
+      `DELETE FROM hot_wallet_utxos u WHERE u.hot_wallet_id = $1 AND u.seen_at < $2
+          AND (u.spent_by IS NULL OR EXISTS (SELECT 1 FROM withdrawals w WHERE w.id = u.spent_by AND w.finished_at IS NOT NULL))`,
+      { bind: [hotWalletId, startedAt], transaction: t },
+    );
   }
 
   /** The most a transfer of each token costs now, from a transfer crafted on the node's current input. */
