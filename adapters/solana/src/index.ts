@@ -11,6 +11,10 @@ export {
   SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID, type SolanaScannerOptions,
 } from './scanner';
 export { SolanaRpcError, type SolanaRpcErrorCode } from './rpc-error';
+export {
+  SolanaTransferCrafter, associatedTokenAddress, base58Encode, ASSOCIATED_TOKEN_PROGRAM_ID, MEMO_PROGRAM_ID,
+  SOLANA_MAX_TRANSACTION_BYTES, SOLANA_MAX_COMPUTE_UNITS, SOLANA_MAX_MEMO_BYTES, type SolanaTransferInput,
+} from './transfer';
 export { parseJsonExact } from '@wcs/core';
 
 /**
