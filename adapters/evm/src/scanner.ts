@@ -1,5 +1,6 @@
 import type { BlockRef, BlockScanner, ChainEndpoint, ObservedTransfer, TransactionLookup } from '@wcs/core';
 import { checksummed } from './address';
+import { HASH, QUANTITY, Reader, chainIdCheck, hex, type Json } from './node-json';
 import { EvmRpcError, JsonRpcHttp, type JsonRpcOptions, type RpcCall } from './rpc';
 
 /** topic0 of ERC-20 (and ERC-721) Transfer(address indexed from, address indexed to, uint256 value): keccak256("Transfer(address,address,uint256)"). */
@@ -15,63 +16,9 @@ export interface EvmScannerOptions extends JsonRpcOptions {
   readonly consistencyAttempts?: number;
 }
 
-// ---- The node's JSON, checked as it is read ----
-
-type Json = Record<string, unknown>;
-const HASH = /^0x[0-9a-fA-F]{64}$/;
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
 /** A 32-byte topic holding an address: 12 zero bytes, then the 20 address bytes. */
 const ADDRESS_TOPIC = /^0x0{24}([0-9a-fA-F]{40})$/;
 const WORD = /^0x[0-9a-fA-F]{64}$/;
-
-const hex = (n: bigint) => `0x${n.toString(16)}`;
-
-class Reader {
-  constructor(private readonly rpc: JsonRpcHttp) {}
-
-  bad(why: string): EvmRpcError {
-    return new EvmRpcError('RPC_BAD_RESPONSE', `${this.rpc.endpointName}: ${why}`);
-  }
-
-  object(v: unknown, what: string): Json {
-    if (!v || typeof v !== 'object' || Array.isArray(v)) throw this.bad(`${what} is not an object`);
-    return v as Json;
-  }
-
-  quantity(o: Json, key: string, what: string): bigint {
-    const v = o[key];
-    if (typeof v !== 'string' || !QUANTITY.test(v)) throw this.bad(`${what}.${key} is not a hex quantity`);
-    return BigInt(v);
-  }
-
-  hash(o: Json, key: string, what: string): string {
-    const v = o[key];
-    if (typeof v !== 'string' || !HASH.test(v)) throw this.bad(`${what}.${key} is not a 32-byte hash`);
-    return v.toLowerCase();
-  }
-
-  /** An address field, lower-case, or null when absent / null (contract creation). */
-  address(o: Json, key: string, what: string): string | null {
-    const v = o[key];
-    if (v === null || v === undefined) return null;
-    if (typeof v !== 'string' || !ADDRESS.test(v)) throw this.bad(`${what}.${key} is not an address`);
-    return v.toLowerCase();
-  }
-
-  blockRef(v: unknown, what: string): BlockRef {
-    const b = this.object(v, what);
-    return { height: this.quantity(b, 'number', what), hash: this.hash(b, 'hash', what), parentHash: this.hash(b, 'parentHash', what) };
-  }
-
-  /** Receipt status: 0x1 succeeded, 0x0 reverted. Receipts without one (pre-Byzantium) cannot say, and are refused. */
-  status(receipt: Json, what: string): boolean {
-    const s = receipt.status;
-    if (s === '0x1' || s === '0x01') return true;
-    if (s === '0x0' || s === '0x00') return false;
-    throw this.bad(`${what} has no status 0x0/0x1 (pre-Byzantium receipt?): success cannot be told`);
-  }
-}
 
 interface NativeCandidate {
   readonly txHash: string;
@@ -97,16 +44,16 @@ export class EvmBlockScanner implements BlockScanner {
   readonly kind = 'blocks' as const;
   private readonly rpc: JsonRpcHttp;
   private readonly read: Reader;
-  private readonly expectedChainId: number | null;
+  /** Checks eth_chainId once before the first read (RPC_WRONG_CHAIN). */
+  private readonly checkChain: () => Promise<void>;
   private readonly consistencyAttempts: number;
-  private chainChecked: Promise<void> | null = null;
   /** The last watched set handed in and its lower-cased copy (the engine passes the same set until it changes). */
   private watchedCache: { readonly source: ReadonlySet<string>; readonly size: number; readonly lower: ReadonlySet<string> } | null = null;
 
   constructor(endpoint: ChainEndpoint, options: EvmScannerOptions = {}) {
     this.rpc = new JsonRpcHttp(endpoint, options);
     this.read = new Reader(this.rpc);
-    this.expectedChainId = options.expectedChainId ?? null;
+    this.checkChain = chainIdCheck(this.rpc, this.read, options.expectedChainId ?? null);
     this.consistencyAttempts = Math.max(1, options.consistencyAttempts ?? 3);
   }
 
@@ -183,23 +130,6 @@ export class EvmBlockScanner implements BlockScanner {
       }
       await new Promise((resolve) => setTimeout(resolve, 100 * attempt)); // let the node settle on its new chain
     }
-  }
-
-  private checkChain(): Promise<void> {
-    if (this.expectedChainId === null) return Promise.resolve();
-    if (!this.chainChecked) {
-      const expected = this.expectedChainId;
-      this.chainChecked = (async () => {
-        const v = await this.rpc.call('eth_chainId');
-        if (typeof v !== 'string' || !QUANTITY.test(v)) throw this.read.bad('eth_chainId is not a hex quantity');
-        if (BigInt(v) !== BigInt(expected)) {
-          throw new EvmRpcError('RPC_WRONG_CHAIN', `${this.rpc.endpointName} serves chain id ${BigInt(v)}, not the configured ${expected}`);
-        }
-      })();
-      // Only a success is remembered: a node that was down is asked again next time.
-      this.chainChecked.catch(() => { this.chainChecked = null; });
-    }
-    return this.chainChecked;
   }
 
   private async scanOnce(from: bigint, to: bigint, watched: ReadonlySet<string>) {
