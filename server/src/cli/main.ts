@@ -7,6 +7,7 @@ import { BIZ_TYPES, type ApplicationView, type BizType } from '../apps/applicati
 import type { CallbackService } from '../callbacks/callback-service';
 import type { RechargeService } from '../deposits/recharge-service';
 import { WithdrawWorker } from '../withdrawals/withdraw-worker';
+import { hotWalletReport } from '../withdrawals/hot-wallets';
 import { TOKENS } from '../container';
 import { generateMasterKeyText } from '../crypto/secret-box';
 import { resolveCatalogue } from '../catalogue/catalogue';
@@ -333,6 +334,21 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         return s.container.resolve<RechargeService>(TOKENS.RechargeService).assign(Number(id), o.app, o.user);
       });
       emit(r, () => `assigned to ${o.user}: recharge ${r.id}, ${r.amount} ${r.tokenSymbol}, ${r.txStatus}`);
+    });
+
+  program
+    .command('hotwallets')
+    .description('list the hot wallets (fund these addresses), their balances as last read from the nodes and what accepted withdrawals reserve')
+    .option('--app <id>', 'only this application', parseId)
+    .addOption(jsonOpt())
+    .action(async (o: { app?: number; json?: boolean }) => {
+      setJson(o);
+      const rows = await withStorage((s) => hotWalletReport(s.database.sequelize, o.app ?? null));
+      emit(rows, () =>
+        rows.length === 0
+          ? 'no hot wallets yet (they are made by a running worker, wcs start, for chains with an RPC endpoint)'
+          : rows.map((r) => `app ${r.applicationId} ${r.environment}:${r.chainCode} ${r.address} ${r.token}: on chain ${r.onChain ?? '(not read)'}, reserved ${r.reserved}${r.observedTime ? ` (read ${r.observedTime})` : ''}`).join('\n'),
+      );
     });
 
   const withdraw = program.command('withdraw').description('withdrawals: the operator\'s side');

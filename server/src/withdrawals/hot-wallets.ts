@@ -1,4 +1,5 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
+import { formatLocalDateTime, formatUnits } from '@wcs/core';
 import type { AdapterRegistry, ChainAdapter, ChainDefinition, ChainEndpoint, KeyRef, KeyStore, SpendableOutput, TransferNode } from '@wcs/core';
 import type { Catalogue, ChainView } from '../catalogue/catalogue';
 import type { Logger } from '../config/logger';
@@ -208,4 +209,29 @@ export class HotWalletLedger {
     const [r] = await this.sequelize.query<{ now: Date }>('SELECT clock_timestamp() AS now', { type: QueryTypes.SELECT });
     return r!.now;
   }
+}
+
+/** The operator's view of the hot wallets and their ledger (wcs hotwallets). */
+export async function hotWalletReport(sequelize: Sequelize, applicationId: number | null) {
+  const rows = await sequelize.query<{
+    application_id: number; environment: string; code: string; address: string; symbol: string; decimals: number;
+    on_chain: string | null; reserved: string | null; observed_at: Date | null;
+  }>(
+    `SELECT h.application_id, c.environment, c.code, h.address, t.symbol, t.decimals, b.on_chain::text AS on_chain, b.reserved::text AS reserved, b.observed_at
+       FROM hot_wallets h JOIN chains c ON c.id = h.chain_id JOIN chain_tokens t ON t.chain_id = h.chain_id AND t.active
+       LEFT JOIN hot_wallet_balances b ON b.hot_wallet_id = h.id AND b.chain_token_id = t.id
+      WHERE $1::int IS NULL OR h.application_id = $1
+      ORDER BY h.application_id, c.environment, c.code, t.id`,
+    { bind: [applicationId], type: QueryTypes.SELECT },
+  );
+  return rows.map((r) => ({
+    applicationId: r.application_id,
+    environment: r.environment,
+    chainCode: r.code,
+    address: r.address,
+    token: r.symbol,
+    onChain: r.on_chain === null ? null : formatUnits(BigInt(r.on_chain), r.decimals),
+    reserved: formatUnits(BigInt(r.reserved ?? '0'), r.decimals),
+    observedTime: formatLocalDateTime(r.observed_at),
+  }));
 }
