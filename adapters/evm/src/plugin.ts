@@ -2,6 +2,8 @@ import { AdapterConfigError, PLUGIN_API_VERSION, type AdapterPlugin, type ChainA
 import { EvmAddressCodec } from './address';
 import { evmKeySpec } from './keys';
 import { EvmBlockScanner } from './scanner';
+import { EvmTransferCrafter } from './transfer';
+import { EvmTransferNode } from './transfer-node';
 
 export const PACKAGE_NAME = '@wcs/adapter-evm';
 
@@ -28,6 +30,10 @@ export function createEvmAdapter(chain: ChainDefinition): ChainAdapter {
     memo: null,
     /** Deposit scanning over the chain's JSON-RPC endpoint; the node must serve this chain's evmChainId. */
     createScanner: (endpoint: ChainEndpoint) => new EvmBlockScanner(endpoint, { expectedChainId: id, label: chain.code }),
+    /** Withdrawal crafting, offline: EIP-1559 or legacy EIP-155 transactions signed for evmChainId. */
+    transfers: new EvmTransferCrafter(id),
+    /** Withdrawal I/O over the chain's JSON-RPC endpoint; the node must serve this chain's evmChainId. */
+    createTransferNode: (endpoint: ChainEndpoint) => new EvmTransferNode(endpoint, { expectedChainId: id, label: chain.code }),
   } satisfies ChainAdapter);
 }
 

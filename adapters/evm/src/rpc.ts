@@ -13,7 +13,9 @@ export type EvmRpcErrorCode =
   /** The node's answers contradict each other (the chain changed during the read, or a lagging backend): ask again. */
   | 'RPC_INCONSISTENT'
   /** The node serves another chain than the one configured (eth_chainId differs from the chain's evmChainId). */
-  | 'RPC_WRONG_CHAIN';
+  | 'RPC_WRONG_CHAIN'
+  /** The node refused a transaction for now, not for good (its pool is full, a nonce gap before it, its own internal error): broadcast it again later. */
+  | 'RPC_TRY_LATER';
 
 /** The error every EVM RPC read throws, with a stable code. */
 export class EvmRpcError extends Error {

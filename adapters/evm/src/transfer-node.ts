@@ -1,0 +1,223 @@
+import { keccak256, hexlify } from 'ethers';
+import type { BroadcastOutcome, ChainEndpoint, SignedTransaction, TransactionState, TransferNode, TransferRequest } from '@wcs/core';
+import { EvmAddressCodec } from './address';
+import { HASH, Reader, chainIdCheck, hex, type Json } from './node-json';
+import { EvmRpcError, JsonRpcHttp, type JsonRpcOptions, type RpcOutcome } from './rpc';
+import { INPUT_FORMAT, erc20BalanceOfData, erc20TransferData, type EvmTransferInput } from './transfer';
+
+export interface EvmTransferNodeOptions extends JsonRpcOptions {
+  /** The chain's EIP-155 id: the first call checks eth_chainId and refuses another chain's node (RPC_WRONG_CHAIN). */
+  readonly expectedChainId?: number;
+  /** Added to the node's gas estimate (default 20 %); a plain native transfer to an account (estimate 21000) gets none. */
+  readonly gasMarginPercent?: number;
+  /** maxFeePerGas = baseFeeMultiplier × the latest base fee + the tip (default 2: room for six full blocks of +12.5 %). */
+  readonly baseFeeMultiplier?: number;
+  /** The tip when the node does not serve eth_maxPriorityFeePerGas (default 1 gwei), wei per gas. */
+  readonly defaultPriorityFeePerGas?: bigint;
+}
+
+/** Gas of a transaction that only moves the native coin to an account without code. */
+const PLAIN_TRANSFER_GAS = 21_000n;
+const GWEI = 1_000_000_000n;
+
+/** The node already has this very transaction (geth/erigon/reth "already known", anvil "already imported", besu "Known transaction", nethermind "AlreadyKnown"). */
+const ALREADY_KNOWN = /already known|alreadyknown|already imported|\bknown transaction|transaction already exists|already in (the )?(mempool|tx ?pool)/i;
+/** Refusals for now, not for good: broadcast again later (the pool is full, a nonce gap before the transaction). */
+const TRY_LATER = /txpool is full|transaction pool is full|pool is full|too many (pending |queued )?transactions|nonce too high|nonce gap|gapped|future transaction tries to replace|in-flight transaction limit|try again later|temporarily/i;
+/** JSON-RPC codes of a node's own trouble (internal error, limit exceeded): not a verdict on the transaction. */
+const TRY_LATER_CODES = new Set([-32603, -32005]);
+
+/**
+ * Withdrawal I/O for an EVM chain over raw JSON-RPC (the scanner's client: retries, batches,
+ * redacted messages). Every call checks the node's eth_chainId first (once). Network faults and
+ * malformed answers throw EvmRpcError; the node's verdicts on a transaction are returned.
+ */
+export class EvmTransferNode implements TransferNode {
+  private readonly rpc: JsonRpcHttp;
+  private readonly read: Reader;
+  private readonly checkChain: () => Promise<void>;
+  private readonly codec = new EvmAddressCodec();
+  private readonly marginPercent: bigint;
+  private readonly baseFeeMultiplier: bigint;
+  private readonly defaultTip: bigint;
+
+  constructor(endpoint: ChainEndpoint, options: EvmTransferNodeOptions = {}) {
+    this.rpc = new JsonRpcHttp(endpoint, options);
+    this.read = new Reader(this.rpc);
+    this.checkChain = chainIdCheck(this.rpc, this.read, options.expectedChainId ?? null);
+    const margin = options.gasMarginPercent ?? 20;
+    if (!Number.isInteger(margin) || margin < 0 || margin > 1000) throw new TypeError(`gasMarginPercent must be an integer in [0, 1000], got ${margin}`);
+    this.marginPercent = BigInt(margin);
+    const mult = options.baseFeeMultiplier ?? 2;
+    if (!Number.isInteger(mult) || mult < 1 || mult > 100) throw new TypeError(`baseFeeMultiplier must be an integer in [1, 100], got ${mult}`);
+    this.baseFeeMultiplier = BigInt(mult);
+    this.defaultTip = options.defaultPriorityFeePerGas ?? GWEI;
+    if (typeof this.defaultTip !== 'bigint' || this.defaultTip < 0n) throw new TypeError('defaultPriorityFeePerGas must be a bigint >= 0');
+  }
+
+  /**
+   * What craft() needs, read in one batch: the latest block (base fee: present → EIP-1559, absent
+   * → legacy; gas limit), eth_maxPriorityFeePerGas (default tip when the node lacks it),
+   * eth_gasPrice (legacy chains), eth_estimateGas of the very call, and the pending nonce.
+   * An estimate the node refuses (the transfer would revert, the hot wallet lacks the amount)
+   * throws RPC_ERROR with the node's reason: there is nothing sound to craft.
+   */
+  async transferInput(request: Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>): Promise<EvmTransferInput> {
+    const from = this.address(request.from, 'from');
+    const to = this.address(request.to, 'to');
+    const contract = request.contract === null || request.contract === undefined ? null : this.address(request.contract, 'contract');
+    if (typeof request.amount !== 'bigint' || request.amount <= 0n) throw new TypeError('transferInput: request.amount must be a positive bigint');
+    await this.checkChain();
+    const call = contract === null
+      ? { from, to, value: hex(request.amount) }
+      : { from, to: contract, value: '0x0', data: erc20TransferData(to, request.amount) };
+    const [block, tip, gasPrice, estimate, nonce, chainId] = await this.rpc.batch([
+      { method: 'eth_getBlockByNumber', params: ['latest', false] },
+      { method: 'eth_maxPriorityFeePerGas', params: [] },
+      { method: 'eth_gasPrice', params: [] },
+      { method: 'eth_estimateGas', params: [call] },
+      { method: 'eth_getTransactionCount', params: [from, 'pending'] },
+      { method: 'eth_chainId', params: [] },
+    ]);
+    const b = this.read.object(this.rpc.unwrap(block!, 'eth_getBlockByNumber'), 'latest block');
+    const height = this.read.quantity(b, 'number', 'latest block');
+    const blockGasLimit = this.read.quantity(b, 'gasLimit', 'latest block');
+    const baseFee = b.baseFeePerGas === undefined || b.baseFeePerGas === null ? null : this.read.quantity(b, 'baseFeePerGas', 'latest block');
+    if (!estimate!.ok) {
+      throw new EvmRpcError('RPC_ERROR', `${this.rpc.endpointName}: eth_estimateGas refused the transfer (it would fail: funds, token balance, or the contract refuses it): ${this.rpc.redact(estimate!.message)} (JSON-RPC error ${estimate!.code})`, { rpcCode: estimate!.code });
+    }
+    const gasEstimate = this.read.quantityResult(estimate!.result, 'eth_estimateGas');
+    let gasLimit = contract === null && gasEstimate === PLAIN_TRANSFER_GAS ? PLAIN_TRANSFER_GAS : (gasEstimate * (100n + this.marginPercent) + 99n) / 100n;
+    if (gasLimit > blockGasLimit) gasLimit = blockGasLimit > gasEstimate ? blockGasLimit : gasEstimate;
+    const fees = baseFee === null
+      ? { maxFeePerGas: null, maxPriorityFeePerGas: null, gasPrice: this.read.quantityResult(this.rpc.unwrap(gasPrice!, 'eth_gasPrice'), 'eth_gasPrice').toString() }
+      : this.fees1559(baseFee, tip!);
+    return {
+      format: INPUT_FORMAT,
+      chainId: this.read.quantityResult(this.rpc.unwrap(chainId!, 'eth_chainId'), 'eth_chainId').toString(),
+      blockHeight: height.toString(),
+      baseFeePerGas: baseFee === null ? null : baseFee.toString(),
+      ...fees,
+      gasEstimate: gasEstimate.toString(),
+      gasLimit: gasLimit.toString(),
+      nextSequence: this.read.quantityResult(this.rpc.unwrap(nonce!, 'eth_getTransactionCount'), 'eth_getTransactionCount').toString(),
+    };
+  }
+
+  /**
+   * eth_getTransactionCount(address, 'pending'): the nonce after every transaction of the account
+   * the node knows, mined or waiting in its pool. 'latest' counts mined ones only: with
+   * withdrawals in flight it would hand out a nonce already taken (the new transaction would then
+   * replace, or be refused as underpriced). Still only a floor: another node's pool, or a pool that
+   * dropped a transaction, differs, so the allocator keeps its own counter above it.
+   */
+  async nextSequence(address: string): Promise<bigint> {
+    const a = this.address(address, 'address');
+    await this.checkChain();
+    return this.read.quantityResult(await this.rpc.call('eth_getTransactionCount', [a, 'pending']), 'eth_getTransactionCount');
+  }
+
+  /** At the latest block: eth_getBalance (null contract), else ERC-20 balanceOf through eth_call. */
+  async balance(address: string, contract: string | null): Promise<bigint> {
+    const a = this.address(address, 'address');
+    const c = contract === null ? null : this.address(contract, 'contract');
+    await this.checkChain();
+    if (c === null) return this.read.quantityResult(await this.rpc.call('eth_getBalance', [a, 'latest']), 'eth_getBalance');
+    const v = await this.rpc.call('eth_call', [{ to: c, data: erc20BalanceOfData(a) }, 'latest']);
+    if (typeof v !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(v)) {
+      throw this.read.bad(`balanceOf on ${c} answered ${JSON.stringify(v).slice(0, 80)}: not an ERC-20 contract (no code at the address?)`);
+    }
+    return BigInt(v);
+  }
+
+  /**
+   * eth_sendRawTransaction. ACCEPTED with the hash; ALREADY_KNOWN when the node has this very
+   * transaction (its "already known" answer, or any refusal — "nonce too low" after it was mined —
+   * while eth_getTransactionByHash finds it); REJECTED with the node's reason for a refusal of
+   * this transaction for good (nonce too low, replacement underpriced, insufficient funds,
+   * intrinsic gas too low, fee below the base fee, ...): its nonce stays unused. A refusal for now
+   * (pool full, nonce gap, the node's internal error) throws RPC_TRY_LATER; network faults throw.
+   */
+  async broadcast(tx: SignedTransaction): Promise<BroadcastOutcome> {
+    if (!tx || !(tx.raw instanceof Uint8Array) || tx.raw.length === 0) throw new TypeError('broadcast: tx.raw must be the signed transaction bytes');
+    const txHash = keccak256(tx.raw);
+    if (typeof tx.txHash !== 'string' || tx.txHash.toLowerCase() !== txHash) throw new TypeError(`broadcast: tx.txHash ${tx.txHash} is not the hash of tx.raw (${txHash})`);
+    await this.checkChain();
+    const [sent] = await this.rpc.batch([{ method: 'eth_sendRawTransaction', params: [hexlify(tx.raw)] }]);
+    if (sent!.ok) {
+      const got = sent!.result;
+      if (typeof got !== 'string' || got.toLowerCase() !== txHash) throw this.read.bad(`eth_sendRawTransaction answered ${JSON.stringify(got)}, not the transaction's hash ${txHash}`);
+      return { outcome: 'ACCEPTED', txHash };
+    }
+    return this.refusal(sent!, txHash);
+  }
+
+  /**
+   * Receipt, transaction and tip in one batch: MINED (height, block hash, confirmations = tip −
+   * height + 1, status, fee = gasUsed × effectiveGasPrice, plus the receipt's l1Fee on rollups
+   * that report one), PENDING (known, in no block), UNKNOWN (never seen, dropped or replaced).
+   */
+  async status(txHash: string): Promise<TransactionState> {
+    if (typeof txHash !== 'string' || !HASH.test(txHash)) throw new TypeError('status: txHash must be 0x + 64 hex digits');
+    await this.checkChain();
+    for (let attempt = 1; ; attempt++) {
+      const [tx, receipt, tip] = await this.rpc.batchResults([
+        { method: 'eth_getTransactionByHash', params: [txHash] },
+        { method: 'eth_getTransactionReceipt', params: [txHash] },
+        { method: 'eth_blockNumber', params: [] },
+      ]);
+      if (receipt !== null && receipt !== undefined) return this.mined(receipt, tx, this.read.quantityResult(tip, 'eth_blockNumber'), txHash);
+      if (tx === null || tx === undefined) return { state: 'UNKNOWN' };
+      const t = this.read.object(tx, `transaction ${txHash}`);
+      if (t.blockNumber === null || t.blockNumber === undefined) return { state: 'PENDING' };
+      // In a block without a receipt: mined a moment ago, or reorged between the reads.
+      if (attempt >= 3) throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: transaction ${txHash} is in a block but has no receipt`);
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
+  }
+
+  // ---- internals ----
+
+  private fees1559(baseFee: bigint, tipOutcome: RpcOutcome) {
+    // A node without eth_maxPriorityFeePerGas (method not found, or any refusal): the default tip.
+    const tip = tipOutcome.ok ? this.read.quantityResult(tipOutcome.result, 'eth_maxPriorityFeePerGas') : this.defaultTip;
+    return { maxFeePerGas: (baseFee * this.baseFeeMultiplier + tip).toString(), maxPriorityFeePerGas: tip.toString(), gasPrice: null };
+  }
+
+  private async refusal(sent: Extract<RpcOutcome, { ok: false }>, txHash: string): Promise<BroadcastOutcome> {
+    const reason = this.rpc.redact(sent.message);
+    if (ALREADY_KNOWN.test(sent.message)) return { outcome: 'ALREADY_KNOWN', txHash };
+    // Ambiguous ("nonce too low": ours, mined already, or another transaction at that nonce): ask.
+    const known = await this.rpc.call('eth_getTransactionByHash', [txHash]);
+    if (known !== null && known !== undefined) return { outcome: 'ALREADY_KNOWN', txHash };
+    if (TRY_LATER.test(sent.message) || TRY_LATER_CODES.has(sent.code)) {
+      throw new EvmRpcError('RPC_TRY_LATER', `${this.rpc.endpointName}: eth_sendRawTransaction refused ${txHash} for now: ${reason} (JSON-RPC error ${sent.code}); broadcast it again later`, { rpcCode: sent.code });
+    }
+    return { outcome: 'REJECTED', reason: `${reason} (JSON-RPC error ${sent.code})` };
+  }
+
+  private mined(receipt: unknown, tx: unknown, tip: bigint, txHash: string): TransactionState {
+    const r = this.read.object(receipt, `receipt of ${txHash}`);
+    const blockHeight = this.read.quantity(r, 'blockNumber', 'receipt');
+    const gasUsed = this.read.quantity(r, 'gasUsed', 'receipt');
+    let price: bigint | null = null;
+    if (r.effectiveGasPrice !== undefined && r.effectiveGasPrice !== null) price = this.read.quantity(r, 'effectiveGasPrice', 'receipt');
+    else if (tx && typeof tx === 'object' && (tx as Json).gasPrice !== undefined) price = this.read.quantity(tx as Json, 'gasPrice', 'transaction'); // nodes before London
+    const l1Fee = r.l1Fee === undefined || r.l1Fee === null ? 0n : this.read.quantity(r, 'l1Fee', 'receipt');
+    return {
+      state: 'MINED',
+      blockHeight,
+      blockHash: this.read.hash(r, 'blockHash', 'receipt'),
+      // A lagging backend behind a load balancer may report a tip below the receipt's block: count 1.
+      confirmations: Number(tip >= blockHeight ? tip - blockHeight + 1n : 1n),
+      succeeded: this.read.status(r, `receipt of ${txHash}`),
+      fee: price === null ? null : gasUsed * price + l1Fee,
+    };
+  }
+
+  private address(v: string, what: string): string {
+    const r = this.codec.validate(v);
+    if (!r.valid) throw new TypeError(`${what} ${JSON.stringify(v)} is not a valid EVM address: ${r.reason}`);
+    return r.normalized;
+  }
+}

@@ -1,0 +1,241 @@
+import { Interface, Signature, Transaction, getBytes, hexlify, keccak256 } from 'ethers';
+import type { JsonValue, KeySignature, SignedTransaction, TransferCrafter, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
+import { EvmAddressCodec } from './address';
+
+/**
+ * The TransferInput of an EVM transfer, as EvmTransferNode.transferInput reads it from the node
+ * and craft() reads it back (stored with the order). Every integer is a decimal string.
+ *
+ * - `baseFeePerGas` non-null (London and later, the latest block has a base fee): the transfer is
+ *   EIP-1559 (type 2) with `maxFeePerGas` and `maxPriorityFeePerGas`; `gasPrice` is null.
+ * - `baseFeePerGas` null (no base fee: pre-London chains, anvil --hardfork berlin): the transfer is
+ *   legacy EIP-155 (type 0) with `gasPrice`; the two 1559 fields are null.
+ */
+export interface EvmTransferInput {
+  readonly [key: string]: JsonValue;
+  readonly format: typeof INPUT_FORMAT;
+  /** The node's eth_chainId; craft() refuses an input of another chain. */
+  readonly chainId: string;
+  /** The block the fees were read at (information). */
+  readonly blockHeight: string;
+  readonly baseFeePerGas: string | null;
+  readonly maxFeePerGas: string | null;
+  readonly maxPriorityFeePerGas: string | null;
+  readonly gasPrice: string | null;
+  /** eth_estimateGas for this transfer (information: gasLimit is what is used). */
+  readonly gasEstimate: string;
+  readonly gasLimit: string;
+  /** eth_getTransactionCount(from, 'pending') when read: the allocator's floor (information; craft uses request.sequence). */
+  readonly nextSequence: string;
+}
+
+export const INPUT_FORMAT = 'evm-transfer-input/1';
+const STATE_FORMAT = 'evm-unsigned/1';
+
+/** The least raise of a replacement's fees nodes accept (geth's and anvil's --txpool.pricebump default), percent. */
+export const MIN_FEE_BUMP_PERCENT = 10;
+
+/** secp256k1 group order, and half of it (the low-S bound). */
+const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+const HALF_N = N >> 1n;
+const UINT256_MAX = (1n << 256n) - 1n;
+const DECIMAL = /^(0|[1-9][0-9]{0,77})$/;
+
+const ERC20 = new Interface(['function transfer(address to, uint256 amount) returns (bool)', 'function balanceOf(address owner) view returns (uint256)']);
+
+/** ABI call data of ERC-20 transfer(to, amount). */
+export function erc20TransferData(to: string, amount: bigint): string {
+  return ERC20.encodeFunctionData('transfer', [to, amount]);
+}
+
+/** ABI call data of ERC-20 balanceOf(owner). */
+export function erc20BalanceOfData(owner: string): string {
+  return ERC20.encodeFunctionData('balanceOf', [owner]);
+}
+
+export type EvmTransferErrorCode =
+  /** The signature does not recover the request's `from`: the KeyStore signed with another key (or the wrong recovery id). */
+  | 'WRONG_SIGNER';
+
+/** A transfer that must not go out; `code` is stable. */
+export class EvmTransferError extends Error {
+  readonly code: EvmTransferErrorCode;
+  constructor(code: EvmTransferErrorCode, message: string) {
+    super(message);
+    this.name = 'EvmTransferError';
+    this.code = code;
+  }
+}
+
+interface ParsedInput {
+  readonly eip1559: boolean;
+  readonly maxFeePerGas: bigint;
+  readonly maxPriorityFeePerGas: bigint;
+  readonly gasPrice: bigint;
+  readonly gasLimit: bigint;
+}
+
+function decimal(o: { readonly [key: string]: JsonValue }, key: string, what: string, nullable: true): bigint | null;
+function decimal(o: { readonly [key: string]: JsonValue }, key: string, what: string, nullable?: false): bigint;
+function decimal(o: { readonly [key: string]: JsonValue }, key: string, what: string, nullable = false): bigint | null {
+  const v = o[key];
+  if (v === null && nullable) return null;
+  if (typeof v !== 'string' || !DECIMAL.test(v) || BigInt(v) > UINT256_MAX) {
+    throw new TypeError(`${what}.${key} must be a decimal string of a uint256${nullable ? ' or null' : ''}, got ${JSON.stringify(v)}`);
+  }
+  return BigInt(v);
+}
+
+/** The fee fields of an input, checked: the fields its kind needs, and nothing contradictory. */
+function parseInput(input: TransferInput, chainId: number | null, what: string): ParsedInput {
+  if (!input || typeof input !== 'object' || Array.isArray(input)) throw new TypeError(`${what} must be a JSON object`);
+  if (input.format !== INPUT_FORMAT) throw new TypeError(`${what}.format must be ${JSON.stringify(INPUT_FORMAT)}, got ${JSON.stringify(input.format)}`);
+  const inputChain = decimal(input, 'chainId', what);
+  if (chainId !== null && inputChain !== BigInt(chainId)) throw new TypeError(`${what} was read on chain id ${inputChain}, not this chain's ${chainId}`);
+  const baseFee = decimal(input, 'baseFeePerGas', what, true);
+  const gasLimit = decimal(input, 'gasLimit', what);
+  if (gasLimit < 21_000n) throw new TypeError(`${what}.gasLimit ${gasLimit} is below the 21000 every transaction costs`);
+  if (baseFee !== null) {
+    const maxFeePerGas = decimal(input, 'maxFeePerGas', what);
+    const maxPriorityFeePerGas = decimal(input, 'maxPriorityFeePerGas', what);
+    if (maxPriorityFeePerGas > maxFeePerGas) throw new TypeError(`${what}: maxPriorityFeePerGas ${maxPriorityFeePerGas} is above maxFeePerGas ${maxFeePerGas}`);
+    if (input.gasPrice !== null) throw new TypeError(`${what}: an EIP-1559 input (baseFeePerGas set) has gasPrice null`);
+    return { eip1559: true, maxFeePerGas, maxPriorityFeePerGas, gasPrice: 0n, gasLimit };
+  }
+  const gasPrice = decimal(input, 'gasPrice', what);
+  if (input.maxFeePerGas !== null || input.maxPriorityFeePerGas !== null) throw new TypeError(`${what}: a legacy input (baseFeePerGas null) has maxFeePerGas and maxPriorityFeePerGas null`);
+  return { eip1559: false, maxFeePerGas: 0n, maxPriorityFeePerGas: 0n, gasPrice, gasLimit };
+}
+
+/** x raised by `bps` basis points, rounded up, and by at least 1. */
+function raise(x: bigint, bps: bigint): bigint {
+  const up = (x * (10_000n + bps) + 9_999n) / 10_000n;
+  return up > x ? up : x + 1n;
+}
+
+const isBytes = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
+
+/**
+ * Offline crafting of EVM withdrawals (no I/O, deterministic): EIP-1559 (type 2) when the input
+ * has a base fee, else legacy EIP-155 (type 0); native transfers (to, value) and ERC-20
+ * transfer(to, amount) (to = the contract, value 0). Serialization is ethers' Transaction.
+ */
+export class EvmTransferCrafter implements TransferCrafter {
+  private readonly codec = new EvmAddressCodec();
+
+  /** chainId: the chain's EIP-155 id (chain.evmChainId), signed into every transaction. */
+  constructor(readonly chainId: number) {
+    if (!Number.isSafeInteger(chainId) || chainId <= 0) throw new TypeError(`chainId must be a positive integer, got ${chainId}`);
+  }
+
+  craft(request: TransferRequest, input: TransferInput): UnsignedTransfer {
+    const r = this.checkRequest(request);
+    const fees = parseInput(input, this.chainId, 'transfer input');
+    const call = r.contract === null
+      ? { to: r.to, value: r.amount, data: '0x' }
+      : { to: r.contract, value: 0n, data: erc20TransferData(r.to, r.amount) };
+    const common = { chainId: BigInt(this.chainId), nonce: r.nonce, gasLimit: fees.gasLimit, ...call };
+    const tx = fees.eip1559
+      ? Transaction.from({ type: 2, ...common, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, accessList: [] })
+      : Transaction.from({ type: 0, ...common, gasPrice: fees.gasPrice });
+    return {
+      payloads: [getBytes(tx.unsignedHash)],
+      maxFee: fees.gasLimit * (fees.eip1559 ? fees.maxFeePerGas : fees.gasPrice),
+      txHash: null, // the hash covers the signature
+      state: { format: STATE_FORMAT, unsigned: tx.unsignedSerialized, from: r.from },
+    };
+  }
+
+  combine(unsigned: UnsignedTransfer, signatures: readonly KeySignature[]): SignedTransaction {
+    const state = unsigned?.state as { format?: unknown; unsigned?: unknown; from?: unknown } | null;
+    if (!state || typeof state !== 'object' || state.format !== STATE_FORMAT || typeof state.unsigned !== 'string' || typeof state.from !== 'string') {
+      throw new TypeError(`combine: not the state of an EVM transfer crafted here (${STATE_FORMAT})`);
+    }
+    let tx: Transaction;
+    try {
+      tx = Transaction.from(state.unsigned);
+    } catch (e) {
+      throw new TypeError(`combine: the unsigned transaction does not parse: ${(e as Error).message}`);
+    }
+    if (tx.signature !== null) throw new TypeError('combine: the state holds a signed transaction');
+    if (tx.chainId !== BigInt(this.chainId)) throw new TypeError(`combine: the transaction is for chain id ${tx.chainId}, not ${this.chainId}`);
+    if (unsigned.payloads.length !== 1 || !isBytes(unsigned.payloads[0]) || hexlify(unsigned.payloads[0]) !== tx.unsignedHash) {
+      throw new TypeError('combine: the payload is not the signing hash of the transaction in the state');
+    }
+    if (signatures.length !== 1) throw new TypeError(`combine: an EVM transfer takes 1 signature, got ${signatures.length}`);
+    const sig = signatures[0]!;
+    if (sig.curve !== 'secp256k1' || !isBytes(sig.bytes) || sig.bytes.length !== 64) throw new TypeError('combine: the signature must be secp256k1 r || s, 64 bytes');
+    if (sig.recovery !== 0 && sig.recovery !== 1) throw new TypeError(`combine: the signature's recovery id must be 0 or 1, got ${sig.recovery}`);
+    const r = BigInt(hexlify(sig.bytes.subarray(0, 32)));
+    const s = BigInt(hexlify(sig.bytes.subarray(32, 64)));
+    if (r === 0n || r >= N || s === 0n || s >= N) throw new TypeError('combine: r and s must be in [1, n-1]');
+    if (s > HALF_N) throw new TypeError('combine: the signature is high-S (EIP-2: nodes refuse it); the KeyStore must return low-S');
+    tx.signature = Signature.from({ r: hexlify(sig.bytes.subarray(0, 32)), s: hexlify(sig.bytes.subarray(32, 64)), yParity: sig.recovery });
+    let signer: string | null;
+    try {
+      signer = tx.from;
+    } catch {
+      signer = null;
+    }
+    if (signer === null || signer.toLowerCase() !== state.from.toLowerCase()) {
+      throw new EvmTransferError('WRONG_SIGNER', `combine: the signature recovers ${signer ?? 'no key'}, not the sender ${state.from}: signed with another key or the wrong recovery id`);
+    }
+    const raw = getBytes(tx.serialized);
+    return { txHash: keccak256(raw), raw };
+  }
+
+  /**
+   * The input for a replacement at the same nonce: maxFeePerGas and maxPriorityFeePerGas (legacy:
+   * gasPrice) each raised by `percent` (at least MIN_FEE_BUMP_PERCENT, the least raise nodes
+   * accept; rounded up, by 1 wei at least), maxFeePerGas (gasPrice) capped at `cap` wei per gas,
+   * the tip at the capped max fee. Null when the cap leaves either raise below MIN_FEE_BUMP_PERCENT.
+   * Everything else (gas limit, chain, ...) is kept: craft the same request with it.
+   * It raises the stored input's fees only; a caller that sees the network's fees rise faster can
+   * bump by more (percent) — see the README.
+   */
+  bumpFee(input: TransferInput, percent: number, cap: bigint): TransferInput | null {
+    const fees = parseInput(input, this.chainId, 'bumpFee input');
+    if (typeof percent !== 'number' || !Number.isFinite(percent) || percent < 0) throw new TypeError(`bumpFee: percent must be a finite number >= 0, got ${percent}`);
+    if (typeof cap !== 'bigint' || cap <= 0n) throw new TypeError('bumpFee: cap must be a positive bigint (wei per gas)');
+    const bps = BigInt(Math.ceil(Math.max(percent, MIN_FEE_BUMP_PERCENT) * 100));
+    const least = BigInt(MIN_FEE_BUMP_PERCENT * 100);
+    if (!fees.eip1559) {
+      const gasPrice = raise(fees.gasPrice, bps) > cap ? cap : raise(fees.gasPrice, bps);
+      if (gasPrice < raise(fees.gasPrice, least)) return null;
+      return { ...input, gasPrice: gasPrice.toString() };
+    }
+    const maxFee = raise(fees.maxFeePerGas, bps) > cap ? cap : raise(fees.maxFeePerGas, bps);
+    if (maxFee < raise(fees.maxFeePerGas, least)) return null;
+    const tip = raise(fees.maxPriorityFeePerGas, bps) > maxFee ? maxFee : raise(fees.maxPriorityFeePerGas, bps);
+    if (tip < raise(fees.maxPriorityFeePerGas, least)) return null;
+    return { ...input, maxFeePerGas: maxFee.toString(), maxPriorityFeePerGas: tip.toString() };
+  }
+
+  private checkRequest(request: TransferRequest): { from: string; to: string; contract: string | null; amount: bigint; nonce: number } {
+    if (!request || typeof request !== 'object') throw new TypeError('craft: request must be a TransferRequest');
+    if (request.sequence === undefined || request.sequence === null) throw new TypeError('craft: request.sequence (the nonce allocated to this transfer) is required on EVM chains');
+    if (typeof request.sequence !== 'bigint' || request.sequence < 0n || request.sequence > BigInt(Number.MAX_SAFE_INTEGER)) {
+      throw new TypeError(`craft: request.sequence must be a bigint in [0, 2^53), got ${String(request.sequence)}`);
+    }
+    if (request.inputs !== undefined || request.changeAddress !== undefined) throw new TypeError('craft: inputs / changeAddress are for utxo chains, not EVM');
+    if (request.memo !== null && request.memo !== undefined) throw new TypeError('craft: EVM transfers carry no memo');
+    if (typeof request.amount !== 'bigint' || request.amount <= 0n || request.amount > UINT256_MAX) throw new TypeError('craft: request.amount must be a bigint in [1, 2^256)');
+    const from = this.address(request.from, 'from');
+    let keyAddress: string;
+    try {
+      keyAddress = this.codec.addressFromPublicKey(request.fromPublicKey);
+    } catch (e) {
+      throw new TypeError(`craft: request.fromPublicKey: ${(e as Error).message}`);
+    }
+    if (keyAddress !== from) throw new TypeError(`craft: request.fromPublicKey is the key of ${keyAddress}, not of from ${from}`);
+    const to = this.address(request.to, 'to');
+    const contract = request.contract === null || request.contract === undefined ? null : this.address(request.contract, 'contract');
+    return { from, to, contract, amount: request.amount, nonce: Number(request.sequence) };
+  }
+
+  private address(v: string, what: string): string {
+    const r = this.codec.validate(v);
+    if (!r.valid) throw new TypeError(`craft: request.${what} ${JSON.stringify(v)} is not a valid EVM address: ${r.reason}`);
+    return r.normalized;
+  }
+}
