@@ -5,3 +5,10 @@ export { bitcoinKeySpec, CHANGE_LEVEL } from './keys';
 export { resolveNetwork, DEFAULT_REGTEST_HRP, type BitcoinNetwork } from './network';
 export { BitcoinBlockScanner, outputAddress, type BitcoinScannerOptions } from './scanner';
 export { BitcoinRpcClient, BitcoinRpcError, isBitcoinRpcError, RawJson, type BitcoinRpcErrorCode, type RpcCall, type RpcOutcome, type RpcClientOptions } from './rpc';
+export {
+  BitcoinTransferCrafter, BitcoinTransferError, isBitcoinTransferError, selectInputs, transferChange, parseFeeRate, formatFeeRate,
+  p2wpkhSpendWeight, p2wpkhSpendVsize, feeForVsize, dustThreshold, addressScript, MAX_MONEY, RBF_SEQUENCE, P2WPKH_INPUT_VBYTES, MAX_STANDARD_WEIGHT,
+  type BitcoinTransferErrorCode, type InputSelection, type SelectionOptions, type SpendPlan,
+} from './transfer';
+export { BitcoinTransferNode, classifyBroadcastRefusal, btcToSats, type AddressUnspent, type BitcoinTransferNodeOptions } from './transfer-node';
+export { verifyDigest } from './ecdsa';

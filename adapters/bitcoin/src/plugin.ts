@@ -3,6 +3,8 @@ import { BitcoinAddressCodec } from './address';
 import { bitcoinKeySpec } from './keys';
 import { resolveNetwork } from './network';
 import { BitcoinBlockScanner } from './scanner';
+import { BitcoinTransferNode } from './transfer-node';
+import { BitcoinTransferCrafter } from './transfer';
 
 export const PACKAGE_NAME = '@wcs/adapter-bitcoin';
 
@@ -22,6 +24,8 @@ export function createBitcoinAdapter(chain: ChainDefinition): ChainAdapter {
     address: new BitcoinAddressCodec(network),
     memo: null,
     createScanner: (endpoint) => new BitcoinBlockScanner(network, endpoint),
+    transfers: new BitcoinTransferCrafter(network),
+    createTransferNode: (endpoint) => new BitcoinTransferNode(network, endpoint),
   } satisfies ChainAdapter);
 }
 

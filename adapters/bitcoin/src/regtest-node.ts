@@ -57,6 +57,9 @@ async function start(args: ChildArgs) {
       workers: false,
       listen: false,
       indexTX: true,
+      // Withdrawal tests: the hot wallet's coins (GET /coin/address) and BIP-125 transactions.
+      indexAddress: true,
+      replaceByFee: true,
       httpHost: '127.0.0.1',
       httpPort: port,
       apiKey: args.apiKey,

@@ -1,5 +1,5 @@
 import {
-  HttpJsonClient, isHttpJsonError, isTransientStatus, networkErrorCode, scannerErrorCode,
+  HttpJsonClient, isHttpJsonError, isTransientStatus, networkErrorCode, readJson, refusalWithMessage, scannerErrorCode,
   type ChainEndpoint, type HttpJsonAnswer, type Verdict,
 } from '@wcs/core';
 
@@ -21,14 +21,17 @@ export class BitcoinRpcError extends Error {
   readonly rpcCode: number | null;
   /** HTTP status, when a response arrived. */
   readonly httpStatus: number | null;
+  /** The node's own error text (JSON-RPC error.message), scrubbed of endpoint secrets, when it sent one. */
+  readonly nodeMessage: string | null;
 
-  constructor(code: BitcoinRpcErrorCode, method: string, message: string, extra: { rpcCode?: number | null; httpStatus?: number | null; cause?: unknown } = {}) {
+  constructor(code: BitcoinRpcErrorCode, method: string, message: string, extra: { rpcCode?: number | null; httpStatus?: number | null; nodeMessage?: string | null; cause?: unknown } = {}) {
     super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
     this.name = 'BitcoinRpcError';
     this.code = code;
     this.method = method;
     this.rpcCode = extra.rpcCode ?? null;
     this.httpStatus = extra.httpStatus ?? null;
+    this.nodeMessage = extra.nodeMessage ?? null;
   }
 }
 
@@ -236,9 +239,25 @@ export class BitcoinRpcClient {
     if (r.error !== null && r.error !== undefined) {
       const rpcCode = typeof r.error.code === 'number' ? r.error.code : -32603;
       const text = this.redact(typeof r.error.message === 'string' ? r.error.message : 'error');
-      return { ok: false, error: new BitcoinRpcError('RPC_ERROR', method, `bitcoin RPC ${method} at ${this.displayName}: ${text} (code ${rpcCode})`, { rpcCode }) };
+      return { ok: false, error: new BitcoinRpcError('RPC_ERROR', method, `bitcoin RPC ${method} at ${this.displayName}: ${text} (code ${rpcCode})`, { rpcCode, nodeMessage: text }) };
     }
     return { ok: true, result: r.result as T };
+  }
+
+  /**
+   * A REST GET on the same endpoint (bcoin's HTTP API: GET /coin/address/:address), with the same
+   * credentials, retries and error wording as the RPC calls; `path` is appended to the endpoint
+   * URL's path. Non-2xx answers are RPC_ERROR (5xx / 429 / 408 after retries RPC_UNAVAILABLE).
+   */
+  async rest<T = unknown>(path: string): Promise<T> {
+    const label = `GET ${path.replace(/\?.*$/, '')}`;
+    try {
+      return (await this.http.request({ method: 'GET', path }, readJson(undefined, { refusal: refusalWithMessage }))) as T;
+    } catch (e) {
+      if (!isHttpJsonError(e)) throw e;
+      const attempts = e.failure === 'UNAVAILABLE' && e.attempts > 1 ? ` (${e.attempts} attempts)` : '';
+      throw new BitcoinRpcError(scannerErrorCode(e), label, `bitcoin REST ${label} at ${this.displayName}: ${this.redact(e.reason)}${attempts}`, { httpStatus: e.responseStatus, cause: e });
+    }
   }
 
   /** POSTs a body with bounded retries; returns the parsed JSON (an object, or an array for batches). */
