@@ -8,6 +8,7 @@ import { createXrpScanner } from './scanner';
 
 export { validateXrpAddress, xrpAddressFromPublicKey } from './address';
 export { MAX_DESTINATION_TAG, destinationTagCodec, isDestinationTag } from './memo';
+export { XrpTransferCrafter, derSignature, MAX_XRP_DROPS, XRP_LEGACY_NETWORK_ID_MAX, type XrpTransferInput } from './transfer';
 export { ScannerError, createXrpScanner, type RetryPolicy, type ScannerErrorCode, type XrpScannerOptions } from './scanner';
 
 /**
