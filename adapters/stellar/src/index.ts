@@ -9,6 +9,9 @@ import { createStellarScanner } from './scanner';
 export { stellarAddressFromPublicKey, validateStellarAddress } from './address';
 export { MAX_MEMO_ID, MAX_MEMO_TEXT_BYTES, isMemoId, isMemoText, memoIdCodec, withdrawalMemoType } from './memo';
 export {
+  StellarTransferCrafter, stellarChainPassphrase, stellarNetworkPassphrase, type StellarTransferInput,
+} from './transfer';
+export {
   STELLAR_DECIMALS, ScannerError, createStellarScanner, decodeOperationId, memoOfTransaction, parsePaymentOperation,
   type PaymentOperation, type RetryPolicy, type ScannerErrorCode, type StellarScannerOptions,
 } from './scanner';
