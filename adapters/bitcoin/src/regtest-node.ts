@@ -1,6 +1,7 @@
 /**
  * Child-process entry of startRegtest() (./regtest.ts): one bcoin 1.0.2 regtest full node with its
- * wallet plugin, in memory, no P2P listening, no worker processes, transaction index on. Not loaded
+ * wallet plugin, in memory, no P2P listening, no worker processes, transaction and address indexes
+ * on, BIP-125 transactions accepted (replace-by-fee). Not loaded
  * by the package's index; never imported, only forked.
  *
  * argv[2]: JSON { apiKey, prefix, logLevel }. IPC to the parent:

@@ -83,9 +83,9 @@ export function satsToBtcText(sats: bigint): string {
 const CHILD = path.join(__dirname, 'regtest-node.js');
 
 /**
- * Starts a bcoin regtest node (NODE_BACKEND=js, memory, no listening, workers off, indexTX on,
- * wallet plugin with segwit keys) on free local ports, waits until RPC answers, mines
- * `initialBlocks` to its wallet. Rejects with the node's stderr when it cannot start.
+ * Starts a bcoin regtest node (NODE_BACKEND=js, memory, no listening, workers off, indexTX,
+ * indexAddress and replaceByFee on, wallet plugin with segwit keys) on free local ports, waits
+ * until RPC answers, mines `initialBlocks` to its wallet. Rejects with the node's stderr when it cannot start.
  */
 export async function startRegtest(options: RegtestOptions = {}): Promise<RegtestNode> {
   const apiKey = options.apiKey ?? randomBytes(18).toString('base64url');

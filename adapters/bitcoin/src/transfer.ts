@@ -264,15 +264,19 @@ const P2WPKH_PLACEHOLDER = p2wpkhScript(new Uint8Array(20));
 /**
  * The service's UTXO selection for a withdrawal of `amount` at `feeRate` (sat/vB text, as in the
  * transfer input): pure and deterministic for the same arguments (outputs ordered by amount
- * descending, then txid and vout). An output is never chosen twice (a duplicate in `available`
- * is refused), and outputs worth no more than the fee of spending them (68 vB × fee rate) are
- * never chosen.
+ * descending, then txid and vout, whatever the order of `available`). An output is never chosen
+ * twice (a duplicate in `available` is refused), and outputs worth no more than the fee of
+ * spending them (68 vB × fee rate) are never chosen.
  *
- * Method: branch-and-bound first (Bitcoin Core's changeless search, after Erhardt 2016): a set
- * whose excess over amount + fee is too small for a change output (craft() would give it to the
- * fee anyway) and as small as possible (then fewest inputs), searched depth-first over the
- * ordered outputs with at most `maxTries` steps. When there is none, largest-first: the largest
- * outputs until amount + fee is covered (the fewest inputs possible), usually with change.
+ * Method, after Bitcoin Core's: two candidates, the cheaper one wins.
+ * - branch-and-bound (Erhardt 2016): a changeless set, one whose excess over amount + fee is too
+ *   small for a change output (craft() gives it to the fee), with the lowest cost (everything
+ *   above `amount` goes to the fee: cost = total − amount), then the fewest inputs; depth-first
+ *   over the ordered outputs, at most `maxTries` steps.
+ * - largest-first: the largest outputs until amount + fee is covered (the fewest inputs
+ *   possible), usually with change; its cost is the fee plus, when it makes change, the fee of
+ *   spending that change later (68 vB at the same rate).
+ * The changeless set is used when it costs no more than largest-first.
  */
 export function selectInputs(available: readonly SpendableOutput[], amount: bigint, feeRate: string, options: SelectionOptions = {}): InputSelection {
   checkAmount(amount);
@@ -292,24 +296,34 @@ export function selectInputs(available: readonly SpendableOutput[], amount: bigi
 
   const inputFee = feeForVsize(P2WPKH_INPUT_VBYTES, satPerKvB);
   const pool = available.filter((o) => o.amount > inputFee).sort(byValue);
-  const fee0 = (n: number) => feeForVsize(p2wpkhSpendVsize(n, [shape.paymentScriptLength]), satPerKvB);
-
-  const bnb = branchAndBound(pool, amount, satPerKvB, shape, maxInputs, maxTries);
-  if (bnb) {
-    const planned = planSpend(sum(bnb), bnb.length, amount, satPerKvB, shape);
-    if (planned.ok && planned.plan.change === null) return { ok: true, inputs: bnb, fee: planned.plan.fee, change: null, method: 'branch-and-bound' };
-  }
+  const limit = Math.min(pool.length, maxInputs);
+  // Fees without / with change for 0..limit+1 inputs (the same sizes planSpend computes).
+  const fees = Array.from({ length: limit + 2 }, (_, n) => ({
+    none: feeForVsize(p2wpkhSpendVsize(n, [shape.paymentScriptLength]), satPerKvB),
+    change: feeForVsize(p2wpkhSpendVsize(n, [shape.paymentScriptLength, shape.changeScriptLength]), satPerKvB),
+  }));
 
   let total = 0n;
-  const chosen: SpendableOutput[] = [];
-  for (const o of pool.slice(0, maxInputs)) {
-    chosen.push(o);
-    total += o.amount;
-    const planned = planSpend(total, chosen.length, amount, satPerKvB, shape);
-    if (planned.ok) return { ok: true, inputs: chosen, fee: planned.plan.fee, change: planned.plan.change, method: 'largest-first' };
+  let largest: InputSelection | null = null;
+  for (let n = 1; n <= limit; n++) {
+    total += pool[n - 1]!.amount;
+    const planned = planSpend(total, n, amount, satPerKvB, shape);
+    if (planned.ok) {
+      largest = { ok: true, inputs: pool.slice(0, n), fee: planned.plan.fee, change: planned.plan.change, method: 'largest-first' };
+      break;
+    }
   }
-  if (chosen.length === 0) return { ok: false, shortfall: amount + fee0(1) };
-  return { ok: false, shortfall: amount + fee0(chosen.length) - total };
+  if (largest === null || !largest.ok) {
+    // The largest `limit` outputs do not cover: no set of at most maxInputs outputs does.
+    return limit === 0 ? { ok: false, shortfall: amount + fees[1]!.none } : { ok: false, shortfall: amount + fees[limit]!.none - total };
+  }
+  const largestCost = largest.fee + (largest.change === null ? 0n : inputFee);
+  const changeless = branchAndBound(pool, amount, fees, shape.changeDust, limit, maxTries);
+  if (changeless && sum(changeless) - amount <= largestCost) {
+    const planned = planSpend(sum(changeless), changeless.length, amount, satPerKvB, shape);
+    if (planned.ok && planned.plan.change === null) return { ok: true, inputs: changeless, fee: planned.plan.fee, change: null, method: 'branch-and-bound' };
+  }
+  return largest;
 }
 
 function sum(outputs: readonly SpendableOutput[]): bigint {
@@ -318,40 +332,39 @@ function sum(outputs: readonly SpendableOutput[]): bigint {
 
 /**
  * Depth-first search over `pool` (ordered, every output worth more than its input fee, so adding
- * one always raises the excess) for a changeless set: excess = total − amount − fee(no change)
- * ≥ 0 and total − amount − fee(with change) below the change's dust threshold. Keeps the set with
- * the smallest excess (then the fewest inputs; then the first found). Null when none is found
- * within maxTries steps.
+ * one always raises the excess) for a changeless set of at most `limit` outputs: excess =
+ * total − amount − fee(no change) ≥ 0 and total − amount − fee(with change) below the change's
+ * dust threshold. Keeps the set of the lowest cost (total − amount: the fee it pays), then the
+ * fewest inputs, then the first found. Null when none is found within maxTries steps.
  */
-function branchAndBound(pool: readonly SpendableOutput[], amount: bigint, satPerKvB: bigint, shape: Shape, maxInputs: number, maxTries: number): SpendableOutput[] | null {
-  const fee0 = (n: number) => feeForVsize(p2wpkhSpendVsize(n, [shape.paymentScriptLength]), satPerKvB);
-  const fee1 = (n: number) => feeForVsize(p2wpkhSpendVsize(n, [shape.paymentScriptLength, shape.changeScriptLength]), satPerKvB);
+function branchAndBound(
+  pool: readonly SpendableOutput[], amount: bigint, fees: ReadonlyArray<{ none: bigint; change: bigint }>, changeDust: bigint, limit: number, maxTries: number,
+): SpendableOutput[] | null {
   // after[i]: the sum of pool[i..].
   const after: bigint[] = new Array<bigint>(pool.length + 1).fill(0n);
   for (let i = pool.length - 1; i >= 0; i--) after[i] = after[i + 1]! + pool[i]!.amount;
 
   let tries = 0;
-  let best: { picks: number[]; excess: bigint } | null = null;
+  let best: { picks: number[]; cost: bigint } | null = null;
   const picks: number[] = [];
 
   const visit = (i: number, total: bigint): void => {
     if (++tries > maxTries) return;
     const n = picks.length;
-    if (n > 0) {
-      const excess = total - amount - fee0(n);
-      if (excess >= 0n) {
-        // Adding more only raises the excess: this branch ends here, a solution or an overshoot.
-        if (total - amount - fee1(n) < shape.changeDust && (best === null || excess < best.excess || (excess === best.excess && n < best.picks.length))) {
-          best = { picks: picks.slice(), excess };
-        }
-        return;
+    if (n > 0 && total - amount - fees[n]!.none >= 0n) {
+      // Covered. Adding more only raises the excess: this branch ends here, a solution or an overshoot.
+      const cost = total - amount;
+      if (total - amount - fees[n]!.change < changeDust && (best === null || cost < best.cost || (cost === best.cost && n < best.picks.length))) {
+        best = { picks: picks.slice(), cost };
       }
+      return;
     }
-    if (i >= pool.length || n >= maxInputs) return;
-    // Even every remaining output (up to maxInputs) cannot cover: nothing below this node can.
-    const room = Math.min(pool.length - i, maxInputs - n);
-    const reach = total + (room === pool.length - i ? after[i]! : after[i]! - after[i + room]!);
-    if (reach - amount - fee0(n + room) < 0n) return;
+    if (i >= pool.length || n >= limit) return;
+    // Any covering set below this node has more inputs and pays at least their fee.
+    if (best !== null && fees[n + 1]!.none > (best as { cost: bigint }).cost) return;
+    // Even every remaining output (up to the limit) cannot cover: nothing below this node can.
+    const room = Math.min(pool.length - i, limit - n);
+    if (total + after[i]! - after[i + room]! - amount - fees[n + room]!.none < 0n) return;
     picks.push(i);
     visit(i + 1, total + pool[i]!.amount);
     picks.pop();
@@ -362,7 +375,7 @@ function branchAndBound(pool: readonly SpendableOutput[], amount: bigint, satPer
     visit(j, total);
   };
   visit(0, 0n);
-  const found = best as { picks: number[]; excess: bigint } | null;
+  const found = best as { picks: number[]; cost: bigint } | null;
   return found ? found.picks.map((k) => pool[k]!) : null;
 }
 
