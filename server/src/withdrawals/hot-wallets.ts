@@ -130,7 +130,14 @@ export class HotWalletLedger {
     const node = this.node(chain);
     const startedAt = await this.dbNow();
     const balances: Array<{ tokenId: number; amount: bigint }> = [];
-    for (const token of chain.tokens) balances.push({ tokenId: token.id, amount: await node.balance(wallet.address, token.contract) });
+    for (const token of chain.tokens) {
+      try {
+        balances.push({ tokenId: token.id, amount: await node.balance(wallet.address, token.contract) });
+      } catch (e) {
+        // e.g. a listed contract that is not deployed on this node: that token stays unread (not available), the others go on
+        this.logger.warn('hot wallet balance not read', { chain: chain.code, token: token.symbol, address: wallet.address, error: e });
+      }
+    }
     const utxos = node.unspentOutputs ? await node.unspentOutputs(wallet.address) : null;
     await this.sequelize.transaction(async (t) => {
       if (utxos) await this.syncUtxos(t, wallet.id, utxos, startedAt);

@@ -50,9 +50,10 @@ interface OrderRow {
   contract: string | null;
 }
 
-const ORDER_SELECT = `SELECT w.id::text AS id, w.application_id, w.app_order_no, w.chain_id, w.chain_token_id, w.hot_wallet_id, w.from_address, w.to_address,
-  w.memo, w.amount::text AS amount, w.status, w.callback_url, w.tx_hash, w.sequence::text AS sequence, t.decimals, t.contract
-  FROM withdrawals w JOIN chain_tokens t ON t.id = w.chain_token_id`;
+const ORDER_COLUMNS = `w.id::text AS id, w.application_id, w.app_order_no, w.chain_id, w.chain_token_id, w.hot_wallet_id, w.from_address, w.to_address,
+  w.memo, w.amount::text AS amount, w.status, w.callback_url, w.tx_hash, w.sequence::text AS sequence, t.decimals, t.contract`;
+const ORDER_FROM = 'withdrawals w JOIN chain_tokens t ON t.id = w.chain_token_id';
+const ORDER_SELECT = `SELECT ${ORDER_COLUMNS} FROM ${ORDER_FROM}`;
 
 /** The spec's `withdraw` event (txHash "" while the order has no transaction). */
 export function withdrawEvent(o: OrderRow, status: WithdrawStatus, txHash: string | null): Record<string, unknown> {
@@ -154,7 +155,7 @@ export class WithdrawWorker implements Worker {
       const rows = await this.sequelize.query<OrderRow & {
         per_order_max: string | null; daily_max: string | null; approval_threshold: string | null; allowlist_only: boolean; blocked: boolean; allowed: boolean; used_today: string;
       }>(
-        `${ORDER_SELECT}
+        `SELECT ${ORDER_COLUMNS}, x.* FROM ${ORDER_FROM}
            JOIN applications a ON a.id = w.application_id
            LEFT JOIN withdraw_limits l ON l.application_id = w.application_id AND l.chain_token_id = w.chain_token_id
            CROSS JOIN LATERAL (SELECT l.per_order_max::text AS per_order_max, l.daily_max::text AS daily_max, l.approval_threshold::text AS approval_threshold,
@@ -191,8 +192,8 @@ export class WithdrawWorker implements Worker {
         }
         if (fail === null) usedToday.set(key, used + amount);
         await this.sequelize.query(
-          `UPDATE withdrawals SET risk_level = $2, risk_reason = $3, approval = CASE WHEN $2 = 'HIGH' THEN 'PENDING' ELSE approval END,
-                  status = CASE WHEN $4::text IS NULL THEN status ELSE 'FAILED' END, fail_reason = $4, finished_at = CASE WHEN $4::text IS NULL THEN NULL ELSE now() END,
+          `UPDATE withdrawals SET risk_level = $2::text, risk_reason = $3::text, approval = CASE WHEN $2::text = 'HIGH' THEN 'PENDING' ELSE approval END,
+                  status = CASE WHEN $4::text IS NULL THEN status ELSE 'FAILED' END, fail_reason = $4::text, finished_at = CASE WHEN $4::text IS NULL THEN NULL ELSE now() END,
                   updated_at = now()
             WHERE id = $1`,
           { bind: [o.id, level, reason, fail], transaction: t },
@@ -208,7 +209,7 @@ export class WithdrawWorker implements Worker {
   /** Operator decision on an order waiting for approval (wcs withdraw approve|reject). */
   static async decide(sequelize: Sequelize, id: number, approve: boolean, note: string | null): Promise<'APPROVED' | 'REJECTED'> {
     return sequelize.transaction(async (t) => {
-      const [o] = await sequelize.query<OrderRow & { approval: string }>(`${ORDER_SELECT.replace('w.tx_hash,', 'w.tx_hash, w.approval,')} WHERE w.id = $1 FOR UPDATE OF w`, {
+      const [o] = await sequelize.query<OrderRow & { approval: string }>(`SELECT ${ORDER_COLUMNS}, w.approval FROM ${ORDER_FROM} WHERE w.id = $1 FOR UPDATE OF w`, {
         bind: [String(id)], type: QueryTypes.SELECT, transaction: t,
       });
       if (!o) throw new Error(`withdrawal ${id} not found`);
@@ -457,10 +458,10 @@ export class WithdrawWorker implements Worker {
         notices.add({ ...o, tx_hash: hash }, status, hash);
       }
       await this.sequelize.query(
-        `UPDATE withdrawals SET status = $2, tx_hash = $3, block_height = $4, confirmations = $5,
-                fee = CASE WHEN $6::text IS NULL THEN fee ELSE $6::numeric END, fee_final = ($6::text IS NOT NULL AND $7),
-                fail_reason = CASE WHEN $2 = 'FAILED' THEN 'the transaction failed on chain (reverted)' ELSE fail_reason END,
-                finished_at = CASE WHEN $7 THEN now() ELSE finished_at END, updated_at = now()
+        `UPDATE withdrawals SET status = $2::text, tx_hash = $3, block_height = $4, confirmations = $5,
+                fee = CASE WHEN $6::text IS NULL THEN fee ELSE $6::numeric END, fee_final = ($6::text IS NOT NULL AND $7::boolean),
+                fail_reason = CASE WHEN $2::text = 'FAILED' THEN 'the transaction failed on chain (reverted)' ELSE fail_reason END,
+                finished_at = CASE WHEN $7::boolean THEN now() ELSE finished_at END, updated_at = now()
           WHERE id = $1`,
         { bind: [id, status, hash, s.blockHeight.toString(), Math.min(s.confirmations, 2_147_483_647), s.fee?.toString() ?? null, final], transaction: t },
       );
