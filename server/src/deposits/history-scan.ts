@@ -35,7 +35,16 @@ export class HistoryChainScan {
   ) {}
 
   async step(): Promise<StepResult> {
-    const tip = await this.scanner.tipHeight();
+    // the final height the step counts confirmations from; raised when a history page holds a
+    // transfer above it (the node's final height moved on while the step read)
+    let tip = await this.scanner.tipHeight();
+    const tipFor = async (transfers: readonly ObservedTransfer[]): Promise<bigint> => {
+      if (transfers.some((x) => x.blockHeight > tip)) {
+        const now = await this.scanner.tipHeight();
+        if (now > tip) tip = now;
+      }
+      return tip;
+    };
     await this.watch.refresh();
     const cursor = await this.lease.read();
     if (cursor.halted) throw new Error(`scanning of ${this.chain.code} is halted: ${cursor.halted}`);
@@ -55,7 +64,7 @@ export class HistoryChainScan {
         for (let page = 0; page < this.settings.pagesPerStep; page++) {
           const got = await this.scanner.transfersSince(address, position, this.settings.pageSize);
           const moved = got.cursor !== position;
-          recorded += await this.apply(address, got.transfers, position, got.cursor, tip);
+          recorded += await this.apply(address, got.transfers, position, got.cursor, await tipFor(got.transfers));
           position = got.cursor;
           if (!moved || got.transfers.length === 0) break;
           if (page === this.settings.pagesPerStep - 1) behind = true;
