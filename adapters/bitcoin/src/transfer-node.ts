@@ -82,10 +82,10 @@ type Found =
  * the node is on this adapter's network (getblockchaininfo `chain`).
  *
  * Node requirements: a transaction index for status() of mined transactions (bitcoind
- * -txindex=1, bcoin --index-tx), as for the scanner; for balance() / listUnspent() either
- * Bitcoin Core's scantxoutset (v0.17+) or bcoin's address index (--index-address); bcoin also
- * needs --replace-by-fee, since these transactions signal BIP-125 and bcoin refuses such
- * transactions by default.
+ * -txindex=1, bcoin --index-tx), as for the scanner; for balance() / listUnspent() /
+ * unspentOutputs() either Bitcoin Core's scantxoutset (v0.17+) or bcoin's address index
+ * (--index-address); bcoin also needs --replace-by-fee, since these transactions signal BIP-125
+ * and bcoin refuses such transactions by default.
  */
 export class BitcoinTransferNode implements TransferNode {
   private readonly rpc: BitcoinRpcClient;
@@ -221,6 +221,36 @@ export class BitcoinTransferNode implements TransferNode {
       if (u['scriptPubKey'] !== undefined && u['scriptPubKey'] !== scriptHex) throw this.shapeError('scantxoutset', `outputs of ${canonical}`);
       return { txHash: txid, vout: vout as number, amount, height: BigInt(height as number), coinbase: u['coinbase'] === true };
     });
+  }
+
+  /**
+   * The core's TransferNode.unspentOutputs (what the service's hot_wallet_utxos table is synced
+   * from): listUnspent() with each output's confirmations, tip − height + 1 from the node's block
+   * count read after the listing, 0 for an output still in the mempool (bcoin lists those; Bitcoin
+   * Core's scantxoutset does not). Coinbase outputs are left out until mature (100 confirmations):
+   * a transaction spending one earlier is refused. Outputs a mempool transaction spends: bcoin
+   * leaves them out, Bitcoin Core lists them (the service knows which of them it spent).
+   */
+  async unspentOutputs(address: string): Promise<Array<SpendableOutput & { readonly confirmations: number }>> {
+    const unspent = await this.listUnspent(address);
+    let tip: bigint | null = null;
+    if (unspent.some((u) => u.height !== null)) {
+      const count = await this.rpc.call<unknown>('getblockcount');
+      if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0) throw this.shapeError('getblockcount', 'a block height');
+      tip = BigInt(count);
+    }
+    const out: Array<SpendableOutput & { readonly confirmations: number }> = [];
+    for (const u of unspent) {
+      let confirmations = 0n;
+      if (u.height !== null) {
+        confirmations = tip! - u.height + 1n;
+        // the listing saw a block the tip read after it no longer has (a reorg in between): still in a block
+        if (confirmations < 1n) confirmations = 1n;
+      }
+      if (u.coinbase && confirmations < COINBASE_MATURITY) continue;
+      out.push({ txHash: u.txHash, vout: u.vout, amount: u.amount, confirmations: Number(confirmations) });
+    }
+    return out;
   }
 
   private async bcoinCoins(address: string, scriptHex: string): Promise<AddressUnspent[]> {

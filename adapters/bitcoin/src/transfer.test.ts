@@ -519,6 +519,33 @@ describe('bitcoin withdrawals on a bcoin regtest node', function () {
     await rejected(transfers.balance(hot.address, 'USDT'), BitcoinTransferError);
   });
 
+  it('unspentOutputs (the core\'s TransferNode method): the listed outputs with their confirmations, a mempool output at 0, none a mempool transaction spends', async () => {
+    const key = (o: SpendableOutput) => `${o.txHash}:${o.vout}:${o.amount}`;
+    const tip = BigInt(await node.rpc<number>('getblockcount'));
+    const before = await transfers.unspentOutputs(hot.address);
+    expect(before.map(key).sort()).to.deep.equal(wallet.map(key).sort());
+    // funded in one block, the tip
+    expect(before.map((u) => u.confirmations)).to.deep.equal(wallet.map(() => 1));
+    await node.mine(2);
+    expect((await transfers.unspentOutputs(hot.address)).every((u) => u.confirmations === 3)).to.equal(true);
+    // a withdrawal in the mempool: its input is no longer listed (bcoin), its change is, at 0 confirmations
+    const w = await withdraw(p2wpkhAddress(), 7_000n, take(200_000n));
+    expect(w.outcome.outcome).to.equal('ACCEPTED');
+    const change = transferChange(w.unsigned)!;
+    const pending = await transfers.unspentOutputs(hot.address);
+    expect(pending.map(key).sort()).to.deep.equal([...wallet, change].map(key).sort());
+    expect(pending.find((u) => u.txHash === change.txHash)).to.deep.equal({ ...change, confirmations: 0 });
+    expect(pending.filter((u) => u.txHash !== change.txHash).every((u) => u.confirmations === 3)).to.equal(true);
+    await node.mine(1);
+    expect((await transfers.unspentOutputs(hot.address)).find((u) => u.txHash === change.txHash)).to.deep.equal({ ...change, confirmations: 1 });
+    expect(BigInt(await node.rpc<number>('getblockcount'))).to.equal(tip + 3n);
+    // the tests below pay from these amounts: a fresh 200 000 output back in place of the one spent
+    const txid = await node.send(hot.address, 200_000n);
+    wallet.push(change, { txHash: txid, vout: await voutPaying(txid, hot.address, 200_000n), amount: 200_000n });
+    await node.mine(1);
+    await rejected(transfers.unspentOutputs('tb1qcr8te4kr609gcawutmrza0j4xv80jy8zmfp6l0'), BitcoinTransferError);
+  });
+
   it('pays a P2WPKH destination: exact amount received, exact change back, fee = the difference = maxFee; UNKNOWN → PENDING → MINED', async () => {
     const to = await node.newAddress();
     const inputs = take(200_000n);
@@ -752,6 +779,53 @@ describe('BitcoinTransferNode against Bitcoin Core answers (recorded shapes)', (
     // The coinbase at 899 950 has 51 confirmations (immature); the one at 899 901 has 100.
     expect(await node.balance(address, null)).to.equal(2_099_999_997_690_000n + 10_000_000n + 312_500_000n);
     await rejected(node.listUnspent('tb1qcr8te4kr609gcawutmrza0j4xv80jy8zmfp6l0'), BitcoinTransferError);
+  });
+
+  it('unspentOutputs: confirmations from the block count read after the scan, immature coinbase outputs left out', async () => {
+    const address = 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu';
+    const script = toHex(addressScript(address, mainnet));
+    let calls: string[] = [];
+    answers.scantxoutset = () => {
+      calls.push('scantxoutset');
+      return {
+        result: {
+          success: true, height: 900_000, total_amount: 0,
+          unspents: [
+            { txid: fakeTxid(1), vout: 0, scriptPubKey: script, amount: 0.5, coinbase: false, height: 800_000 },
+            { txid: fakeTxid(2), vout: 5, scriptPubKey: script, amount: 0.00000546, coinbase: false, height: 900_001 },
+            { txid: fakeTxid(3), vout: 0, scriptPubKey: script, amount: 6.25, coinbase: true, height: 899_903 },
+            { txid: fakeTxid(4), vout: 1, scriptPubKey: script, amount: 3.125, coinbase: true, height: 899_902 },
+          ],
+        },
+      };
+    };
+    // a block arrived after the scan: 900 001 is the tip
+    answers.getblockcount = () => {
+      calls.push('getblockcount');
+      return { result: 900_001 };
+    };
+    const node = mainnetNode();
+    expect(await node.unspentOutputs(address)).to.deep.equal([
+      { txHash: fakeTxid(1), vout: 0, amount: 50_000_000n, confirmations: 100_002 },
+      { txHash: fakeTxid(2), vout: 5, amount: 546n, confirmations: 1 },
+      // the coinbase at 899 903 has 99 confirmations: left out; the one at 899 902 has 100
+      { txHash: fakeTxid(4), vout: 1, amount: 312_500_000n, confirmations: 100 },
+    ]);
+    expect(calls).to.deep.equal(['scantxoutset', 'getblockcount']);
+    // the tip went back below an output's block between the two reads (a reorg): still counted as in a block
+    answers.getblockcount = () => ({ result: 900_000 });
+    expect((await node.unspentOutputs(address)).find((u) => u.txHash === fakeTxid(2))).to.deep.equal({ txHash: fakeTxid(2), vout: 5, amount: 546n, confirmations: 1 });
+    // nothing listed: no block count needed
+    calls = [];
+    answers.scantxoutset = () => {
+      calls.push('scantxoutset');
+      return { result: { success: true, height: 900_000, total_amount: 0, unspents: [] } };
+    };
+    expect(await node.unspentOutputs(address)).to.deep.equal([]);
+    expect(calls).to.deep.equal(['scantxoutset']);
+    answers.scantxoutset = () => ({ result: { success: true, height: 900_000, total_amount: 0.5, unspents: [{ txid: fakeTxid(1), vout: 0, scriptPubKey: script, amount: 0.5, coinbase: false, height: 800_000 }] } });
+    answers.getblockcount = () => ({ result: 'tip' });
+    expect((await rejected(node.unspentOutputs(address), BitcoinRpcError)).message).to.match(/getblockcount/);
   });
 
   it('status: MINED with confirmations and the fee from the inputs\' transactions; a node without txindex is an error, not UNKNOWN', async () => {
