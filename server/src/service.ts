@@ -16,6 +16,7 @@ import type { ApplicationService } from './apps/applications';
 import type { SecretBox } from './crypto/secret-box';
 import type { AdapterRegistry, KeyStore } from '@wcs/core';
 import type { KeyStoreSupervisor } from './custody/keystore-supervisor';
+import { payoutChains } from './withdrawals/hot-wallets';
 
 export interface StorageHandle {
   readonly container: DependencyContainer;
@@ -158,9 +159,20 @@ export class WcsService {
       this.credentials = this.storage.container.resolve<CredentialStore>(TOKENS.CredentialStore);
       await this.credentials.start();
     }
+    if (!this.keystoreSupervisor && this.paysOut()) {
+      // the payout worker signs (and the ledger derives hot addresses) through the key store
+      this.keystoreSupervisor = this.storage.container.resolve<KeyStoreSupervisor>(TOKENS.KeyStoreSupervisor);
+      this.keystore = this.keystoreSupervisor.store;
+      await this.keystoreSupervisor.start();
+    }
     this.workers = this.storage.container.resolve<Worker[]>(TOKENS.Workers);
     for (const w of this.workers) await w.start();
     this.logger.info('workers started', { workers: this.workers.map((w) => w.name) });
+  }
+
+  /** Whether any chain has an RPC endpoint and an adapter that can pay out (then workers need the key store). */
+  private paysOut(): boolean {
+    return payoutChains(this.storage.catalogue, this.storage.container.resolve<AdapterRegistry>(TOKENS.AdapterRegistry), this.config.deposits.endpoints).length > 0;
   }
 
   stop(): Promise<void> {

@@ -49,6 +49,14 @@ export class HotWallets {
   }
 }
 
+/** The chains a service can pay out on: an RPC endpoint, and an adapter that crafts transfers and talks to the node. */
+export function payoutChains(catalogue: Catalogue, registry: AdapterRegistry, endpoints: ReadonlyMap<string, ChainEndpoint>): ChainView[] {
+  return (['test', 'live'] as const).flatMap((env) => catalogue.chains(env)).filter((c) => {
+    const adapter = registry.forChain(c);
+    return endpoints.has(`${c.environment}:${c.code}`) && adapter.transfers !== undefined && adapter.createTransferNode !== undefined;
+  });
+}
+
 /** A transfer shape used only to quote the fee: the most a transfer of this token costs now. */
 function quoteRequest(adapter: ChainAdapter, wallet: HotWallet, contract: string | null, publicKey: Awaited<ReturnType<KeyStore['getPublicKey']>>) {
   const base = { from: wallet.address, fromPublicKey: publicKey, to: wallet.address, memo: null, contract, amount: 1n };
@@ -87,10 +95,7 @@ export class HotWalletLedger {
 
   /** The chains this service can pay out on: an endpoint, and an adapter with transfers. */
   payoutChains(): ChainView[] {
-    return (['test', 'live'] as const).flatMap((env) => this.catalogue.chains(env)).filter((c) => {
-      const adapter = this.registry.forChain(c);
-      return this.endpoints.has(`${c.environment}:${c.code}`) && adapter.transfers !== undefined && adapter.createTransferNode !== undefined;
-    });
+    return payoutChains(this.catalogue, this.registry, this.endpoints);
   }
 
   node(chain: ChainView): TransferNode {
