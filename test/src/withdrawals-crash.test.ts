@@ -147,45 +147,44 @@ describe('withdrawals: kill -9 of the payout worker around the broadcast (one on
     await anvil?.stop();
   });
 
-  it('killed after signing, while the send is in flight (the node never got it): after a restart the stored transaction is sent, mined once', async () => {
+  /**
+   * One order through a crash: the relay set to `mode`, the order placed, `whileDown` checked once
+   * the worker is at the crash point and killed, then a restart with the relay passing everything:
+   * the order ends SUCCESS with the stored transaction, the only one ever signed for it.
+   */
+  const throughCrash = async (mode: Exclude<RelayMode, 'pass'>, appOrderNo: string, amount: string, units: bigint, atCrashPoint: (txHash: string, id: number) => Promise<void>) => {
     const to = fresh();
     const before = await nonce();
-    relay.mode = 'hold-send';
-    const order = expectOk(await client.post(CREATE, { appOrderNo: 'crash-before-send', chainCode: 'ETH', chainTokenId: ETH_TOKEN_ID, toAddress: to, amount: '1.5' })) as { id: number };
-    const held = await pollUntil(async () => relay.sends.filter((s) => s.mode === 'hold-send').length, (n) => n >= 1, 30_000, 50);
-    expect(held.ok, 'the worker signed and began to send').to.equal(true);
+    relay.mode = mode;
+    const order = expectOk(await client.post(CREATE, { appOrderNo, chainCode: 'ETH', chainTokenId: ETH_TOKEN_ID, toAddress: to, amount })) as { id: number };
+    const reached = await pollUntil(async () => relay.sends.filter((s) => s.mode === mode).length, (n) => n >= 1, 30_000, 50);
+    expect(reached.ok, 'the worker signed and began to send').to.equal(true);
     const [stored] = await signedTxs(order.id);
     expect(stored, 'the signed transaction is stored before the send').to.not.equal(undefined);
+    await atCrashPoint(stored!.tx_hash, order.id);
     await kill9();
-    expect(await anvilRpc(anvil.url, 'eth_getTransactionByHash', [stored!.tx_hash])).to.equal(null);
-    expect(await nonce()).to.equal(before);
+    if (mode === 'hold-send') {
+      expect(await anvilRpc(anvil.url, 'eth_getTransactionByHash', [stored!.tx_hash]), 'the node never got it').to.equal(null);
+      expect(await nonce()).to.equal(before);
+    }
     relay.mode = 'pass';
     await startWorkers();
     const done = await settle(order.id);
     expect(done.txHash).to.equal(stored!.tx_hash);
     expect(await signedTxs(order.id)).to.deep.equal([{ attempt: 1, tx_hash: stored!.tx_hash }]);
     expect(await nonce()).to.equal(before + 1n);
-    expect(BigInt(await anvilRpc<string>(anvil.url, 'eth_getBalance', [to, 'latest']))).to.equal(3n * ETHER / 2n);
+    expect(BigInt(await anvilRpc<string>(anvil.url, 'eth_getBalance', [to, 'latest']))).to.equal(units);
+  };
+
+  it('killed after signing, while the send is in flight (the node never got it): after a restart the stored transaction is sent, mined once', async () => {
+    await throughCrash('hold-send', 'crash-before-send', '1.5', 3n * ETHER / 2n, async () => undefined);
   });
 
   it('killed after the node took the transaction but before the worker heard back: after a restart it is recognised, not sent anew', async () => {
-    const to = fresh();
-    const before = await nonce();
-    relay.mode = 'send-then-hang';
-    const order = expectOk(await client.post(CREATE, { appOrderNo: 'crash-after-send', chainCode: 'ETH', chainTokenId: ETH_TOKEN_ID, toAddress: to, amount: '2.25' })) as { id: number };
-    const sent = await pollUntil(async () => relay.sends.filter((s) => s.mode === 'send-then-hang').length, (n) => n >= 1, 30_000, 50);
-    expect(sent.ok, 'the worker sent it').to.equal(true);
-    const [stored] = await signedTxs(order.id);
-    const onNode = await pollUntil(() => anvilRpc(anvil.url, 'eth_getTransactionByHash', [stored!.tx_hash]), (tx) => tx !== null, 10_000, 50);
-    expect(onNode.ok, 'the node has the transaction').to.equal(true);
-    expect((await q<{ status: string }>('SELECT status FROM withdrawals WHERE id = $1', [order.id]))[0]!.status, 'the worker never heard back').to.equal('PROCESSING');
-    await kill9();
-    relay.mode = 'pass';
-    await startWorkers();
-    const done = await settle(order.id);
-    expect(done.txHash).to.equal(stored!.tx_hash);
-    expect(await signedTxs(order.id)).to.deep.equal([{ attempt: 1, tx_hash: stored!.tx_hash }]);
-    expect(await nonce()).to.equal(before + 1n);
-    expect(BigInt(await anvilRpc<string>(anvil.url, 'eth_getBalance', [to, 'latest']))).to.equal(9n * ETHER / 4n);
+    await throughCrash('send-then-hang', 'crash-after-send', '2.25', 9n * ETHER / 4n, async (txHash, id) => {
+      const onNode = await pollUntil(() => anvilRpc(anvil.url, 'eth_getTransactionByHash', [txHash]), (tx) => tx !== null, 10_000, 50);
+      expect(onNode.ok, 'the node has the transaction').to.equal(true);
+      expect((await q<{ status: string }>('SELECT status FROM withdrawals WHERE id = $1', [id]))[0]!.status, 'the worker never heard back').to.equal('PROCESSING');
+    });
   });
 });
