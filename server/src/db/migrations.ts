@@ -466,6 +466,8 @@ CREATE TABLE withdraw_transactions (
   transfer_input JSONB NOT NULL,
   max_fee       NUMERIC(78,0) NOT NULL,
   created_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
+  -- when a node last took it (first send or a re-send after it was dropped): the stuck clock
+  sent_at       TIMESTAMPTZ NULL,
   PRIMARY KEY (withdrawal_id, attempt)
 );
 CREATE INDEX withdraw_transactions_hash ON withdraw_transactions (tx_hash);

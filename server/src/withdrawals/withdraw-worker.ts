@@ -341,8 +341,8 @@ export class WithdrawWorker implements Worker {
   /** Sends signed, not yet broadcast transactions (again after a crash: the node knows them). */
   async broadcastSigned(chain: ChainView): Promise<number> {
     const node = this.ledger.node(chain);
-    const rows = await this.sequelize.query<{ id: string; raw_tx: Buffer; tx_hash: string }>(
-      `SELECT w.id::text AS id, x.raw_tx, x.tx_hash FROM withdrawals w
+    const rows = await this.sequelize.query<{ id: string; raw_tx: Buffer; tx_hash: string; attempt: number }>(
+      `SELECT w.id::text AS id, x.raw_tx, x.tx_hash, x.attempt FROM withdrawals w
          JOIN withdraw_transactions x ON x.withdrawal_id = w.id AND x.attempt = (SELECT max(attempt) FROM withdraw_transactions y WHERE y.withdrawal_id = w.id)
         WHERE w.chain_id = $1 AND w.status = 'PROCESSING' AND w.signed_at IS NOT NULL ORDER BY w.sequence NULLS LAST, w.id LIMIT 200`,
       { bind: [chain.id], type: QueryTypes.SELECT },
@@ -362,6 +362,7 @@ export class WithdrawWorker implements Worker {
         const [o] = await this.sequelize.query<OrderRow>(`${ORDER_SELECT} WHERE w.id = $1 FOR UPDATE OF w`, { bind: [r.id], type: QueryTypes.SELECT, transaction: t });
         if (!o || o.status !== 'PROCESSING') return;
         await this.sequelize.query(`UPDATE withdrawals SET status = 'BROADCASTED', broadcast_at = now(), updated_at = now() WHERE id = $1`, { bind: [r.id], transaction: t });
+        await this.markSent(r.id, r.attempt, t);
         const notices = new WithdrawNotices();
         notices.add(o, 'BROADCASTED', r.tx_hash);
         await notices.flush(this.sequelize, t);
@@ -405,9 +406,10 @@ export class WithdrawWorker implements Worker {
   async track(chain: ChainView): Promise<number> {
     const node = this.ledger.node(chain);
     const adapter = this.registry.forChain(chain);
-    const rows = await this.sequelize.query<{ id: string; status: WithdrawStatus; broadcast_at: Date; txs: Array<{ attempt: number; tx_hash: string; raw: string; input: TransferInput; created_at: string }> }>(
+    const rows = await this.sequelize.query<{ id: string; status: WithdrawStatus; broadcast_at: Date; txs: Array<{ attempt: number; tx_hash: string; raw: string; input: TransferInput; sent_at: string }> }>(
       `SELECT w.id::text AS id, w.status, w.broadcast_at,
-              (SELECT json_agg(json_build_object('attempt', x.attempt, 'tx_hash', x.tx_hash, 'raw', encode(x.raw_tx, 'hex'), 'input', x.transfer_input, 'created_at', x.created_at) ORDER BY x.attempt DESC)
+              (SELECT json_agg(json_build_object('attempt', x.attempt, 'tx_hash', x.tx_hash, 'raw', encode(x.raw_tx, 'hex'), 'input', x.transfer_input,
+                                                 'sent_at', coalesce(x.sent_at, x.created_at)) ORDER BY x.attempt DESC)
                  FROM withdraw_transactions x WHERE x.withdrawal_id = w.id) AS txs
          FROM withdrawals w WHERE w.chain_id = $1 AND w.status IN ('BROADCASTED','CONFIRMING') ORDER BY w.id LIMIT 500`,
       { bind: [chain.id], type: QueryTypes.SELECT },
@@ -433,9 +435,10 @@ export class WithdrawWorker implements Worker {
         // unknown to the node (dropped, or the node restarted): the same bytes again
         const outcome = await node.broadcast({ txHash: newest.tx_hash, raw: Buffer.from(newest.raw, 'hex') });
         if (outcome.outcome === 'REJECTED') this.logger.warn('re-broadcast refused', { chain: chain.code, id: r.id, reason: outcome.reason });
+        else await this.markSent(r.id, newest.attempt);
         continue;
       }
-      const age = Date.now() - new Date(newest.created_at).getTime();
+      const age = Date.now() - new Date(newest.sent_at).getTime();
       const cap = this.config.feeCaps.get(`${chain.environment}:${chain.code}`);
       if (age > this.config.stuckMs && cap !== undefined && adapter.transfers?.bumpFee) await this.replace(chain, r.id, newest.input, cap);
     }
@@ -495,6 +498,16 @@ export class WithdrawWorker implements Worker {
       await this.sequelize.query('UPDATE withdrawals SET fee = GREATEST(fee, $2::numeric), updated_at = now() WHERE id = $1', { bind: [id, unsigned.maxFee.toString()], transaction: t });
     });
     const outcome = await node.broadcast(tx);
+    if (outcome.outcome !== 'REJECTED') {
+      await this.sequelize.query(
+        'UPDATE withdraw_transactions SET sent_at = now() WHERE withdrawal_id = $1 AND tx_hash = $2', { bind: [id, tx.txHash] },
+      );
+    }
     this.logger.warn('stuck withdrawal replaced with a higher fee', { chain: chain.code, id, txHash: tx.txHash, outcome: outcome.outcome });
+  }
+
+  /** A node took this transaction now: the stuck clock starts again. */
+  private async markSent(id: string, attempt: number, t?: Transaction): Promise<void> {
+    await this.sequelize.query('UPDATE withdraw_transactions SET sent_at = now() WHERE withdrawal_id = $1 AND attempt = $2', { bind: [id, attempt], transaction: t });
   }
 }

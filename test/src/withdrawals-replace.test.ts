@@ -1,0 +1,139 @@
+/**
+ * Stuck and dropped withdrawals on a real EVM node (anvil with automine off, so the transaction
+ * waits in the pool): a transaction unmined past WCS_WITHDRAW_STUCK_MS is replaced at the same
+ * nonce with higher fees, within WCS_WITHDRAW_FEE_CAP_TEST_ETH, and only one of the two is ever
+ * mined; a transaction the node dropped (anvil_dropTransaction) is sent again as it was. Either
+ * way the destination is paid once and the hot wallet's nonce moves by one.
+ */
+import { expect } from 'chai';
+import { anvilRpc, mine, sendNative, setAutomine, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
+import type { CreatedApplication } from '@wcs/server';
+import { startTestService, type TestService } from '@wcs/server/testing';
+import { SigningClient } from './client/signing-client';
+import { expectOk, pollUntil } from './support/expect';
+
+const CREATE = '/api/v1/wallet/withdraw/create';
+const GET = '/api/v1/wallet/withdraw/get';
+const ETH_TEST_CHAIN_ID = 102;
+const ETH_TOKEN_ID = 10200;
+const ETHER = 10n ** 18n;
+const GWEI = 10n ** 9n;
+/** The replacement fee cap: 500 gwei per gas. */
+const CAP = 500n * GWEI;
+
+interface Tx { hash: string; nonce: string; maxFeePerGas: string; maxPriorityFeePerGas: string; blockNumber: string | null }
+
+describe('withdrawals: a stuck transaction replaced at the same nonce within the fee cap; a dropped one sent again', function () {
+  this.timeout(240_000);
+  let anvil: AnvilDevnet;
+  let svc: TestService;
+  let app: CreatedApplication;
+  let client: SigningClient;
+  let hot: string;
+  const q = async <R>(sql: string, bind: unknown[] = []) => (await svc.service.storage.database.sequelize.query(sql, { bind }))[0] as R[];
+  const fresh = () => `0x${[...Array(40)].map(() => '0123456789abcdef'[Math.floor(Math.random() * 16)]).join('')}`;
+  const attempts = (id: number) => q<{ attempt: number; tx_hash: string }>('SELECT attempt, tx_hash FROM withdraw_transactions WHERE withdrawal_id = $1 ORDER BY attempt', [id]);
+  const nonce = async () => BigInt(await anvilRpc<string>(anvil.url, 'eth_getTransactionCount', [hot, 'latest']));
+  const get = async (id: number) => expectOk(await client.get(`${GET}?id=${id}`)) as { status: string; txHash: string | null; fee: string };
+  const settle = async (id: number) => {
+    const r = await pollUntil(async () => {
+      await mine(anvil.url, 1);
+      return get(id);
+    }, (w) => w.status === 'SUCCESS' || w.status === 'FAILED', 60_000, 200);
+    expect(r.result.status, JSON.stringify(r.result)).to.equal('SUCCESS');
+    return r.result;
+  };
+
+  before(async () => {
+    anvil = await startAnvil({ chainId: 11155111 });
+    svc = await startTestService({
+      env: {
+        WCS_RPC_TEST_ETH: anvil.url, WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '500',
+        WCS_WITHDRAW_STUCK_MS: '1500', WCS_WITHDRAW_BUMP_PERCENT: '25', WCS_WITHDRAW_FEE_CAP_TEST_ETH: CAP.toString(),
+      },
+    });
+    app = await svc.createApp({ chains: ['ETH'] });
+    client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
+    const r = await pollUntil(() => q<{ address: string }>('SELECT address FROM hot_wallets WHERE application_id = $1 AND chain_id = $2', [app.id, ETH_TEST_CHAIN_ID]), (rows) => rows.length === 1, 60_000, 100);
+    expect(r.ok, 'the worker made the hot wallet').to.equal(true);
+    hot = r.result[0]!.address;
+    await sendNative(anvil.url, hot, 20n * ETHER);
+    const funded = await pollUntil(
+      () => q<{ n: number }>(`SELECT count(*)::int AS n FROM hot_wallet_balances b JOIN hot_wallets h ON h.id = b.hot_wallet_id WHERE h.application_id = $1 AND b.chain_token_id = $2 AND b.on_chain > 0`, [app.id, ETH_TOKEN_ID]),
+      (rows) => rows[0]!.n === 1, 30_000, 100);
+    expect(funded.ok, 'the ledger read the funding').to.equal(true);
+  });
+
+  after(async () => {
+    await svc?.stop();
+    await anvil?.stop();
+  });
+
+  it('unmined past the stuck time: replaced at the same nonce with fees raised by at least the bump, never above the cap; only one is mined', async () => {
+    const to = fresh();
+    const before = await nonce();
+    await setAutomine(anvil.url, false);
+    let id: number;
+    let first: Tx;
+    let second: Tx;
+    try {
+      id = (expectOk(await client.post(CREATE, { appOrderNo: 'stuck-1', chainCode: 'ETH', chainTokenId: ETH_TOKEN_ID, toAddress: to, amount: '0.5' })) as { id: number }).id;
+      const signed = await pollUntil(async () => {
+        const [a] = await attempts(id);
+        return a ? anvilRpc<Tx | null>(anvil.url, 'eth_getTransactionByHash', [a.tx_hash]) : null;
+      }, (t) => t !== null, 30_000, 50);
+      expect(signed.ok, 'the first transaction is in the pool').to.equal(true);
+      first = signed.result!;
+      const replaced = await pollUntil(() => attempts(id), (rows) => rows.length >= 2, 30_000, 100);
+      expect(replaced.ok, 'a replacement was signed').to.equal(true);
+      const inPool = await pollUntil(() => anvilRpc<Tx | null>(anvil.url, 'eth_getTransactionByHash', [replaced.result[1]!.tx_hash]), (t) => t !== null, 10_000, 50);
+      expect(inPool.ok, 'the replacement is in the pool').to.equal(true);
+      second = inPool.result!;
+      // the pool now holds the replacement (same nonce); the first is gone from it
+      const pool = await pollUntil(() => anvilRpc<Tx | null>(anvil.url, 'eth_getTransactionByHash', [replaced.result[0]!.tx_hash]), (t) => t === null, 10_000, 100);
+      expect(pool.ok, 'the replaced transaction left the pool').to.equal(true);
+    } finally {
+      await setAutomine(anvil.url, true);
+    }
+    expect(second!.nonce).to.equal(first!.nonce);
+    expect(BigInt(second!.maxFeePerGas) * 100n >= BigInt(first!.maxFeePerGas) * 125n, 'max fee raised by at least 25 %').to.equal(true);
+    expect(BigInt(second!.maxPriorityFeePerGas) * 100n >= BigInt(first!.maxPriorityFeePerGas) * 125n, 'tip raised by at least 25 %').to.equal(true);
+    expect(BigInt(second!.maxFeePerGas) <= CAP).to.equal(true);
+    const done = await settle(id!);
+    const all = await attempts(id!);
+    const mined = [];
+    for (const x of all) {
+      const t = await anvilRpc<Tx | null>(anvil.url, 'eth_getTransactionByHash', [x.tx_hash]);
+      if (t?.blockNumber) mined.push(x.tx_hash);
+    }
+    expect(mined, 'exactly one of the signed transactions is mined').to.have.length(1);
+    expect(done.txHash).to.equal(mined[0]);
+    expect(await nonce()).to.equal(before + 1n);
+    expect(BigInt(await anvilRpc<string>(anvil.url, 'eth_getBalance', [to, 'latest']))).to.equal(ETHER / 2n);
+  });
+
+  it('dropped by the node: the same signed bytes are sent again, and mined once', async () => {
+    const to = fresh();
+    const before = await nonce();
+    await setAutomine(anvil.url, false);
+    let id: number;
+    let hash: string;
+    try {
+      id = (expectOk(await client.post(CREATE, { appOrderNo: 'dropped-1', chainCode: 'ETH', chainTokenId: ETH_TOKEN_ID, toAddress: to, amount: '0.25' })) as { id: number }).id;
+      const sent = await pollUntil(() => get(id), (w) => w.status === 'BROADCASTED', 30_000, 100);
+      expect(sent.ok).to.equal(true);
+      hash = sent.result.txHash!;
+      await anvilRpc(anvil.url, 'anvil_dropTransaction', [hash]);
+      expect(await anvilRpc(anvil.url, 'eth_getTransactionByHash', [hash])).to.equal(null);
+      const back = await pollUntil(() => anvilRpc<Tx | null>(anvil.url, 'eth_getTransactionByHash', [hash]), (t) => t !== null, 10_000, 100);
+      expect(back.ok, 'the worker sent it again').to.equal(true);
+    } finally {
+      await setAutomine(anvil.url, true);
+    }
+    const done = await settle(id!);
+    expect(done.txHash).to.equal(hash!);
+    expect((await attempts(id!)).map((x) => x.tx_hash), 'the same transaction, not a new one').to.deep.equal([hash!]);
+    expect(await nonce()).to.equal(before + 1n);
+    expect(BigInt(await anvilRpc<string>(anvil.url, 'eth_getBalance', [to, 'latest']))).to.equal(ETHER / 4n);
+  });
+});
