@@ -96,9 +96,15 @@ async function main() {
     const deadline = Date.now() + 15_000;
     for (;;) {
       const chainTip = node.chain.tip;
-      const walletTip = await wallet.wdb.getTip();
-      if (walletTip.height === chainTip.height && hashText(walletTip.hash) === hashText(chainTip.hash)) return chainTip.height;
-      if (Date.now() > deadline) throw new Error(`wallet stuck at height ${walletTip.height}, chain at ${chainTip.height}`);
+      let walletTip: { height: number; hash: Buffer } | null = null;
+      try {
+        walletTip = await wallet.wdb.getTip();
+      } catch (e) {
+        // while the wallet rolls back after invalidateblock its tip record is briefly missing ("WDB: Tip not found!")
+        if (Date.now() > deadline) throw e;
+      }
+      if (walletTip && walletTip.height === chainTip.height && hashText(walletTip.hash) === hashText(chainTip.hash)) return chainTip.height;
+      if (Date.now() > deadline) throw new Error(`wallet stuck at height ${walletTip?.height ?? '(no tip)'}, chain at ${chainTip.height}`);
       await new Promise((r) => setTimeout(r, 5));
     }
   };
