@@ -5,10 +5,13 @@ import {
 import { validateXrpAddress, xrpAddressFromPublicKey } from './address';
 import { destinationTagCodec } from './memo';
 import { createXrpScanner } from './scanner';
+import { XrpTransferCrafter } from './transfer';
+import { XrpTransferNode } from './transfer-node';
 
 export { validateXrpAddress, xrpAddressFromPublicKey } from './address';
 export { MAX_DESTINATION_TAG, destinationTagCodec, isDestinationTag } from './memo';
-export { XrpTransferCrafter, derSignature, MAX_XRP_DROPS, XRP_LEGACY_NETWORK_ID_MAX, type XrpTransferInput } from './transfer';
+export { XrpTransferCrafter, derSignature, FEE_QUOTE_SEQUENCE, MAX_XRP_DROPS, XRP_LEGACY_NETWORK_ID_MAX, type XrpTransferInput } from './transfer';
+export { XrpNodeError, XrpTransferNode, type XrpNodeErrorCode, type XrpNodeTransferInput, type XrpTransferNodeOptions } from './transfer-node';
 export { ScannerError, createXrpScanner, type RetryPolicy, type ScannerErrorCode, type XrpScannerOptions } from './scanner';
 
 /**
@@ -34,6 +37,7 @@ export function createXrpAdapter(chain: ChainDefinition): ChainAdapter {
     );
   }
   const test = isTestNetwork(chain);
+  const transfers = new XrpTransferCrafter(test);
   return Object.freeze({
     chain,
     addressing: 'memo' as const,
@@ -50,6 +54,9 @@ export function createXrpAdapter(chain: ChainDefinition): ChainAdapter {
     }),
     memo: destinationTagCodec,
     createScanner: (endpoint) => createXrpScanner(endpoint),
+    transfers,
+    // validated ledgers are final: a validated transaction has the chain's confirmations at once
+    createTransferNode: (endpoint) => new XrpTransferNode(endpoint, { confirmations: Math.max(1, chain.confirmations) }),
   } satisfies ChainAdapter);
 }
 

@@ -1,5 +1,6 @@
-import { ScannerError, ScannerHttp, type ChainEndpoint, type HistoryScanner, type ObservedTransfer, type RetryPolicy, type Verdict } from '@wcs/core';
+import { ScannerError, ScannerHttp, type ChainEndpoint, type HistoryScanner, type ObservedTransfer, type RetryPolicy } from '@wcs/core';
 import { MAX_DESTINATION_TAG } from './memo';
+import { isObject, judgeRippled, rippledError, validatedLedgerIndex } from './rippled';
 
 export { ScannerError, DEFAULT_RETRY, type RetryPolicy, type ScannerErrorCode } from '@wcs/core';
 
@@ -8,9 +9,6 @@ export interface XrpScannerOptions {
   readonly retry?: RetryPolicy;
 }
 
-/** rippled / Clio errors that mean "busy or not synced, ask again later". */
-const TRANSIENT_RPC_ERRORS: ReadonlySet<string> = new Set(['tooBusy', 'noNetwork', 'noCurrent', 'noClosed', 'slowDown', 'failedToForward']);
-
 /** tfPartialPayment: the Payment may deliver less than its Amount. */
 const TF_PARTIAL_PAYMENT = 0x00020000;
 
@@ -18,24 +16,6 @@ const TF_PARTIAL_PAYMENT = 0x00020000;
 const MAX_PAGE = 400;
 
 const DROPS = /^(0|[1-9][0-9]{0,18})$/;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** The error code of a rippled result ("unknown" when it is not a plain name), or null when the result is not an error. */
-function rippledError(result: Record<string, unknown>): string | null {
-  if (result.status !== 'error' && typeof result.error !== 'string') return null;
-  return typeof result.error === 'string' && /^[A-Za-z_]{1,64}$/.test(result.error) ? result.error : 'unknown';
-}
-
-/** A JSON-RPC answer is usable with a result object; a busy rippled (TRANSIENT_RPC_ERRORS) is asked again. */
-function judgeRippled(body: unknown): Verdict {
-  const result = isObject(body) ? body.result : undefined;
-  if (!isObject(result)) return { ok: false, retry: false, message: 'answered without a result object' };
-  const code = rippledError(result);
-  return code !== null && TRANSIENT_RPC_ERRORS.has(code) ? { ok: false, retry: true, message: `rippled ${code}` } : { ok: true };
-}
 
 /**
  * Where a scan of one account stands, serialised into the opaque cursor: the last transaction
@@ -193,10 +173,8 @@ export function createXrpScanner(endpoint: ChainEndpoint, options: XrpScannerOpt
     async tipHeight(): Promise<bigint> {
       const result = await rpc('ledger', { ledger_index: 'validated' });
       if (result.status === 'error') throw new ScannerError('RPC_ERROR', `XRP ledger: rippled error ${String(result.error)}`);
-      const ledger = isObject(result.ledger) ? result.ledger : {};
-      const index = result.ledger_index ?? ledger.ledger_index;
-      const n = typeof index === 'number' ? index : typeof index === 'string' && /^[1-9][0-9]{0,15}$/.test(index) ? Number(index) : NaN;
-      if (result.validated !== true || !Number.isSafeInteger(n) || n < 1) throw new ScannerError('RPC_ERROR', `XRP ledger: ${label} did not report a validated ledger index`);
+      const n = validatedLedgerIndex(result);
+      if (n === null) throw new ScannerError('RPC_ERROR', `XRP ledger: ${label} did not report a validated ledger index`);
       return BigInt(n);
     },
 

@@ -13,13 +13,13 @@ const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
  * A test-side stand-in for KeyStore.sign on secp256k1 (as the software key store does it):
  * ECDSA over the 32-byte digest, RFC 6979, low-S, r || s and the recovery id.
  */
-interface TestKey {
+export interface TestKey {
   readonly address: string;
   readonly publicKey: Uint8Array;
   sign(digest: Uint8Array): KeySignature;
 }
 
-function keyFromPrivate(privateKey: Uint8Array): TestKey {
+export function keyFromPrivate(privateKey: Uint8Array): TestKey {
   const publicKey = secp256k1.getPublicKey(privateKey, true);
   return {
     address: xrpAddressFromPublicKey({ curve: 'secp256k1', bytes: publicKey }),
@@ -33,16 +33,16 @@ function keyFromPrivate(privateKey: Uint8Array): TestKey {
 }
 
 /** The hot key (account 1, index i) of the BIP-39 test mnemonic, at XRP_KEY_SPECS.hot. */
-function hotKey(index: number): TestKey {
+export function hotKey(index: number): TestKey {
   const node = HDKey.fromMasterSeed(testSeed()).derive(fillPath(XRP_KEY_SPECS.hot.pathTemplate, 1, index));
   return keyFromPrivate(node.privateKey!);
 }
 
-function request(from: TestKey, to: string, amount: bigint, sequence: bigint | undefined, memo: string | null = null, contract: string | null = null): TransferRequest {
+export function request(from: TestKey, to: string, amount: bigint, sequence: bigint | undefined, memo: string | null = null, contract: string | null = null): TransferRequest {
   return { from: from.address, fromPublicKey: { curve: 'secp256k1', bytes: from.publicKey }, to, memo, contract, amount, ...(sequence === undefined ? {} : { sequence }) };
 }
 
-const signAndCombine = (crafter: XrpTransferCrafter, unsigned: UnsignedTransfer, key: TestKey) =>
+export const signAndCombine = (crafter: XrpTransferCrafter, unsigned: UnsignedTransfer, key: TestKey) =>
   crafter.combine(unsigned, unsigned.payloads.map((p) => key.sign(p)));
 
 describe('XrpTransferCrafter', () => {
@@ -157,7 +157,7 @@ describe('XrpTransferCrafter', () => {
       const bad: Array<[string, () => unknown]> = [
         ['an issued currency', () => live.craft(request(from, to, 1n, 1n, null, 'USD.rf1BiGeXwwQoi8Z2ueFYTEXSwuJYfV2Jpn'), { ...input })],
         ['no sequence', () => live.craft(request(from, to, 1n, undefined), { ...input })],
-        ['sequence 0', () => live.craft(request(from, to, 1n, 0n), { ...input })],
+        ['negative sequence', () => live.craft(request(from, to, 1n, -1n), { ...input })],
         ['sequence over uint32', () => live.craft(request(from, to, 1n, 4294967296n), { ...input })],
         ['zero amount', () => live.craft(request(from, to, 0n, 1n), { ...input })],
         ['more than all XRP', () => live.craft(request(from, to, MAX_XRP_DROPS + 1n, 1n), { ...input })],
@@ -175,6 +175,16 @@ describe('XrpTransferCrafter', () => {
         ['last ledger as text', () => live.craft(request(from, to, 1n, 1n), { ...input, lastLedgerSequence: '95000020' })],
       ];
       for (const [why, f] of bad) expect(f, why).to.throw(/XRP transfer/);
+    });
+
+    it('crafts the service\'s fee quote (sequence 0, to the hot wallet itself) for its maxFee, and never combines it', () => {
+      // server/src/withdrawals/hot-wallets.ts quoteRequest: to = the hot wallet, memo null, amount 1, sequence 0
+      const quote = live.craft(request(from, from.address, 1n, 0n), { ...input });
+      expect(quote.maxFee).to.equal(12n);
+      expect((quote.state as { tx: Record<string, unknown> }).tx).to.deep.include({ Account: from.address, Destination: from.address, Sequence: 0, Fee: '12' });
+      expect(() => signAndCombine(live, quote, from)).to.throw(/fee quote/);
+      // a self-payment with a real sequence is still refused (the ledger would: temREDUNDANT)
+      expect(() => live.craft(request(from, from.address, 1n, 1n), { ...input })).to.throw(/temREDUNDANT/);
     });
 
     it('combine refuses a wrong, foreign, high-S or malformed signature, and a tampered state', () => {

@@ -13,6 +13,13 @@ const UINT32_MAX = 4294967295;
 /** Networks up to this id must not carry NetworkID; networks above it must (rippled). */
 export const XRP_LEGACY_NETWORK_ID_MAX = 1024;
 
+/**
+ * The sequence of the service's fee quote: it crafts a transfer to the hot wallet itself with
+ * sequence 0 only to read maxFee. craft() accepts that shape (a self-payment is allowed only
+ * with it); combine() refuses it, so it can never be signed and sent.
+ */
+export const FEE_QUOTE_SEQUENCE = 0n;
+
 /** secp256k1 group order and half of it (XRPL requires fully canonical, low-S signatures). */
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const HALF_N = N >> 1n;
@@ -109,16 +116,18 @@ export class XrpTransferCrafter implements TransferCrafter {
     const target = validateXrpAddress(request.to, request.memo, this.testNetwork);
     if (!target.valid) fail(`to: ${target.reason}`);
     if (target.normalized !== request.to) fail('to must be a classic address (an X-address is split into address and tag before crafting)');
-    if (request.to === account) fail('a payment to the hot wallet itself is refused by the ledger (temREDUNDANT)');
     if (request.contract !== null) fail('only XRP is supported: the catalogue lists no issued currencies for XRP');
     if (request.memo !== null && !isDestinationTag(request.memo)) fail('memo must be a destination tag (decimal 0..4294967295)');
     if (typeof request.amount !== 'bigint' || request.amount <= 0n || request.amount > MAX_XRP_DROPS) {
       throw new RangeError(`XRP transfer: amount must be a bigint in 1..${MAX_XRP_DROPS} drops`);
     }
     const sequence = request.sequence;
-    if (typeof sequence !== 'bigint' || sequence < 1n || sequence > BigInt(UINT32_MAX)) {
-      throw new RangeError('XRP transfer: request.sequence (the allocated account sequence) must be a bigint in 1..4294967295');
+    if (typeof sequence !== 'bigint' || sequence < 0n || sequence > BigInt(UINT32_MAX)) {
+      throw new RangeError('XRP transfer: request.sequence (the allocated account sequence; 0 for a fee quote) must be a bigint in 0..4294967295');
     }
+    // Sequence 0 is the service's fee quote (a transfer to the hot wallet itself, never signed):
+    // no account has sequence 0, and combine() refuses it.
+    if (request.to === account && sequence !== FEE_QUOTE_SEQUENCE) fail('a payment to the hot wallet itself is refused by the ledger (temREDUNDANT)');
     const feeText = field(input, 'fee');
     if (typeof feeText !== 'string' || !/^(0|[1-9][0-9]{0,17})$/.test(feeText)) fail('input.fee must be decimal drops');
     const fee = BigInt(feeText);
@@ -154,6 +163,7 @@ export class XrpTransferCrafter implements TransferCrafter {
     if (typeof state !== 'object' || state === null || typeof state.tx !== 'object' || state.tx === null) fail('not an XRP unsigned transfer');
     const tx = { ...state.tx } as unknown as Payment;
     if (tx.TransactionType !== 'Payment' || typeof tx.SigningPubKey !== 'string' || 'TxnSignature' in tx) fail('not an XRP unsigned transfer');
+    if (tx.Sequence === Number(FEE_QUOTE_SEQUENCE)) fail('a fee quote (sequence 0) is never signed');
     const signingData = encodeForSigning(tx);
     const payload = sha512Half(Buffer.from(signingData, 'hex'));
     if (unsigned.payloads.length !== 1 || Buffer.compare(Buffer.from(unsigned.payloads[0]!), Buffer.from(payload)) !== 0) {
