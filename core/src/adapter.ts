@@ -197,6 +197,11 @@ export interface SignedTransaction {
 
 /** Offline transfer crafting: no I/O, deterministic for a (request, input). */
 export interface TransferCrafter {
+  /**
+   * Throws when the request cannot be made. `utxo` chains: an error with `code`
+   * 'INSUFFICIENT_INPUTS' when only the inputs fall short (the service then waits for more
+   * confirmed outputs); any other refusal (a dust amount, an invalid destination) ends the order.
+   */
   craft(request: TransferRequest, input: TransferInput): UnsignedTransfer;
   combine(unsigned: UnsignedTransfer, signatures: readonly KeySignature[]): SignedTransaction;
   /**

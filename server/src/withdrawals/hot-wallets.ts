@@ -67,7 +67,8 @@ function quoteRequest(adapter: ChainAdapter, wallet: HotWallet, contract: string
       // two inputs and change: the usual shape of a payout; larger selections pay the actual fee, estimated again at signing
       const huge = 10n ** 15n;
       const inputs: SpendableOutput[] = [{ txHash: '11'.repeat(32), vout: 0, amount: huge }, { txHash: '22'.repeat(32), vout: 1, amount: huge }];
-      return { ...base, inputs, changeAddress: wallet.address };
+      // 1 sat would be a dust payment, which the crafter refuses: a payment well above any dust threshold
+      return { ...base, amount: 100_000_000n, inputs, changeAddress: wallet.address };
     }
     case 'expiring':
       return base;
@@ -174,6 +175,8 @@ export class HotWalletLedger {
    * no longer listed is dropped unless an order still in flight spends it.
    */
   private async syncUtxos(t: import('sequelize').Transaction, hotWalletId: number, utxos: ReadonlyArray<SpendableOutput & { confirmations: number }>, startedAt: Date): Promise<void> {
+    // the wallet row first, as the payout worker's input selection does
+    await this.sequelize.query('SELECT id FROM hot_wallets WHERE id = $1 FOR NO KEY UPDATE', { bind: [hotWalletId], transaction: t });
     await this.sequelize.query(
       `INSERT INTO hot_wallet_utxos (hot_wallet_id, tx_hash, vout, amount, confirmations, seen_at)
        SELECT $1, u.tx, u.vout, u.amount::numeric, u.conf, clock_timestamp() FROM unnest($2::text[], $3::int[], $4::text[], $5::int[]) AS u(tx, vout, amount, conf)

@@ -247,7 +247,18 @@ export class WithdrawWorker implements Worker {
     return signed;
   }
 
+  /** Signs one order; an order its chain's crafter refuses (e.g. a dust amount) ends FAILED with the crafter's reason. */
   private async signOne(chain: ChainView, id: string): Promise<boolean> {
+    try {
+      return await this.signOneOrThrow(chain, id);
+    } catch (e) {
+      if (!(e instanceof Uncraftable)) throw e;
+      await this.failRefused(chain, id, `the transfer cannot be made on ${chain.code}: ${e.message}`);
+      return false;
+    }
+  }
+
+  private async signOneOrThrow(chain: ChainView, id: string): Promise<boolean> {
     const adapter = this.registry.forChain(chain);
     const node = this.ledger.node(chain);
     const [o] = await this.sequelize.query<OrderRow>(`${ORDER_SELECT} WHERE w.id = $1`, { bind: [id], type: QueryTypes.SELECT });
@@ -270,7 +281,12 @@ export class WithdrawWorker implements Worker {
         if (picked === null) return false; // not enough confirmed outputs yet: the ledger said otherwise; try again later
         request = { ...base, inputs: picked, changeAddress: wallet.address };
       }
-      const unsigned = adapter.transfers!.craft(request, input);
+      let unsigned;
+      try {
+        unsigned = adapter.transfers!.craft(request, input);
+      } catch (e) {
+        throw new Uncraftable(e);
+      }
       const signatures = [];
       for (const p of unsigned.payloads) signatures.push(await keyStore.sign(wallet.ref, p));
       const tx = adapter.transfers!.combine(unsigned, signatures);
@@ -285,7 +301,7 @@ export class WithdrawWorker implements Worker {
       if (request.inputs) {
         await this.sequelize.query(
           `UPDATE hot_wallet_utxos SET spent_by = $2 FROM unnest($3::text[], $4::int[]) AS u(tx, vout)
-            WHERE hot_wallet_id = $1 AND tx_hash = u.tx AND vout = u.vout`,
+            WHERE hot_wallet_utxos.hot_wallet_id = $1 AND hot_wallet_utxos.tx_hash = u.tx AND hot_wallet_utxos.vout = u.vout`,
           { bind: [wallet.id, id, request.inputs.map((i) => i.txHash), request.inputs.map((i) => i.vout)], transaction: t },
         );
       }
@@ -317,6 +333,8 @@ export class WithdrawWorker implements Worker {
 
   /** utxo chains: confirmed, unspent outputs of the hot wallet, largest first, enough for amount and fee. */
   private async pickInputs(t: Transaction, adapter: ChainAdapter, hotWalletId: number, request: TransferRequest, input: TransferInput) {
+    // the wallet row first, as the ledger's output sync does: the two never lock outputs in opposite orders
+    await this.sequelize.query('SELECT id FROM hot_wallets WHERE id = $1 FOR NO KEY UPDATE', { bind: [hotWalletId], transaction: t });
     const rows = await this.sequelize.query<{ tx_hash: string; vout: number; amount: string }>(
       `SELECT tx_hash, vout, amount::text AS amount FROM hot_wallet_utxos
         WHERE hot_wallet_id = $1 AND spent_by IS NULL AND confirmations >= 1 ORDER BY amount DESC, tx_hash, vout FOR UPDATE`,
@@ -326,11 +344,12 @@ export class WithdrawWorker implements Worker {
     for (const r of rows) {
       picked.push({ txHash: r.tx_hash, vout: r.vout, amount: BigInt(r.amount) });
       try {
-        // the crafter says whether these inputs cover amount and fee (it throws when they do not)
+        // the crafter says whether these inputs cover amount and fee (INSUFFICIENT_INPUTS when they do not)
         adapter.transfers!.craft({ ...request, inputs: picked }, input);
         return picked;
-      } catch {
-        continue;
+      } catch (e) {
+        if ((e as { code?: unknown }).code === 'INSUFFICIENT_INPUTS') continue;
+        throw new Uncraftable(e);
       }
     }
     return null;
@@ -354,7 +373,7 @@ export class WithdrawWorker implements Worker {
         // refused: unless the node has it anyway (sent before a crash and already mined), the order fails
         const seen = await node.status(r.tx_hash);
         if (seen.state === 'UNKNOWN') {
-          await this.failRejected(chain, r.id, outcome.reason);
+          await this.failRefused(chain, r.id, `the node refused the transaction: ${outcome.reason}`);
           continue;
         }
       }
@@ -372,13 +391,13 @@ export class WithdrawWorker implements Worker {
     return sent;
   }
 
-  private async failRejected(chain: ChainView, id: string, reason: string): Promise<void> {
+  private async failRefused(chain: ChainView, id: string, reason: string): Promise<void> {
     await this.sequelize.transaction(async (t) => {
       const [o] = await this.sequelize.query<OrderRow>(`${ORDER_SELECT} WHERE w.id = $1 FOR UPDATE OF w`, { bind: [id], type: QueryTypes.SELECT, transaction: t });
       if (!o || o.status !== 'PROCESSING') return;
       await this.sequelize.query(
         `UPDATE withdrawals SET status = 'FAILED', fail_reason = $2, finished_at = now(), updated_at = now() WHERE id = $1`,
-        { bind: [id, `the node refused the transaction: ${reason}`.slice(0, 256)], transaction: t },
+        { bind: [id, reason.slice(0, 256)], transaction: t },
       );
       if (o.sequence !== null) {
         // the sequence it held is unused now: hand it out again if nothing came after it, else the operator must fill the gap
@@ -397,7 +416,7 @@ export class WithdrawWorker implements Worker {
       notices.add(o, 'FAILED', o.tx_hash);
       await notices.flush(this.sequelize, t);
     });
-    this.logger.warn('withdrawal refused by the node', { chain: chain.code, id, reason });
+    this.logger.warn('withdrawal refused', { chain: chain.code, id, reason });
   }
 
   // ------------------------------------------------------------------ track
@@ -509,5 +528,13 @@ export class WithdrawWorker implements Worker {
   /** A node took this transaction now: the stuck clock starts again. */
   private async markSent(id: string, attempt: number, t?: Transaction): Promise<void> {
     await this.sequelize.query('UPDATE withdraw_transactions SET sent_at = now() WHERE withdrawal_id = $1 AND attempt = $2', { bind: [id, attempt], transaction: t });
+  }
+}
+
+/** The chain's crafter refused the order itself (not its inputs): it can never be paid as it is. */
+class Uncraftable extends Error {
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'Uncraftable';
   }
 }
