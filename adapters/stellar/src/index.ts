@@ -1,16 +1,21 @@
 import {
   AdapterConfigError, PLUGIN_API_VERSION, type AddressCodec,
-  type AdapterPlugin, type ChainAdapter, type ChainDefinition, type KeyPurpose, type KeySpec,
+  type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ChainEndpoint, type KeyPurpose, type KeySpec,
 } from '@wcs/core';
 import { stellarAddressFromPublicKey, validateStellarAddress } from './address';
 import { memoIdCodec } from './memo';
 import { createStellarScanner } from './scanner';
+import { StellarTransferCrafter, stellarChainPassphrase } from './transfer';
+import { StellarTransferNode } from './transfer-node';
 
 export { stellarAddressFromPublicKey, validateStellarAddress } from './address';
 export { MAX_MEMO_ID, MAX_MEMO_TEXT_BYTES, isMemoId, isMemoText, memoIdCodec, withdrawalMemoType } from './memo';
 export {
-  StellarTransferCrafter, stellarChainPassphrase, stellarNetworkPassphrase, type StellarTransferInput,
+  FEE_QUOTE_SEQUENCE, StellarTransferCrafter, stellarChainPassphrase, stellarNetworkPassphrase, type StellarTransferInput,
 } from './transfer';
+export {
+  StellarNodeError, StellarTransferNode, type StellarNodeErrorCode, type StellarNodeTransferInput, type StellarTransferNodeOptions,
+} from './transfer-node';
 export {
   STELLAR_DECIMALS, ScannerError, createStellarScanner, decodeOperationId, memoOfTransaction, parsePaymentOperation,
   type PaymentOperation, type RetryPolicy, type ScannerErrorCode, type StellarScannerOptions,
@@ -33,6 +38,14 @@ export function createStellarAdapter(chain: ChainDefinition): ChainAdapter {
       `@wcs/adapter-stellar serves family stellar (ed25519, memo); chain ${chain.code} is ${chain.family} (${chain.curve}, ${chain.addressing})`,
     );
   }
+  // Withdrawals sign for one network: without a known passphrase (a network name other than
+  // pubnet / testnet / futurenet and no options.networkPassphrase) the adapter scans but cannot pay out.
+  const passphrase = stellarChainPassphrase(chain);
+  const payouts = passphrase === null ? {} : {
+    transfers: new StellarTransferCrafter(passphrase),
+    // closed ledgers are final: an ingested transaction has the chain's confirmations at once
+    createTransferNode: (endpoint: ChainEndpoint) => new StellarTransferNode(endpoint, passphrase, { confirmations: Math.max(1, chain.confirmations) }),
+  };
   return Object.freeze({
     chain,
     addressing: 'memo' as const,
@@ -49,6 +62,7 @@ export function createStellarAdapter(chain: ChainDefinition): ChainAdapter {
     }),
     memo: memoIdCodec,
     createScanner: (endpoint) => createStellarScanner(endpoint),
+    ...payouts,
   } satisfies ChainAdapter);
 }
 

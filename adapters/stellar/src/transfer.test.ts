@@ -7,13 +7,13 @@ import { STELLAR_KEY_SPECS } from './index';
 import { StellarTransferCrafter, stellarChainPassphrase, stellarNetworkPassphrase, type StellarTransferInput } from './transfer';
 
 /** A test-side stand-in for KeyStore.sign on ed25519: signs the payload bytes as the message. */
-interface TestKey {
+export interface TestKey {
   readonly address: string;
   readonly publicKey: Uint8Array;
   sign(payload: Uint8Array): KeySignature;
 }
 
-function keyFromSeed(seed: Uint8Array): TestKey {
+export function keyFromSeed(seed: Uint8Array): TestKey {
   const kp = Keypair.fromRawEd25519Seed(Buffer.from(seed));
   return {
     address: kp.publicKey(),
@@ -23,22 +23,22 @@ function keyFromSeed(seed: Uint8Array): TestKey {
 }
 
 /** The hot key (account 1, index i) of the BIP-39 test mnemonic, at STELLAR_KEY_SPECS.hot. */
-function hotKey(index: number): TestKey {
+export function hotKey(index: number): TestKey {
   const path = fillPath(STELLAR_KEY_SPECS.hot.pathTemplate, 1, index);
   const key = keyFromSeed(slip10Ed25519(testSeed(), path));
   expect(Buffer.from(key.publicKey).equals(Buffer.from(testPublicKey('ed25519', path)))).to.equal(true);
   return key;
 }
 
-function request(from: TestKey, to: string, amount: bigint, sequence: bigint | undefined, memo: string | null = null, contract: string | null = null): TransferRequest {
+export function request(from: TestKey, to: string, amount: bigint, sequence: bigint | undefined, memo: string | null = null, contract: string | null = null): TransferRequest {
   return { from: from.address, fromPublicKey: { curve: 'ed25519', bytes: from.publicKey }, to, memo, contract, amount, ...(sequence === undefined ? {} : { sequence }) };
 }
 
-const signAndCombine = (crafter: StellarTransferCrafter, unsigned: UnsignedTransfer, key: TestKey) =>
+export const signAndCombine = (crafter: StellarTransferCrafter, unsigned: UnsignedTransfer, key: TestKey) =>
   crafter.combine(unsigned, unsigned.payloads.map((p) => key.sign(p)));
 
 /** The signed envelope decoded by the SDK. */
-function decoded(raw: Uint8Array, passphrase: string): Transaction {
+export function decoded(raw: Uint8Array, passphrase: string): Transaction {
   const tx = TransactionBuilder.fromXDR(Buffer.from(raw).toString('base64'), passphrase);
   expect(tx.constructor.name).to.equal('Transaction');
   return tx as Transaction;
@@ -165,7 +165,7 @@ describe('StellarTransferCrafter', () => {
       const muxedTo = StrKey.encodeMed25519PublicKey(Buffer.concat([Buffer.from(StrKey.decodeEd25519PublicKey(to)), Buffer.alloc(8, 1)]));
       const bad: Array<[string, () => unknown]> = [
         ['no sequence', () => pubnet.craft(request(from, to, 1n, undefined), { ...input })],
-        ['sequence 0', () => pubnet.craft(request(from, to, 1n, 0n), { ...input })],
+        ['negative sequence', () => pubnet.craft(request(from, to, 1n, -1n), { ...input })],
         ['sequence over int64', () => pubnet.craft(request(from, to, 1n, 1n << 63n), { ...input })],
         ['zero amount', () => pubnet.craft(request(from, to, 0n, 1n), { ...input })],
         ['amount over int64', () => pubnet.craft(request(from, to, 1n << 63n, 1n), { ...input })],
@@ -186,6 +186,17 @@ describe('StellarTransferCrafter', () => {
         ['no existence flag', () => pubnet.craft(request(from, to, 1n, 1n), { baseFee: '100', maxTime: '1767225600' })],
       ];
       for (const [why, f] of bad) expect(f, why).to.throw(/Stellar transfer/);
+    });
+
+    it('crafts the service\'s fee quote (sequence 0, to the hot wallet itself) for its maxFee, and never combines it', () => {
+      // server/src/withdrawals/hot-wallets.ts quoteRequest: to = the hot wallet, memo null, amount 1, sequence 0
+      for (const [contract, exists] of [[null, true], [null, false], [`USDC:${to}`, true]] as const) {
+        const quote = pubnet.craft(request(from, from.address, 1n, 0n, null, contract), { ...input, baseFee: '300', destinationExists: exists });
+        expect(quote.maxFee).to.equal(300n);
+        expect(() => signAndCombine(pubnet, quote, from)).to.throw(/fee quote/);
+      }
+      // with a real sequence a transfer to the hot wallet itself is still refused
+      expect(() => pubnet.craft(request(from, from.address, 1n, 1n), { ...input })).to.throw(/hot wallet itself/);
     });
 
     it('combine refuses a wrong, foreign or malformed signature', () => {

@@ -19,6 +19,13 @@ const INT64_MAX = (1n << 63n) - 1n;
 const UINT32_MAX = 4294967295n;
 const UINT64_MAX = (1n << 64n) - 1n;
 
+/**
+ * The sequence of the service's fee quote: it crafts a transfer to the hot wallet itself with
+ * sequence 0 only to read maxFee. craft() accepts that shape (a transfer to the hot wallet itself
+ * is allowed only with it); combine() refuses it, so it can never be signed and sent.
+ */
+export const FEE_QUOTE_SEQUENCE = 0n;
+
 /** The network passphrase of a catalogue network name (pubnet, testnet, futurenet), or null. */
 export function stellarNetworkPassphrase(network: string): string | null {
   switch (network) {
@@ -124,14 +131,16 @@ export class StellarTransferCrafter implements TransferCrafter {
     if (target.normalized !== request.to) fail('to is not in canonical form');
     const muxed = request.to.startsWith('M');
     const destinationAccount = muxed ? StrKey.encodeEd25519PublicKey(StrKey.decodeMed25519PublicKey(request.to).subarray(0, 32)) : request.to;
-    if (destinationAccount === source) fail('the destination is the hot wallet itself');
     if (typeof request.amount !== 'bigint' || request.amount <= 0n || request.amount > INT64_MAX) {
       throw new RangeError('Stellar transfer: amount must be a bigint in 1..2^63-1 stroops');
     }
     const sequence = request.sequence;
-    if (typeof sequence !== 'bigint' || sequence < 1n || sequence > INT64_MAX) {
-      throw new RangeError('Stellar transfer: request.sequence (the allocated sequence number) must be a bigint in 1..2^63-1');
+    if (typeof sequence !== 'bigint' || sequence < 0n || sequence > INT64_MAX) {
+      throw new RangeError('Stellar transfer: request.sequence (the allocated sequence number; 0 for a fee quote) must be a bigint in 0..2^63-1');
     }
+    // Sequence 0 is the service's fee quote (a transfer to the hot wallet itself, never signed):
+    // no account's next sequence is 0, and combine() refuses it.
+    if (destinationAccount === source && sequence !== FEE_QUOTE_SEQUENCE) fail('the destination is the hot wallet itself');
     const baseFee = decimalField(input, 'baseFee', 100n, UINT32_MAX); // 100 stroops: the network minimum
     const minTime = decimalField(input, 'minTime', 0n, UINT64_MAX, 0n);
     const maxTime = decimalField(input, 'maxTime', 1n, UINT64_MAX);
@@ -186,6 +195,7 @@ export class StellarTransferCrafter implements TransferCrafter {
     if (state.networkPassphrase !== this.networkPassphrase) fail('the transfer was crafted for another network');
     const tx = sdk.TransactionBuilder.fromXDR(state.envelope, state.networkPassphrase);
     if (!(tx instanceof sdk.Transaction) || tx.signatures.length !== 0) fail('the state is not an unsigned transaction');
+    if (tx.sequence === FEE_QUOTE_SEQUENCE.toString()) fail('a fee quote (sequence 0) is never signed');
     const hash = tx.hash();
     if (unsigned.payloads.length !== 1 || Buffer.compare(Buffer.from(unsigned.payloads[0]!), hash) !== 0) fail('the payload is not the hash of the state\'s transaction');
     if (signatures.length !== 1) fail(`one signature expected, got ${signatures.length}`);
