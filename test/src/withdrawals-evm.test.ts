@@ -338,15 +338,20 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
   });
 
   it('risk rules: blocklist and limits fail the order with a callback; over the threshold waits for `wcs withdraw approve|reject`', async () => {
-    const v = expectOk(await client.post('/api/v1/wallet/address/validate', { chainCode: 'ETH', address: fresh() })) as { normalizedAddress: string };
-    const blocked = v.normalizedAddress;
-    await q(`INSERT INTO withdraw_address_rules (application_id, chain_id, address, kind) VALUES ($1, $2, $3, 'BLOCK')`, [app.id, ETH_TEST_CHAIN_ID, blocked]);
-    await q(`INSERT INTO withdraw_limits (application_id, chain_token_id, per_order_max, approval_threshold) VALUES ($1, $2, $3, $4)`, [app.id, ETH_TOKEN_ID, (5n * ETHER).toString(), (2n * ETHER).toString()]);
     const env = { ...process.env, ...testEnv(db.url, { WCS_CONFIG: configFile }) };
+    const cli = async (args: string[]) => cliJson([...args, '--json'], await runCli([...args, '--json'], env));
+    const blocked = fresh(); // written in lower case; the rule keeps the canonical (EIP-55) form, as orders do
+    await cli(['withdraw', 'block', 'ETH', blocked, '--app', String(app.id)]);
+    const set = await cli(['withdraw', 'limits', '--app', String(app.id), '--token', String(ETH_TOKEN_ID), '--per-order', '5', '--approval-over', '2']) as {
+      limits: Array<{ chainTokenId: number; perOrderMax: string | null; dailyMax: string | null; approvalThreshold: string | null }>; addresses: Array<{ kind: string; address: string }>;
+    };
+    expect(set.limits).to.deep.equal([{ chainCode: 'ETH', chainTokenId: ETH_TOKEN_ID, token: 'ETH', perOrderMax: '5', dailyMax: null, approvalThreshold: '2' }]);
+    expect(set.addresses.map((a) => [a.kind, a.address.toLowerCase()])).to.deep.equal([['BLOCK', blocked]]);
+    expect((await runCli(['withdraw', 'limits', '--app', String(app.id), '--token', String(ETH_TOKEN_ID), '--daily', '1.0000000000000000001'], env)).code).to.not.equal(0);
     const over = expectOk(await client.post(CREATE, item({ amount: '6' }))) as Withdraw;
     const high1 = expectOk(await client.post(CREATE, item({ amount: '3' }))) as Withdraw;
     const high2 = expectOk(await client.post(CREATE, item({ amount: '3' }))) as Withdraw;
-    const toBlocked = expectOk(await client.post(CREATE, item({ toAddress: blocked.toLowerCase(), amount: '0.5' }))) as Withdraw;
+    const toBlocked = expectOk(await client.post(CREATE, item({ toAddress: blocked, amount: '0.5' }))) as Withdraw;
     const blockedDone = await waitStatus(toBlocked.id, 'FAILED');
     expect(blockedDone).to.include({ riskLevel: 'BLOCKED', riskReason: 'DESTINATION_BLOCKED', txHash: null });
     const overDone = await waitStatus(over.id, 'FAILED');
@@ -368,6 +373,43 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
     const rejected = await waitStatus(high2.id, 'FAILED');
     expect(rejected.failReason).to.equal('rejected by the operator: not this user');
     expect(rejected.txHash).to.equal(null);
+  });
+
+  it('risk rules: the daily limit counts the day\'s orders that did not fail; allowlist-only refuses destinations not on the list', async () => {
+    const env = { ...process.env, ...testEnv(db.url, { WCS_CONFIG: configFile }) };
+    const cli = async (args: string[]) => cliJson([...args, '--json'], await runCli([...args, '--json'], env));
+    const other = await svc.storage.applications.create({ name: 'daily', environment: 'test', chains: ['ETH'] });
+    const c = new SigningClient(svc.url, { apiKey: other.apiKey, apiSecret: other.apiSecret });
+    await cli(['withdraw', 'limits', '--app', String(other.id), '--token', String(TOKEN_ID), '--daily', '10']);
+    const r = await pollUntil(() => q<{ address: string }>('SELECT address FROM hot_wallets WHERE application_id = $1 AND chain_id = $2', [other.id, ETH_TEST_CHAIN_ID]), (rows) => rows.length === 1, 30_000, 100);
+    const otherHot = r.result[0]!.address;
+    await sendNative(anvil.url, otherHot, 10n * ETHER);
+    await mintErc20(anvil.url, token, otherHot, 100n * ETHER);
+    const read = await pollUntil(
+      () => q<{ n: number }>(`SELECT count(*)::int AS n FROM hot_wallet_balances b JOIN hot_wallets h ON h.id = b.hot_wallet_id
+                               WHERE h.application_id = $1 AND b.chain_token_id = ANY($2::int[]) AND b.on_chain > 0`, [other.id, [ETH_TOKEN_ID, TOKEN_ID]]),
+      (rows) => rows[0]!.n === 2, 30_000, 100);
+    expect(read.ok, 'the ledger read the second hot wallet').to.equal(true);
+    const place = async (amount: string, to = fresh()) => (expectOk(await c.post(CREATE, item({ chainTokenId: TOKEN_ID, amount, toAddress: to }))) as Withdraw).id;
+    const a = await place('6');
+    const b = await place('4');
+    const d = await place('0.000000000000000001'); // one base unit over the day's 10
+    const [wa, wb, wd] = await Promise.all([a, b, d].map((id) => pollUntil(async () => expectOk(await c.get(`${GET}?id=${id}`)) as Withdraw, (w) => w.riskLevel !== null, 30_000, 100)));
+    expect([wa!.result.riskLevel, wb!.result.riskLevel]).to.deep.equal(['LOW', 'LOW']);
+    expect(wd!.result).to.include({ riskLevel: 'BLOCKED', riskReason: 'DAILY_LIMIT_EXCEEDED', status: 'FAILED' });
+    expect(wd!.result.failReason).to.match(/daily limit of 10/);
+    await cli(['withdraw', 'allowlist-only', 'on', '--app', String(other.id)]);
+    const allowed = fresh();
+    await cli(['withdraw', 'allow', 'ETH', allowed, '--app', String(other.id)]);
+    await cli(['withdraw', 'limits', '--app', String(other.id), '--token', String(TOKEN_ID)]); // limits removed
+    const ok = await place('1', allowed);
+    const no = await place('1');
+    const [wok, wno] = await Promise.all([ok, no].map((id) => pollUntil(async () => expectOk(await c.get(`${GET}?id=${id}`)) as Withdraw, (w) => w.riskLevel !== null, 30_000, 100)));
+    expect(wok!.result.riskLevel).to.equal('LOW');
+    expect(wno!.result).to.include({ riskLevel: 'BLOCKED', riskReason: 'DESTINATION_NOT_ALLOWED', status: 'FAILED' });
+    const shown = await cli(['withdraw', 'rules', '--app', String(other.id)]) as { allowlistOnly: boolean; limits: unknown[]; addresses: Array<{ kind: string }> };
+    expect(shown).to.deep.include({ allowlistOnly: true, limits: [] });
+    expect(shown.addresses.map((x) => x.kind)).to.deep.equal(['ALLOW']);
   });
 
   it('withdraw/get: by id or appOrderNo, only the caller\'s orders, exactly one selector', async () => {

@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { isKeyStoreError, isWcsError, ENVIRONMENTS, formatLocalDateTime } from '@wcs/core';
+import { isKeyStoreError, isWcsError, ENVIRONMENTS, formatLocalDateTime, type AdapterRegistry } from '@wcs/core';
 import { loadConfig, ConfigError, type ServiceConfig } from '../config/config';
 import { createLogger, type Logger } from '../config/logger';
 import { openStorage, WcsService, type StorageHandle } from '../service';
@@ -8,6 +8,7 @@ import type { CallbackService } from '../callbacks/callback-service';
 import type { RechargeService } from '../deposits/recharge-service';
 import { WithdrawWorker } from '../withdrawals/withdraw-worker';
 import { hotWalletReport } from '../withdrawals/hot-wallets';
+import { RiskRules, type RiskRulesView } from '../withdrawals/risk-rules';
 import { TOKENS } from '../container';
 import { generateMasterKeyText } from '../crypto/secret-box';
 import { resolveCatalogue } from '../catalogue/catalogue';
@@ -352,6 +353,63 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     });
 
   const withdraw = program.command('withdraw').description('withdrawals: the operator\'s side');
+  const rules = (s: StorageHandle) => new RiskRules(s.database.sequelize, s.catalogue, s.container.resolve<AdapterRegistry>(TOKENS.AdapterRegistry));
+  withdraw
+    .command('limits')
+    .description('set one token\'s withdrawal limits for an application (decimal amounts of the token; leave all out to remove them)')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .requiredOption('--token <chainTokenId>', 'the token (wcs chains lists ids)', parseId)
+    .option('--per-order <amount>', 'largest single order; above it the order ends FAILED (PER_ORDER_LIMIT_EXCEEDED)')
+    .option('--daily <amount>', 'most per UTC day over the application\'s orders of the token (DAILY_LIMIT_EXCEEDED)')
+    .option('--approval-over <amount>', 'orders above it wait for wcs withdraw approve|reject (riskLevel HIGH)')
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; token: number; perOrder?: string; daily?: string; approvalOver?: string; json?: boolean }) => {
+      setJson(o);
+      const view = await withStorage(async (s) => {
+        await rules(s).setLimits(o.app, o.token, { perOrderMax: o.perOrder ?? null, dailyMax: o.daily ?? null, approvalThreshold: o.approvalOver ?? null });
+        return rules(s).show(o.app);
+      });
+      emit(view, () => describeRules(view));
+    });
+  for (const [verb, kind, remove] of [['block', 'BLOCK', false], ['unblock', 'BLOCK', true], ['allow', 'ALLOW', false], ['disallow', 'ALLOW', true]] as const) {
+    withdraw
+      .command(`${verb} <chainCode> <address>`)
+      .description(`${remove ? 'take a destination off' : 'put a destination on'} the application's ${kind === 'BLOCK' ? 'blocklist' : 'allowlist'} for withdrawals`)
+      .requiredOption('--app <id>', 'application id', parseId)
+      .addOption(jsonOpt())
+      .action(async (chainCode: string, address: string, o: { app: number; json?: boolean }) => {
+        setJson(o);
+        const view = await withStorage(async (s) => {
+          await rules(s).setAddress(o.app, chainCode, address, kind, remove);
+          return rules(s).show(o.app);
+        });
+        emit(view, () => describeRules(view));
+      });
+  }
+  withdraw
+    .command('allowlist-only <onOrOff>')
+    .description('on: the application pays out only to allowlisted destinations (others end FAILED, DESTINATION_NOT_ALLOWED)')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .addOption(jsonOpt())
+    .action(async (onOrOff: string, o: { app: number; json?: boolean }) => {
+      setJson(o);
+      if (onOrOff !== 'on' && onOrOff !== 'off') throw new ConfigError(`allowlist-only: say on or off, got "${onOrOff}"`);
+      const view = await withStorage(async (s) => {
+        await rules(s).setAllowlistOnly(o.app, onOrOff === 'on');
+        return rules(s).show(o.app);
+      });
+      emit(view, () => describeRules(view));
+    });
+  withdraw
+    .command('rules')
+    .description('show an application\'s withdrawal risk rules')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; json?: boolean }) => {
+      setJson(o);
+      const view = await withStorage((s) => rules(s).show(o.app));
+      emit(view, () => describeRules(view));
+    });
   for (const [verb, approve] of [['approve', true], ['reject', false]] as const) {
     withdraw
       .command(`${verb} <id>`)
@@ -399,4 +457,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     if (!known && env.WCS_DEBUG) io.err(String((e as Error)?.stack ?? e));
     return 1;
   }
+}
+
+function describeRules(v: RiskRulesView): string {
+  const lines = [`application ${v.applicationId}: allowlist-only ${v.allowlistOnly ? 'on' : 'off'}`];
+  for (const l of v.limits) lines.push(`  ${l.chainCode} ${l.token}#${l.chainTokenId}: per order ${l.perOrderMax ?? '-'}, daily ${l.dailyMax ?? '-'}, approval over ${l.approvalThreshold ?? '-'}`);
+  for (const a of v.addresses) lines.push(`  ${a.kind === 'BLOCK' ? 'blocked' : 'allowed'} on ${a.chainCode}: ${a.address}`);
+  return lines.join('\n');
 }
