@@ -8,6 +8,9 @@ import { raiseAlert } from '../deposits/scan-lease';
 import type { HotWalletLedger, HotWallets } from './hot-wallets';
 import type { WithdrawStatus } from './withdraw-service';
 
+/** Transactions signed for one order at most (the first, fee bumps, re-signings after expiry). */
+const MAX_ATTEMPTS = 10;
+
 const WITHDRAW_NOTICES: NoticeTable = { table: 'withdraw_notices', recordColumn: 'withdrawal_id', stateColumn: 'status', bizType: 'WITHDRAW' };
 
 /** riskLevel values (docs/withdrawals.md). */
@@ -453,13 +456,26 @@ export class WithdrawWorker implements Worker {
       if (!pending) {
         // unknown to the node (dropped, or the node restarted): the same bytes again
         const outcome = await node.broadcast({ txHash: newest.tx_hash, raw: Buffer.from(newest.raw, 'hex') });
-        if (outcome.outcome === 'REJECTED') this.logger.warn('re-broadcast refused', { chain: chain.code, id: r.id, reason: outcome.reason });
-        else await this.markSent(r.id, newest.attempt);
+        if (outcome.outcome !== 'REJECTED') {
+          await this.markSent(r.id, newest.attempt);
+          continue;
+        }
+        this.logger.warn('re-broadcast refused', { chain: chain.code, id: r.id, reason: outcome.reason });
+        // sequence chains: a transaction unknown to the node that it now refuses has expired
+        // (XRP LastLedgerSequence, Stellar time bounds) and can never apply: the order's sequence
+        // is still unused, so it is crafted again on a fresh input at the same sequence (at most
+        // one transaction per sequence can apply). Elsewhere the refusal stands: the operator looks.
+        if (adapter.spendModel === 'sequence' && r.txs.length < MAX_ATTEMPTS) {
+          await this.resign(chain, r.id, await node.transferInput(await this.requestOf(chain, r.id)));
+        }
         continue;
       }
       const age = Date.now() - new Date(newest.sent_at).getTime();
       const cap = this.config.feeCaps.get(`${chain.environment}:${chain.code}`);
-      if (age > this.config.stuckMs && cap !== undefined && adapter.transfers?.bumpFee) await this.replace(chain, r.id, newest.input, cap);
+      if (age > this.config.stuckMs && cap !== undefined && adapter.transfers?.bumpFee && r.txs.length < MAX_ATTEMPTS) {
+        const bumped = adapter.transfers.bumpFee(newest.input, this.config.bumpPercent, cap);
+        if (bumped !== null) await this.resign(chain, r.id, bumped);
+      }
     }
     return moved;
   }
@@ -492,19 +508,27 @@ export class WithdrawWorker implements Worker {
     });
   }
 
-  /** A stuck transaction replaced at the same sequence with a higher fee, within the cap. */
-  private async replace(chain: ChainView, id: string, input: TransferInput, cap: bigint): Promise<void> {
-    const adapter = this.registry.forChain(chain);
-    const bumped = adapter.transfers!.bumpFee!(input, this.config.bumpPercent, cap);
-    if (bumped === null) return;
-    const node = this.ledger.node(chain);
+  /** The order's transfer request at its allocated sequence (sequence chains). */
+  private async requestOf(chain: ChainView, id: string): Promise<TransferRequest> {
     const [o] = await this.sequelize.query<OrderRow>(`${ORDER_SELECT} WHERE w.id = $1`, { bind: [id], type: QueryTypes.SELECT });
-    if (!o || o.sequence === null) return;
+    if (!o || o.sequence === null) throw new Error(`withdrawal ${id} has no sequence to sign again at`);
     const wallet = await this.wallets.ensure(o.application_id, chain);
+    const fromPublicKey = await this.keyStore().getPublicKey(wallet.ref);
+    return { from: wallet.address, fromPublicKey, to: o.to_address, memo: o.memo, contract: o.contract, amount: BigInt(o.amount), sequence: BigInt(o.sequence) };
+  }
+
+  /**
+   * A new transaction for the order at its same sequence, on `input` (fees raised for a stuck
+   * one, or fresh for an expired one): stored as the next attempt, then sent. Only one
+   * transaction per sequence can ever apply, so the order is still paid at most once.
+   */
+  private async resign(chain: ChainView, id: string, input: TransferInput): Promise<void> {
+    const adapter = this.registry.forChain(chain);
+    const request = await this.requestOf(chain, id);
+    const [o] = await this.sequelize.query<{ application_id: number }>('SELECT application_id FROM withdrawals WHERE id = $1', { bind: [id], type: QueryTypes.SELECT });
+    const wallet = await this.wallets.ensure(o!.application_id, chain);
     const keyStore = this.keyStore();
-    const fromPublicKey = await keyStore.getPublicKey(wallet.ref);
-    const request: TransferRequest = { from: wallet.address, fromPublicKey, to: o.to_address, memo: o.memo, contract: o.contract, amount: BigInt(o.amount), sequence: BigInt(o.sequence) };
-    const unsigned = adapter.transfers!.craft(request, bumped);
+    const unsigned = adapter.transfers!.craft(request, input);
     const signatures = [];
     for (const p of unsigned.payloads) signatures.push(await keyStore.sign(wallet.ref, p));
     const tx = adapter.transfers!.combine(unsigned, signatures);
@@ -512,17 +536,15 @@ export class WithdrawWorker implements Worker {
       await this.sequelize.query(
         `INSERT INTO withdraw_transactions (withdrawal_id, attempt, tx_hash, raw_tx, transfer_input, max_fee)
          SELECT $1, coalesce(max(attempt), 0) + 1, $2, $3, $4::jsonb, $5::numeric FROM withdraw_transactions WHERE withdrawal_id = $1`,
-        { bind: [id, tx.txHash, Buffer.from(tx.raw), JSON.stringify(bumped as JsonValue), unsigned.maxFee.toString()], transaction: t },
+        { bind: [id, tx.txHash, Buffer.from(tx.raw), JSON.stringify(input as JsonValue), unsigned.maxFee.toString()], transaction: t },
       );
       await this.sequelize.query('UPDATE withdrawals SET fee = GREATEST(fee, $2::numeric), updated_at = now() WHERE id = $1', { bind: [id, unsigned.maxFee.toString()], transaction: t });
     });
-    const outcome = await node.broadcast(tx);
+    const outcome = await this.ledger.node(chain).broadcast(tx);
     if (outcome.outcome !== 'REJECTED') {
-      await this.sequelize.query(
-        'UPDATE withdraw_transactions SET sent_at = now() WHERE withdrawal_id = $1 AND tx_hash = $2', { bind: [id, tx.txHash] },
-      );
+      await this.sequelize.query('UPDATE withdraw_transactions SET sent_at = now() WHERE withdrawal_id = $1 AND tx_hash = $2', { bind: [id, tx.txHash] });
     }
-    this.logger.warn('stuck withdrawal replaced with a higher fee', { chain: chain.code, id, txHash: tx.txHash, outcome: outcome.outcome });
+    this.logger.warn('withdrawal signed again at its sequence', { chain: chain.code, id, txHash: tx.txHash, outcome: outcome.outcome });
   }
 
   /** A node took this transaction now: the stuck clock starts again. */
