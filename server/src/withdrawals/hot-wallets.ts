@@ -23,6 +23,9 @@ export interface HotWallet {
  * key, so the hot address is the same string on each of them, with a ledger per chain.
  */
 export class HotWallets {
+  /** Hot wallet rows never change once written: kept per (application, chain). */
+  private readonly known = new Map<string, HotWallet>();
+
   constructor(
     private readonly sequelize: Sequelize,
     private readonly registry: AdapterRegistry,
@@ -30,6 +33,16 @@ export class HotWallets {
   ) {}
 
   async ensure(applicationId: number, chain: ChainDefinition): Promise<HotWallet> {
+    const key = `${applicationId}/${chain.id}`;
+    let wallet = this.known.get(key);
+    if (!wallet) {
+      wallet = await this.load(applicationId, chain);
+      this.known.set(key, wallet);
+    }
+    return wallet;
+  }
+
+  private async load(applicationId: number, chain: ChainDefinition): Promise<HotWallet> {
     const adapter = this.registry.forChain(chain);
     const ref = hotKeyRef(applicationId, adapter);
     const existing = await this.sequelize.query<{ id: number; address: string }>(

@@ -1,11 +1,11 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { formatUnits, type AdapterRegistry, type ChainAdapter, type JsonValue, type KeyStore, type TransferInput, type TransferNode, type TransferRequest } from '@wcs/core';
+import { formatUnits, type AdapterRegistry, type ChainAdapter, type JsonValue, type KeyStore, type SignedTransaction, type TransferInput, type TransferNode, type TransferRequest, type UnsignedTransfer } from '@wcs/core';
 import { OutboxNotices, type NoticeTable } from '../callbacks/outbox';
 import type { ChainView } from '../catalogue/catalogue';
 import type { Logger } from '../config/logger';
 import type { Worker } from '../workers/worker';
 import { raiseAlert } from '../deposits/scan-lease';
-import type { HotWalletLedger, HotWallets } from './hot-wallets';
+import type { HotWallet, HotWalletLedger, HotWallets } from './hot-wallets';
 import type { WithdrawStatus } from './withdraw-service';
 
 /** Transactions signed for one order at most (the first, fee bumps, re-signings after expiry). */
@@ -290,9 +290,7 @@ export class WithdrawWorker implements Worker {
       } catch (e) {
         throw new Uncraftable(e);
       }
-      const signatures = [];
-      for (const p of unsigned.payloads) signatures.push(await keyStore.sign(wallet.ref, p));
-      const tx = adapter.transfers!.combine(unsigned, signatures);
+      const tx = await signTransfer(adapter, keyStore, wallet, unsigned);
       await this.sequelize.query(
         `UPDATE withdrawals SET sequence = $2, tx_hash = $3, fee = $4::numeric, signed_at = now(), updated_at = now() WHERE id = $1`,
         { bind: [id, request.sequence?.toString() ?? null, tx.txHash, unsigned.maxFee.toString()], transaction: t },
@@ -466,7 +464,8 @@ export class WithdrawWorker implements Worker {
         // is still unused, so it is crafted again on a fresh input at the same sequence (at most
         // one transaction per sequence can apply). Elsewhere the refusal stands: the operator looks.
         if (adapter.spendModel === 'sequence' && r.txs.length < MAX_ATTEMPTS) {
-          await this.resign(chain, r.id, await node.transferInput(await this.requestOf(chain, r.id)));
+          const known = await this.requestOf(chain, r.id);
+          await this.resign(chain, r.id, await node.transferInput(known.request), known);
         }
         continue;
       }
@@ -508,13 +507,13 @@ export class WithdrawWorker implements Worker {
     });
   }
 
-  /** The order's transfer request at its allocated sequence (sequence chains). */
-  private async requestOf(chain: ChainView, id: string): Promise<TransferRequest> {
+  /** The order's transfer request at its allocated sequence (sequence chains), and its hot wallet. */
+  private async requestOf(chain: ChainView, id: string): Promise<{ request: TransferRequest; wallet: HotWallet }> {
     const [o] = await this.sequelize.query<OrderRow>(`${ORDER_SELECT} WHERE w.id = $1`, { bind: [id], type: QueryTypes.SELECT });
     if (!o || o.sequence === null) throw new Error(`withdrawal ${id} has no sequence to sign again at`);
     const wallet = await this.wallets.ensure(o.application_id, chain);
     const fromPublicKey = await this.keyStore().getPublicKey(wallet.ref);
-    return { from: wallet.address, fromPublicKey, to: o.to_address, memo: o.memo, contract: o.contract, amount: BigInt(o.amount), sequence: BigInt(o.sequence) };
+    return { wallet, request: { from: wallet.address, fromPublicKey, to: o.to_address, memo: o.memo, contract: o.contract, amount: BigInt(o.amount), sequence: BigInt(o.sequence) } };
   }
 
   /**
@@ -522,16 +521,11 @@ export class WithdrawWorker implements Worker {
    * one, or fresh for an expired one): stored as the next attempt, then sent. Only one
    * transaction per sequence can ever apply, so the order is still paid at most once.
    */
-  private async resign(chain: ChainView, id: string, input: TransferInput): Promise<void> {
+  private async resign(chain: ChainView, id: string, input: TransferInput, known?: { request: TransferRequest; wallet: HotWallet }): Promise<void> {
     const adapter = this.registry.forChain(chain);
-    const request = await this.requestOf(chain, id);
-    const [o] = await this.sequelize.query<{ application_id: number }>('SELECT application_id FROM withdrawals WHERE id = $1', { bind: [id], type: QueryTypes.SELECT });
-    const wallet = await this.wallets.ensure(o!.application_id, chain);
-    const keyStore = this.keyStore();
+    const { request, wallet } = known ?? (await this.requestOf(chain, id));
     const unsigned = adapter.transfers!.craft(request, input);
-    const signatures = [];
-    for (const p of unsigned.payloads) signatures.push(await keyStore.sign(wallet.ref, p));
-    const tx = adapter.transfers!.combine(unsigned, signatures);
+    const tx = await signTransfer(adapter, this.keyStore(), wallet, unsigned);
     await this.sequelize.transaction(async (t) => {
       await this.sequelize.query(
         `INSERT INTO withdraw_transactions (withdrawal_id, attempt, tx_hash, raw_tx, transfer_input, max_fee)
@@ -559,4 +553,11 @@ class Uncraftable extends Error {
     super(cause instanceof Error ? cause.message : String(cause), { cause });
     this.name = 'Uncraftable';
   }
+}
+
+/** Only the KeyStore signs: each payload the adapter crafted, then the adapter combines. */
+async function signTransfer(adapter: ChainAdapter, keyStore: KeyStore, wallet: HotWallet, unsigned: UnsignedTransfer): Promise<SignedTransaction> {
+  const signatures = [];
+  for (const p of unsigned.payloads) signatures.push(await keyStore.sign(wallet.ref, p));
+  return adapter.transfers!.combine(unsigned, signatures);
 }
