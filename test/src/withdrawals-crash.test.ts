@@ -13,16 +13,16 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'pg';
-import { anvilRpc, mine, sendNative, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
+import { anvilRpc, sendNative, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
 import { WcsService } from '@wcs/server';
 import { createTestDatabase, freePort, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
 import { SigningClient } from './client/signing-client';
+import { freshEvmAddress, settleOnAnvil, waitForHotWallet } from './support/payouts';
 import { expectOk, pollUntil } from './support/expect';
 import { WcsProcess } from './support/processes';
 
 const CREATE = '/api/v1/wallet/withdraw/create';
-const GET = '/api/v1/wallet/withdraw/get';
 const ETH_TEST_CHAIN_ID = 102;
 const ETH_TOKEN_ID = 10200;
 const ETHER = 10n ** 18n;
@@ -96,7 +96,7 @@ describe('withdrawals: kill -9 of the payout worker around the broadcast (one on
   let workers: WcsProcess | null = null;
   let hot: string;
   const q = async <T>(text: string, params: unknown[] = []): Promise<T[]> => (await pool.query(text, params)).rows as T[];
-  const fresh = () => `0x${[...Array(40)].map(() => '0123456789abcdef'[Math.floor(Math.random() * 16)]).join('')}`;
+  const fresh = freshEvmAddress;
   const startWorkers = async () => {
     const env = { ...process.env, ...testEnv(db.url, { WCS_RPC_TEST_ETH: relayUrl, WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_RPC_TIMEOUT_MS: '60000' }) };
     workers = WcsProcess.spawn(['start', '--workers-only'], env, await freePort());
@@ -108,14 +108,7 @@ describe('withdrawals: kill -9 of the payout worker around the broadcast (one on
   };
   const nonce = async () => BigInt(await anvilRpc<string>(anvil.url, 'eth_getTransactionCount', [hot, 'latest']));
   const signedTxs = (id: number) => q<{ attempt: number; tx_hash: string }>('SELECT attempt, tx_hash FROM withdraw_transactions WHERE withdrawal_id = $1 ORDER BY attempt', [id]);
-  const settle = async (id: number) => {
-    const r = await pollUntil(async () => {
-      await mine(anvil.url, 1);
-      return expectOk(await client.get(`${GET}?id=${id}`)) as { status: string; txHash: string | null };
-    }, (w) => w.status === 'SUCCESS' || w.status === 'FAILED', 60_000, 200);
-    expect(r.result.status, JSON.stringify(r.result)).to.equal('SUCCESS');
-    return r.result;
-  };
+  const settle = (id: number) => settleOnAnvil<{ status: string; txHash: string | null }>(client, anvil.url, id);
 
   before(async () => {
     anvil = await startAnvil({ chainId: 11155111 });
@@ -128,9 +121,7 @@ describe('withdrawals: kill -9 of the payout worker around the broadcast (one on
     app = await api.storage.applications.create({ name: 'crash', environment: 'test', chains: ['ETH'] });
     client = new SigningClient(api.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
     await startWorkers();
-    const r = await pollUntil(() => q<{ address: string }>('SELECT address FROM hot_wallets WHERE application_id = $1 AND chain_id = $2', [app.id, ETH_TEST_CHAIN_ID]), (rows) => rows.length === 1, 60_000, 100);
-    expect(r.ok, `the worker made the hot wallet: ${workers?.describe()}`).to.equal(true);
-    hot = r.result[0]!.address;
+    hot = await waitForHotWallet(q, app.id, ETH_TEST_CHAIN_ID);
     await sendNative(anvil.url, hot, 100n * ETHER);
     const funded = await pollUntil(
       () => q<{ on_chain: string }>(`SELECT b.on_chain::text AS on_chain FROM hot_wallet_balances b JOIN hot_wallets h ON h.id = b.hot_wallet_id WHERE h.id IN (SELECT id FROM hot_wallets WHERE application_id = $1) AND b.chain_token_id = $2`, [app.id, ETH_TOKEN_ID]),

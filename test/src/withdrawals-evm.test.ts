@@ -18,6 +18,7 @@ import type { CreatedApplication } from '@wcs/server';
 import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
+import { freshEvmAddress, settleOnAnvil, waitForFunded, waitForHotWallet } from './support/payouts';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { Codes, expectError, expectOk, pollUntil } from './support/expect';
 import { cliJson, runCli } from './support/processes';
@@ -60,7 +61,7 @@ interface ItemResult { appOrderNo: string | null; success: boolean; withdraw: Wi
 interface BatchResult { total: number; successCount: number; failedCount: number; items: ItemResult[] }
 interface WithdrawEvent { event: string; id: number; applicationId: number; appOrderNo: string; chainId: number; chainTokenId: number; toAddress: string; amount: string; txHash: string; status: string }
 
-const fresh = () => `0x${[...Array(40)].map(() => '0123456789abcdef'[Math.floor(Math.random() * 16)]).join('')}`;
+const fresh = freshEvmAddress;
 
 describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', function () {
   this.timeout(300_000);
@@ -85,14 +86,7 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
     return r.result;
   };
   /** Mines blocks until the order reaches its final status (the payout worker needs MIN_CONF). */
-  const settle = async (id: number, status: 'SUCCESS' | 'FAILED'): Promise<Withdraw> => {
-    const r = await pollUntil(async () => {
-      await mine(anvil.url, 1);
-      return get(id);
-    }, (w) => w.status === 'SUCCESS' || w.status === 'FAILED', 60_000, 150);
-    expect(r.result.status, JSON.stringify(r.result)).to.equal(status);
-    return r.result;
-  };
+  const settle = (id: number, status: 'SUCCESS' | 'FAILED'): Promise<Withdraw> => settleOnAnvil<Withdraw>(client, anvil.url, id, status, 150);
   const ledgerRead = async (): Promise<Date> => (await q<{ t: Date }>('SELECT max(observed_at) AS t FROM hot_wallet_balances b JOIN hot_wallets h ON h.id = b.hot_wallet_id WHERE h.chain_id = $1', [ETH_TEST_CHAIN_ID]))[0]!.t;
   /** Waits for a ledger reading that began after now (it reflects what happened before). */
   const freshLedger = async () => {
@@ -117,9 +111,7 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
     app = await svc.storage.applications.create({ name: 'payouts', environment: 'test', chains: ['ETH', 'BTC'] });
     await svc.storage.applications.setCallback(app.id, 'WITHDRAW', receiver.url('/merchant/withdraw'));
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
-    const r = await pollUntil(() => q<{ address: string }>('SELECT address FROM hot_wallets WHERE application_id = $1 AND chain_id = $2', [app.id, ETH_TEST_CHAIN_ID]), (rows) => rows.length === 1, 30_000, 100);
-    expect(r.ok, 'the worker made the hot wallet').to.equal(true);
-    hot = r.result[0]!.address;
+    hot = await waitForHotWallet(q, app.id, ETH_TEST_CHAIN_ID, 30_000);
   });
 
   after(async () => {
@@ -381,15 +373,10 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
     const other = await svc.storage.applications.create({ name: 'daily', environment: 'test', chains: ['ETH'] });
     const c = new SigningClient(svc.url, { apiKey: other.apiKey, apiSecret: other.apiSecret });
     await cli(['withdraw', 'limits', '--app', String(other.id), '--token', String(TOKEN_ID), '--daily', '10']);
-    const r = await pollUntil(() => q<{ address: string }>('SELECT address FROM hot_wallets WHERE application_id = $1 AND chain_id = $2', [other.id, ETH_TEST_CHAIN_ID]), (rows) => rows.length === 1, 30_000, 100);
-    const otherHot = r.result[0]!.address;
+    const otherHot = await waitForHotWallet(q, other.id, ETH_TEST_CHAIN_ID, 30_000);
     await sendNative(anvil.url, otherHot, 10n * ETHER);
     await mintErc20(anvil.url, token, otherHot, 100n * ETHER);
-    const read = await pollUntil(
-      () => q<{ n: number }>(`SELECT count(*)::int AS n FROM hot_wallet_balances b JOIN hot_wallets h ON h.id = b.hot_wallet_id
-                               WHERE h.application_id = $1 AND b.chain_token_id = ANY($2::int[]) AND b.on_chain > 0`, [other.id, [ETH_TOKEN_ID, TOKEN_ID]]),
-      (rows) => rows[0]!.n === 2, 30_000, 100);
-    expect(read.ok, 'the ledger read the second hot wallet').to.equal(true);
+    await waitForFunded(q, other.id, [ETH_TOKEN_ID, TOKEN_ID]);
     const place = async (amount: string, to = fresh()) => (expectOk(await c.post(CREATE, item({ chainTokenId: TOKEN_ID, amount, toAddress: to }))) as Withdraw).id;
     const a = await place('6');
     const b = await place('4');

@@ -9,15 +9,15 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
+import { anvilRpc, deployErc20, erc20Balance, mintErc20, sendNative, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
 import { startTestService, type TestService } from '@wcs/server/testing';
 import { SigningClient } from './client/signing-client';
+import { freshEvmAddress, settleOnAnvil, waitForFunded, waitForHotWallet } from './support/payouts';
 import { expectOk, pollUntil } from './support/expect';
 import { createTestToken, type TestToken } from './support/softhsm';
 
 const CREATE = '/api/v1/wallet/withdraw/create';
-const GET = '/api/v1/wallet/withdraw/get';
 const ETH_TEST_CHAIN_ID = 102;
 const ETH_TOKEN_ID = 10200;
 const TOKEN_ID = 10299;
@@ -33,15 +33,8 @@ describe('withdrawals signed by the PKCS#11 key store (SoftHSM2) on anvil', func
   let client: SigningClient;
   let hot: string;
   const q = async <R>(sql: string, bind: unknown[] = []) => (await svc.service.storage.database.sequelize.query(sql, { bind }))[0] as R[];
-  const fresh = () => `0x${[...Array(40)].map(() => '0123456789abcdef'[Math.floor(Math.random() * 16)]).join('')}`;
-  const settle = async (id: number) => {
-    const r = await pollUntil(async () => {
-      await mine(anvil.url, 1);
-      return expectOk(await client.get(`${GET}?id=${id}`)) as { status: string; txHash: string | null; fromAddress: string };
-    }, (w) => w.status === 'SUCCESS' || w.status === 'FAILED', 60_000, 200);
-    expect(r.result.status, JSON.stringify(r.result)).to.equal('SUCCESS');
-    return r.result;
-  };
+  const fresh = freshEvmAddress;
+  const settle = (id: number) => settleOnAnvil<{ status: string; txHash: string | null; fromAddress: string }>(client, anvil.url, id);
 
   before(async () => {
     anvil = await startAnvil({ chainId: 11155111 });
@@ -58,16 +51,10 @@ describe('withdrawals signed by the PKCS#11 key store (SoftHSM2) on anvil', func
     });
     app = await svc.createApp({ chains: ['ETH'] });
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
-    const r = await pollUntil(() => q<{ address: string }>('SELECT address FROM hot_wallets WHERE application_id = $1 AND chain_id = $2', [app.id, ETH_TEST_CHAIN_ID]), (rows) => rows.length === 1, 60_000, 100);
-    expect(r.ok, 'the worker made the hot wallet').to.equal(true);
-    hot = r.result[0]!.address;
+    hot = await waitForHotWallet(q, app.id, ETH_TEST_CHAIN_ID);
     await sendNative(anvil.url, hot, 50n * ETHER);
     await mintErc20(anvil.url, token, hot, 1000n * ETHER);
-    const funded = await pollUntil(
-      () => q<{ n: number }>(`SELECT count(*)::int AS n FROM hot_wallet_balances b JOIN hot_wallets h ON h.id = b.hot_wallet_id
-                               WHERE h.application_id = $1 AND b.chain_token_id = ANY($2::int[]) AND b.on_chain > 0`, [app.id, [ETH_TOKEN_ID, TOKEN_ID]]),
-      (rows) => rows[0]!.n === 2, 30_000, 100);
-    expect(funded.ok, 'the ledger read the funding').to.equal(true);
+    await waitForFunded(q, app.id, [ETH_TOKEN_ID, TOKEN_ID]);
     await pollUntil(() => q('SELECT 1 FROM withdraw_fee_quotes WHERE chain_id = $1 AND chain_token_id = $2', [ETH_TEST_CHAIN_ID, TOKEN_ID]), (rows) => rows.length === 1, 30_000, 100);
   });
 

@@ -6,10 +6,11 @@
  * way the destination is paid once and the hot wallet's nonce moves by one.
  */
 import { expect } from 'chai';
-import { anvilRpc, mine, sendNative, setAutomine, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
+import { anvilRpc, sendNative, setAutomine, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
 import { startTestService, type TestService } from '@wcs/server/testing';
 import { SigningClient } from './client/signing-client';
+import { freshEvmAddress, settleOnAnvil, waitForFunded, waitForHotWallet } from './support/payouts';
 import { expectOk, pollUntil } from './support/expect';
 
 const CREATE = '/api/v1/wallet/withdraw/create';
@@ -31,18 +32,11 @@ describe('withdrawals: a stuck transaction replaced at the same nonce within the
   let client: SigningClient;
   let hot: string;
   const q = async <R>(sql: string, bind: unknown[] = []) => (await svc.service.storage.database.sequelize.query(sql, { bind }))[0] as R[];
-  const fresh = () => `0x${[...Array(40)].map(() => '0123456789abcdef'[Math.floor(Math.random() * 16)]).join('')}`;
+  const fresh = freshEvmAddress;
   const attempts = (id: number) => q<{ attempt: number; tx_hash: string }>('SELECT attempt, tx_hash FROM withdraw_transactions WHERE withdrawal_id = $1 ORDER BY attempt', [id]);
   const nonce = async () => BigInt(await anvilRpc<string>(anvil.url, 'eth_getTransactionCount', [hot, 'latest']));
   const get = async (id: number) => expectOk(await client.get(`${GET}?id=${id}`)) as { status: string; txHash: string | null; fee: string };
-  const settle = async (id: number) => {
-    const r = await pollUntil(async () => {
-      await mine(anvil.url, 1);
-      return get(id);
-    }, (w) => w.status === 'SUCCESS' || w.status === 'FAILED', 60_000, 200);
-    expect(r.result.status, JSON.stringify(r.result)).to.equal('SUCCESS');
-    return r.result;
-  };
+  const settle = (id: number) => settleOnAnvil<{ status: string; txHash: string | null; fee: string }>(client, anvil.url, id);
 
   before(async () => {
     anvil = await startAnvil({ chainId: 11155111 });
@@ -54,14 +48,9 @@ describe('withdrawals: a stuck transaction replaced at the same nonce within the
     });
     app = await svc.createApp({ chains: ['ETH'] });
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
-    const r = await pollUntil(() => q<{ address: string }>('SELECT address FROM hot_wallets WHERE application_id = $1 AND chain_id = $2', [app.id, ETH_TEST_CHAIN_ID]), (rows) => rows.length === 1, 60_000, 100);
-    expect(r.ok, 'the worker made the hot wallet').to.equal(true);
-    hot = r.result[0]!.address;
+    hot = await waitForHotWallet(q, app.id, ETH_TEST_CHAIN_ID);
     await sendNative(anvil.url, hot, 20n * ETHER);
-    const funded = await pollUntil(
-      () => q<{ n: number }>(`SELECT count(*)::int AS n FROM hot_wallet_balances b JOIN hot_wallets h ON h.id = b.hot_wallet_id WHERE h.application_id = $1 AND b.chain_token_id = $2 AND b.on_chain > 0`, [app.id, ETH_TOKEN_ID]),
-      (rows) => rows[0]!.n === 1, 30_000, 100);
-    expect(funded.ok, 'the ledger read the funding').to.equal(true);
+    await waitForFunded(q, app.id, [ETH_TOKEN_ID]);
   });
 
   after(async () => {
