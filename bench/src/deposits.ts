@@ -21,14 +21,14 @@
  */
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { getAddress, hexlify, randomBytes, Wallet } from 'ethers';
 import type { Client } from 'pg';
 import { ANVIL_DEV_KEYS, deployErc20, mine, mintErc20, setAutomine, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
 import { loadConfig } from '@wcs/server';
-import { freePort, TEST_MASTER_KEY, testEnv } from '@wcs/server/testing';
+import { TEST_MASTER_KEY, testEnv } from '@wcs/server/testing';
+import { rpc, rpcBatch, Receiver, signatureProblem, type Arrival } from './lib/evm';
 import { CLK_TCK, cpuPercent, cpuSnapshot, procTicks, type CpuPercent, type CpuSnapshot } from './lib/cpu';
 import { openStatsConnection, requestStatementStats, resetStatementStats, topStatements } from './lib/postgres';
 import { checkAborted, CleanupStack, httpRequest, runMain, sleep, startChild, stopChild, withTimeout, type Child } from './lib/processes';
@@ -119,30 +119,6 @@ function readSettings(defaultConcurrency: number): Settings {
 
 // ---------------------------------------------------------------- JSON-RPC (bare: global fetch, keep-alive, no retries)
 
-let rpcId = 1;
-async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: rpcId++, method, params }) });
-  const body = (await res.json()) as { result?: T; error?: { message: string } };
-  if (body.error) throw new Error(`${method}: ${body.error.message}`);
-  return body.result as T;
-}
-
-/** Several calls in one JSON-RPC batch (only to build the chain quickly). */
-async function rpcBatch(url: string, calls: Array<{ method: string; params: unknown[] }>): Promise<unknown[]> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(calls.map((c, i) => ({ jsonrpc: '2.0', id: i, method: c.method, params: c.params }))),
-  });
-  const body = (await res.json()) as Array<{ id: number; result?: unknown; error?: { message: string } }>;
-  const byId = new Map(body.map((b) => [b.id, b]));
-  return calls.map((c, i) => {
-    const b = byId.get(i);
-    if (!b || b.error) throw new Error(`${c.method}: ${b?.error?.message ?? 'no answer'}`);
-    return b.result;
-  });
-}
-
 const hex = (n: number | bigint) => `0x${n.toString(16)}`;
 const erc20Transfer = (to: string, amount: bigint) => '0xa9059cbb' + to.slice(2).toLowerCase().padStart(64, '0') + amount.toString(16).padStart(64, '0');
 
@@ -166,54 +142,6 @@ async function bareBlock(url: string, h: number, watched: ReadonlySet<string>, f
 
 // ---------------------------------------------------------------- the receiver (in this process: one clock with the block observer)
 
-interface Arrival {
-  /** performance.now() when the request's headers were parsed; wall: Date.now() then. */
-  at: number;
-  wall: number;
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-}
-
-class Receiver {
-  readonly arrivals: Arrival[] = [];
-  private server: http.Server | null = null;
-  port = 0;
-
-  async start(): Promise<void> {
-    this.port = await freePort();
-    const ack = Buffer.from('{"code":0}');
-    this.server = http.createServer((req, res) => {
-      const at = performance.now();
-      const wall = Date.now();
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        this.arrivals.push({ at, wall, path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) });
-        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(ack.length) });
-        res.end(ack);
-      });
-    });
-    this.server.keepAliveTimeout = 120_000;
-    this.server.headersTimeout = 121_000;
-    await new Promise<void>((resolve, reject) => this.server!.once('error', reject).listen(this.port, '127.0.0.1', resolve));
-  }
-
-  count(p: string, since = 0): number {
-    let n = 0;
-    for (let i = since; i < this.arrivals.length; i++) if (this.arrivals[i]!.path === p) n++;
-    return n;
-  }
-
-  async stop(): Promise<void> {
-    if (!this.server) return;
-    const s = this.server;
-    this.server = null;
-    s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
-  }
-}
-
 interface RechargeEvent {
   event: string;
   id: number;
@@ -223,20 +151,6 @@ interface RechargeEvent {
   address: string;
   chainTokenId: number;
   blockHeight: number;
-}
-
-/** Null when the callback is signed as docs/callbacks.md says (HMAC-SHA256 over the spec's string to sign), else why not. */
-function signatureProblem(a: Arrival, apiKey: string, apiSecret: string): string | null {
-  const h = (n: string) => {
-    const v = a.headers[n];
-    return typeof v === 'string' ? v : '';
-  };
-  if (h('x-api-key') !== apiKey) return `X-Api-Key ${h('x-api-key')}`;
-  if (!/^\d{13}$/.test(h('x-timestamp')) || !/^[0-9a-f]{32}$/.test(h('x-nonce'))) return `timestamp/nonce ${h('x-timestamp')}/${h('x-nonce')}`;
-  const bodyHash = crypto.createHash('sha256').update(a.body).digest('hex');
-  const want = crypto.createHmac('sha256', apiSecret).update(`POST\n${a.path}\n${h('x-timestamp')}\n${h('x-nonce')}\n${bodyHash}`).digest('hex');
-  const got = h('x-signature');
-  return got.length === want.length && crypto.timingSafeEqual(Buffer.from(got), Buffer.from(want)) ? null : 'signature does not verify';
 }
 
 // ---------------------------------------------------------------- records
@@ -425,7 +339,7 @@ async function main(): Promise<number> {
           { from: ACCT.unrelatedToken, to: token, data: erc20Transfer(stranger(), 5n * ETHER), gas: '0x20000' },
           { from: ACCT.unrelatedNative2, to: stranger(), value: hex(ETHER / 1000n) },
         ];
-        const hashes = (await rpcBatch(url, txs.map((tx) => ({ method: 'eth_sendTransaction', params: [tx] })))) as string[];
+        const hashes = await rpcBatch<string>(url, txs.map((tx) => ({ method: 'eth_sendTransaction', params: [tx] })));
         sent.add(hashes[0]!.toLowerCase());
         sent.add(hashes[1]!.toLowerCase());
         await rpc(url, 'evm_mine');
@@ -518,7 +432,7 @@ async function main(): Promise<number> {
           const key = `${e.id}:${e.txStatus}`;
           if (seen.has(key)) dup++;
           seen.add(key);
-          if (signatureProblem(x, app.apiKey, app.apiSecret)) badSig++;
+          if (signatureProblem(x, app)) badSig++;
         }
         const missingCb = recs.flatMap((r) => ['PENDING', 'CONFIRMED', 'SETTLED'].filter((t) => !seen.has(`${r.id}:${t}`)));
         if (dup || badSig || missingCb.length || cbs.length !== expectedCallbacks) {
@@ -691,7 +605,7 @@ async function main(): Promise<number> {
           continue;
         }
         const e = JSON.parse(x.body.toString('utf8')) as RechargeEvent;
-        if (signatureProblem(x, app.apiKey, app.apiSecret)) badSig++;
+        if (signatureProblem(x, app)) badSig++;
         if (e.txStatus !== 'PENDING') continue;
         const h = e.txHash.toLowerCase();
         if (pendingAt.has(h)) pendingDup++;

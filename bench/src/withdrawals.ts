@@ -20,14 +20,13 @@
  *   npm run bench:withdrawals              (from the repository root)
  *   BENCH_WD_PARTS=payout BENCH_CPU_PROF=1 BENCH_PGSS=1 node bench/dist/withdrawals.js
  */
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as path from 'node:path';
 import { getAddress, hexlify, JsonRpcProvider, randomBytes, Wallet } from 'ethers';
 import { ANVIL_DEV_KEYS, sendNative, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
-import { freePort, testEnv } from '@wcs/server/testing';
+import { testEnv } from '@wcs/server/testing';
 import { AUTOCANNON_VERSION, type AutocannonRequest } from './autocannon';
+import { rpc, rpcBatch, Receiver, signatureProblem } from './lib/evm';
 import { CLK_TCK, cpuPercent, cpuSnapshot, procTicks, type CpuPercent, type CpuSnapshot } from './lib/cpu';
 import { isCode0, load, problems, type LoadTarget, type RunRecord } from './lib/load';
 import { openStatsConnection, requestStatementStats, resetStatementStats, topStatements } from './lib/postgres';
@@ -36,7 +35,7 @@ import {
   fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, medianOrNull, noiseWarning, out, percentile, progress, RESULTS_DIR, summarise, table, writeResults,
 } from './lib/report';
 import { intEnv, readLoadSettings, type LoadSettings } from './lib/settings';
-import { signedHeaders, signedJsonPost, type Credentials } from './lib/signing';
+import { signedHeaders, signedJsonPost } from './lib/signing';
 import { createAppViaCli, prepareBenchStorage, printProfiles, setCallbackViaCli, startApiServer, WCS_BIN } from './lib/wcs';
 
 const GOAL_ACCEPT_PERCENT = 30;
@@ -92,93 +91,11 @@ function readSettings(): Settings {
 
 // ---------------------------------------------------------------- JSON-RPC (global fetch, keep-alive)
 
-let rpcId = 1;
-async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: rpcId++, method, params }) });
-  const body = (await res.json()) as { result?: T; error?: { message: string } };
-  if (body.error) throw new Error(`${method}: ${body.error.message}`);
-  return body.result as T;
-}
-
-/** Several calls in one JSON-RPC batch (checks and receipt polling; 100 per request). */
-async function rpcBatch<T>(url: string, calls: Array<{ method: string; params: unknown[] }>): Promise<T[]> {
-  const outAll: T[] = [];
-  for (let i = 0; i < calls.length; i += 100) {
-    const part = calls.slice(i, i + 100);
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(part.map((c, j) => ({ jsonrpc: '2.0', id: j, method: c.method, params: c.params }))),
-    });
-    const body = (await res.json()) as Array<{ id: number; result?: T; error?: { message: string } }>;
-    const byId = new Map(body.map((b) => [b.id, b]));
-    part.forEach((c, j) => {
-      const b = byId.get(j);
-      if (!b || b.error) throw new Error(`${c.method}: ${b?.error?.message ?? 'no answer'}`);
-      outAll.push(b.result as T);
-    });
-  }
-  return outAll;
-}
-
 const pendingNonce = async (url: string, address: string) => Number(BigInt(await rpc<string>(url, 'eth_getTransactionCount', [address, 'pending'])));
 const tipOf = async (url: string) => Number(BigInt(await rpc<string>(url, 'eth_blockNumber')));
 const freshAddress = () => getAddress(hexlify(randomBytes(20)));
 
 // ---------------------------------------------------------------- the merchant's callback receiver (in this process)
-
-interface Arrival {
-  at: number;
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-}
-
-class Receiver {
-  readonly arrivals: Arrival[] = [];
-  private server: http.Server | null = null;
-  port = 0;
-
-  async start(): Promise<void> {
-    this.port = await freePort();
-    const ack = Buffer.from('{"code":0}');
-    this.server = http.createServer((req, res) => {
-      const at = performance.now();
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        this.arrivals.push({ at, path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) });
-        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(ack.length) });
-        res.end(ack);
-      });
-    });
-    this.server.keepAliveTimeout = 120_000;
-    this.server.headersTimeout = 121_000;
-    await new Promise<void>((resolve, reject) => this.server!.once('error', reject).listen(this.port, '127.0.0.1', resolve));
-  }
-
-  async stop(): Promise<void> {
-    if (!this.server) return;
-    const s = this.server;
-    this.server = null;
-    s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
-  }
-}
-
-/** Null when the callback is signed as docs/callbacks.md says (HMAC-SHA256 over the spec's string to sign), else why not. */
-function signatureProblem(a: Arrival, creds: Credentials): string | null {
-  const h = (n: string) => {
-    const v = a.headers[n];
-    return typeof v === 'string' ? v : '';
-  };
-  if (h('x-api-key') !== creds.apiKey) return `X-Api-Key ${h('x-api-key')}`;
-  if (!/^\d{13}$/.test(h('x-timestamp')) || !/^[0-9a-f]{32}$/.test(h('x-nonce'))) return `timestamp/nonce ${h('x-timestamp')}/${h('x-nonce')}`;
-  const bodyHash = crypto.createHash('sha256').update(a.body).digest('hex');
-  const want = crypto.createHmac('sha256', creds.apiSecret).update(`POST\n${a.path}\n${h('x-timestamp')}\n${h('x-nonce')}\n${bodyHash}`).digest('hex');
-  const got = h('x-signature');
-  return got.length === want.length && crypto.timingSafeEqual(Buffer.from(got), Buffer.from(want)) ? null : 'signature does not verify';
-}
 
 interface WithdrawEvent {
   event: string;
