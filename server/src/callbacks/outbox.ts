@@ -141,10 +141,6 @@ export class OutboxNotices {
     this.items.push({ id, state, applicationId, orderUrl: orderUrl === '' ? null : orderUrl, payload });
   }
 
-  get size(): number {
-    return this.items.length;
-  }
-
   /**
    * One statement: draws a task id per callback (in the order added), claims each (record,
    * state) pair with its task id, and writes the tasks of the pairs claimed. Returns the number
