@@ -226,7 +226,14 @@ export type TransactionState =
   | { readonly state: 'UNKNOWN' }
   /** Received, not in a block. */
   | { readonly state: 'PENDING' }
-  | { readonly state: 'MINED'; readonly blockHeight: bigint; readonly blockHash: string; readonly confirmations: number; readonly succeeded: boolean; readonly fee: bigint | null };
+  | { readonly state: 'MINED'; readonly blockHeight: bigint; readonly blockHash: string; readonly confirmations: number; readonly succeeded: boolean; readonly fee: bigint | null }
+  /**
+   * `expiring` chains: in no block, and it never can be: the node's irreversible view is past the
+   * transaction's validity (Solana: its blockhash's last valid block height; EOS: its expiration).
+   * Only a node that can tell this for certain answers it; otherwise UNKNOWN. The service may
+   * then craft the transfer anew.
+   */
+  | { readonly state: 'EXPIRED' };
 
 /** Withdrawal I/O against a chain's node; network faults are thrown (coded errors), node answers returned. */
 export interface TransferNode {
@@ -239,7 +246,29 @@ export interface TransferNode {
   /** The account's spendable balance of a token (null contract: native), base units. */
   balance(address: string, contract: string | null): Promise<bigint>;
   broadcast(tx: SignedTransaction): Promise<BroadcastOutcome>;
-  status(txHash: string): Promise<TransactionState>;
+  /**
+   * `input`: the input the transaction was crafted on, when the caller has it (the service always
+   * passes it): `expiring` chains read its validity (last valid block height, expiration) to tell
+   * EXPIRED from UNKNOWN; other chains ignore it.
+   */
+  status(txHash: string, input?: TransferInput): Promise<TransactionState>;
+  /**
+   * Optional, set-based forms of the three above, for nodes that take many requests in one
+   * round trip (JSON-RPC batches). Each answers one entry per item, in order: what the single
+   * call returns, or the Error it would throw, so one item's fault never hides the others'.
+   * `broadcastMany` may hand the transactions to the node in any order: only chains whose nodes
+   * hold a later sequence until the earlier one arrives (EVM pools) implement it. The service
+   * falls back to the single calls (broadcasts one at a time, in sequence order) without them.
+   */
+  /**
+   * 'registered' hot addresses: whether `publicKey` alone can sign transfers of `address` (its
+   * active permission, threshold met by this key). The service pays out of a registered account
+   * only after this answered true.
+   */
+  controls?(address: string, publicKey: PublicKey): Promise<boolean>;
+  transferInputs?(requests: ReadonlyArray<Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>>): Promise<Array<TransferInput | Error>>;
+  broadcastMany?(txs: readonly SignedTransaction[]): Promise<Array<BroadcastOutcome | Error>>;
+  statusMany?(txHashes: readonly string[], inputs?: ReadonlyArray<TransferInput | undefined>): Promise<Array<TransactionState | Error>>;
 }
 
 /** One chain served by an adapter: the capabilities it has. Later capabilities are optional. */
@@ -256,6 +285,13 @@ export interface ChainAdapter {
   createScanner?(endpoint: ChainEndpoint): DepositScanner;
   /** How the chain orders an account's transactions (what the service allocates). */
   readonly spendModel: SpendModel;
+  /**
+   * Where a hot wallet's address comes from: 'derived' (the default) from its public key
+   * (address.addressFromPublicKey); 'registered' on chains whose accounts are named and created
+   * on chain (EOS): the operator creates the account, gives its active permission the hot key and
+   * registers the name with the service (`wcs hotwallets register`).
+   */
+  readonly hotAddress?: 'derived' | 'registered';
   /** Withdrawal crafting; absent when the adapter cannot pay out yet. */
   readonly transfers?: TransferCrafter;
   /** Withdrawal I/O over an RPC endpoint; present with `transfers`. */
@@ -278,4 +314,17 @@ export class AdapterConfigError extends Error {
     super(message);
     this.name = 'AdapterConfigError';
   }
+}
+
+/**
+ * The one answer of a set-based TransferNode call made for a single item (transferInputs,
+ * broadcastMany, statusMany): its value, or its Error thrown. How a node's single call is its
+ * set-based call for one item.
+ */
+export async function singleAnswer<T>(answers: Promise<ReadonlyArray<T | Error>>): Promise<T> {
+  const all = await answers;
+  if (all.length !== 1) throw new Error(`a set-based call for one item answered ${all.length} items`);
+  const a = all[0]!;
+  if (a instanceof Error) throw a;
+  return a;
 }

@@ -11,6 +11,10 @@ interface NativeSecp256k1 {
   publicKeyConvert(publicKey: Uint8Array, compressed?: boolean): Uint8Array;
   /** The public key that signed msg32 with the 64-byte r||s and recovery id; throws when none does. */
   ecdsaRecover(sig: Uint8Array, recid: number, msg32: Uint8Array, compressed?: boolean): Uint8Array;
+  /** RFC 6979 deterministic ECDSA, S always in the lower half: r||s (64 bytes) and the recovery id. */
+  ecdsaSign(msg32: Uint8Array, seckey: Uint8Array): { signature: Uint8Array; recid: number };
+  /** Whether r||s is a valid lower-S signature of msg32 by pubkey (33 or 65 bytes). */
+  ecdsaVerify(sig: Uint8Array, msg32: Uint8Array, pubkey: Uint8Array): boolean;
 }
 
 function load(): { lib: NativeSecp256k1 | null; error: string | null } {

@@ -1,5 +1,7 @@
 import { ECDH } from 'node:crypto';
+import { secp256k1 } from '@noble/curves/secp256k1';
 import type { PublicKey } from './keystore';
+import { nativeSecp256k1 } from './secp256k1-native';
 
 /** The field prime of secp256k1. */
 const P = 0xfffffffffffffffffffffffffffffffffffffffffffffffffffffffefffffc2fn;
@@ -57,5 +59,21 @@ export function isCompressedSecp256k1Point(bytes: Uint8Array): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * The public key that made the 64-byte r||s signature with recovery id `recovery` over a 32-byte
+ * digest (33 bytes compressed, else 65 uncompressed), or null when none did: libsecp256k1 when
+ * it loads (about 45 µs), else @noble/curves (about 1.2 ms). Recovering the expected key is
+ * verifying the signature.
+ */
+export function recoverSecp256k1(signature: Uint8Array, recovery: number, digest: Uint8Array, compressed = true): Uint8Array | null {
+  if (signature.length !== 64 || digest.length !== 32 || !Number.isInteger(recovery) || recovery < 0 || recovery > 3) return null;
+  try {
+    if (nativeSecp256k1) return nativeSecp256k1.ecdsaRecover(signature, recovery, digest, compressed);
+    return secp256k1.Signature.fromCompact(signature).addRecoveryBit(recovery).recoverPublicKey(digest).toRawBytes(compressed);
+  } catch {
+    return null;
   }
 }
