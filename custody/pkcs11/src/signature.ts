@@ -1,6 +1,6 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1';
-import { nativeSecp256k1 } from '@wcs/core';
+import { recoverSecp256k1 } from '@wcs/core';
 
 const N = secp256k1.CURVE.n;
 const HALF_N = N >> 1n;
@@ -31,15 +31,6 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.length), Buffer.from(b.buffer, b.byteOffset, b.length)) === 0;
 }
 
-function recover(sig: Buffer, recovery: number, digest: Uint8Array): Uint8Array | null {
-  try {
-    if (nativeSecp256k1) return nativeSecp256k1.ecdsaRecover(sig, recovery, digest, true);
-    return secp256k1.Signature.fromCompact(sig).addRecoveryBit(recovery).recoverPublicKey(digest).toRawBytes(true);
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Turns an HSM's ECDSA output into the KeyStore form: S normalised to the lower half (s := n - s),
  * then the recovery id found by recovering the public key from (r, s, digest) with id 0 and
@@ -55,7 +46,7 @@ export function finishEcdsa(raw: Uint8Array, digest: Uint8Array, publicKey: Uint
   if (s > HALF_N) s = N - s;
   const sig = Buffer.concat([to32(r), to32(s)]);
   for (const recovery of [0, 1]) {
-    const key = recover(sig, recovery, digest);
+    const key = recoverSecp256k1(sig, recovery, digest, true);
     if (key && equalBytes(key, publicKey)) return { bytes: new Uint8Array(sig), recovery };
   }
   return null;

@@ -138,13 +138,20 @@ describe('BIP-32 (bitcoin/bips test vectors 1 and 2)', () => {
       const viaPrivate = keys.withSecpPrivateKey([...account, 0, i], (_priv, p) => hex(p));
       expect(hex(pub), `index ${i}`).to.equal(viaPrivate);
     }
-    // 50 private derivations were the explicit cross-checks, none came from secpPublicKey
-    expect(keys.counters.secpPrivateDerivations).to.equal(privateBefore + 50);
+    // the 50 explicit cross-checks walked privately to their parent once, then took one private step each; none came from secpPublicKey
+    expect(keys.counters.secpPrivateDerivations).to.equal(privateBefore + 1);
+    expect(keys.counters.secpPrivateSteps).to.equal(50);
     expect(keys.counters.secpPublicDerivations).to.equal(1 + 51);
     // a hardened leaf falls back to private derivation
     keys.secpPublicKey([...account, 0, 7 + HARDENED]);
-    expect(keys.counters.secpPrivateDerivations).to.equal(privateBefore + 51);
+    expect(keys.counters.secpPrivateDerivations).to.equal(privateBefore + 2);
+    // signing keys under another parent walk to it once
+    keys.withSecpPrivateKey([...account, 1, 0], () => null);
+    keys.withSecpPrivateKey([...account, 1, 1], () => null);
+    expect(keys.counters.secpPrivateDerivations).to.equal(privateBefore + 3);
     keys.wipe();
     expect(() => keys.secpPublicKey([...account, 0, 99])).to.throw(/wiped/);
+    expect(() => keys.withSecpPrivateKey([...account, 1, 0], () => null), 'the cached signing parent went with the masters').to.throw(/wiped/);
+    expect(keys.cacheSizes.secpSigningParents).to.equal(0);
   });
 });

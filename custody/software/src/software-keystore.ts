@@ -260,14 +260,7 @@ export class SoftwareKeyStore implements KeyStore {
         throw new KeyStoreError('KEY_PAYLOAD_INVALID', `secp256k1 signing takes a 32-byte digest, not ${payload.length} bytes`);
       }
       const digest = payload.slice();
-      return keys.withSecpPrivateKey(indices, (privateKey, publicKey) => {
-        const sig = secp256k1.sign(digest, privateKey, { lowS: true });
-        const bytes = sig.toCompactRawBytes();
-        if (!secp256k1.verify(bytes, digest, publicKey, { format: 'compact', lowS: true }) || sig.recovery === undefined) {
-          throw new Error('secp256k1 signature failed verification');
-        }
-        return { curve, bytes, recovery: sig.recovery };
-      });
+      return keys.withSecpPrivateKey(indices, (privateKey, publicKey) => ({ curve, ...signSecp256k1(digest, privateKey, publicKey) }));
     }
     if (payload.length === 0 || payload.length > MAX_ED25519_PAYLOAD) {
       throw new KeyStoreError('KEY_PAYLOAD_INVALID', `ed25519 signing takes a message of 1 to ${MAX_ED25519_PAYLOAD} bytes, not ${payload.length}`);
@@ -304,4 +297,23 @@ export class SoftwareKeyStore implements KeyStore {
       kdf: { name: file.kdf, N: file.kdfParams.N, r: file.kdfParams.r, p: file.kdfParams.p },
     };
   }
+}
+
+/**
+ * RFC 6979 ECDSA with S in the lower half, verified against the key before it is handed out:
+ * libsecp256k1 when it loads (about 70 µs for both), else @noble/curves (about 1.5 ms). Both give
+ * the same bytes for the same key and digest.
+ */
+function signSecp256k1(digest: Uint8Array, privateKey: Uint8Array, publicKey: Uint8Array): { bytes: Uint8Array; recovery: number } {
+  if (nativeSecp256k1) {
+    const { signature, recid } = nativeSecp256k1.ecdsaSign(digest, privateKey);
+    if (!nativeSecp256k1.ecdsaVerify(signature, digest, publicKey)) throw new Error('secp256k1 signature failed verification');
+    return { bytes: new Uint8Array(signature), recovery: recid };
+  }
+  const sig = secp256k1.sign(digest, privateKey, { lowS: true });
+  const bytes = sig.toCompactRawBytes();
+  if (!secp256k1.verify(bytes, digest, publicKey, { format: 'compact', lowS: true }) || sig.recovery === undefined) {
+    throw new Error('secp256k1 signature failed verification');
+  }
+  return { bytes, recovery: sig.recovery };
 }
