@@ -1,5 +1,5 @@
 import { keccak256, hexlify } from 'ethers';
-import type { BroadcastOutcome, ChainEndpoint, SignedTransaction, TransactionState, TransferNode, TransferRequest } from '@wcs/core';
+import { singleAnswer, type BroadcastOutcome, type ChainEndpoint, type SignedTransaction, type TransactionState, type TransferNode, type TransferRequest } from '@wcs/core';
 import { EvmAddressCodec } from './address';
 import { HASH, Reader, chainIdCheck, hex, type Json } from './node-json';
 import { EvmRpcError, JsonRpcHttp, type JsonRpcOptions, type RpcOutcome } from './rpc';
@@ -63,45 +63,65 @@ export class EvmTransferNode implements TransferNode {
    * throws RPC_ERROR with the node's reason: there is nothing sound to craft.
    */
   async transferInput(request: Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>): Promise<EvmTransferInput> {
-    const from = this.address(request.from, 'from');
-    const to = this.address(request.to, 'to');
-    const contract = request.contract === null || request.contract === undefined ? null : this.address(request.contract, 'contract');
-    if (typeof request.amount !== 'bigint' || request.amount <= 0n) throw new TypeError('transferInput: request.amount must be a positive bigint');
+    return singleAnswer(this.transferInputs([request]));
+  }
+
+  /**
+   * transferInput for many requests in one JSON-RPC batch: the block, tip, gas price and chain id
+   * once, an eth_estimateGas per request and a pending nonce per sender. A request that is not
+   * well formed throws (a caller bug); a refused estimate is that request's error.
+   */
+  async transferInputs(requests: ReadonlyArray<Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>>): Promise<Array<EvmTransferInput | Error>> {
+    const calls = requests.map((request) => {
+      const from = this.address(request.from, 'from');
+      const to = this.address(request.to, 'to');
+      const contract = request.contract === null || request.contract === undefined ? null : this.address(request.contract, 'contract');
+      if (typeof request.amount !== 'bigint' || request.amount <= 0n) throw new TypeError('transferInput: request.amount must be a positive bigint');
+      const call = contract === null
+        ? { from, to, value: hex(request.amount) }
+        : { from, to: contract, value: '0x0', data: erc20TransferData(to, request.amount) };
+      return { from, contract, call };
+    });
+    if (calls.length === 0) return [];
     await this.checkChain();
-    const call = contract === null
-      ? { from, to, value: hex(request.amount) }
-      : { from, to: contract, value: '0x0', data: erc20TransferData(to, request.amount) };
-    const [block, tip, gasPrice, estimate, nonce, chainId] = await this.rpc.batch([
+    const senders = [...new Set(calls.map((c) => c.from))];
+    const outcomes = await this.rpc.batch([
       { method: 'eth_getBlockByNumber', params: ['latest', false] },
       { method: 'eth_maxPriorityFeePerGas', params: [] },
       { method: 'eth_gasPrice', params: [] },
-      { method: 'eth_estimateGas', params: [call] },
-      { method: 'eth_getTransactionCount', params: [from, 'pending'] },
       { method: 'eth_chainId', params: [] },
+      ...senders.map((from) => ({ method: 'eth_getTransactionCount', params: [from, 'pending'] })),
+      ...calls.map((c) => ({ method: 'eth_estimateGas', params: [c.call] })),
     ]);
+    const [block, tip, gasPrice, chainIdOutcome] = outcomes;
     const b = this.read.object(this.rpc.unwrap(block!, 'eth_getBlockByNumber'), 'latest block');
     const height = this.read.quantity(b, 'number', 'latest block');
     const blockGasLimit = this.read.quantity(b, 'gasLimit', 'latest block');
     const baseFee = b.baseFeePerGas === undefined || b.baseFeePerGas === null ? null : this.read.quantity(b, 'baseFeePerGas', 'latest block');
-    if (!estimate!.ok) {
-      throw new EvmRpcError('RPC_ERROR', `${this.rpc.endpointName}: eth_estimateGas refused the transfer (it would fail: funds, token balance, or the contract refuses it): ${this.rpc.redact(estimate!.message)} (JSON-RPC error ${estimate!.code})`, { rpcCode: estimate!.code });
-    }
-    const gasEstimate = this.read.quantityResult(estimate!.result, 'eth_estimateGas');
-    let gasLimit = contract === null && gasEstimate === PLAIN_TRANSFER_GAS ? PLAIN_TRANSFER_GAS : (gasEstimate * (100n + this.marginPercent) + 99n) / 100n;
-    if (gasLimit > blockGasLimit) gasLimit = blockGasLimit > gasEstimate ? blockGasLimit : gasEstimate;
     const fees = baseFee === null
       ? { maxFeePerGas: null, maxPriorityFeePerGas: null, gasPrice: this.read.quantityResult(this.rpc.unwrap(gasPrice!, 'eth_gasPrice'), 'eth_gasPrice').toString() }
       : this.fees1559(baseFee, tip!);
-    return {
-      format: INPUT_FORMAT,
-      chainId: this.read.quantityResult(this.rpc.unwrap(chainId!, 'eth_chainId'), 'eth_chainId').toString(),
-      blockHeight: height.toString(),
-      baseFeePerGas: baseFee === null ? null : baseFee.toString(),
-      ...fees,
-      gasEstimate: gasEstimate.toString(),
-      gasLimit: gasLimit.toString(),
-      nextSequence: this.read.quantityResult(this.rpc.unwrap(nonce!, 'eth_getTransactionCount'), 'eth_getTransactionCount').toString(),
-    };
+    const chainId = this.read.quantityResult(this.rpc.unwrap(chainIdOutcome!, 'eth_chainId'), 'eth_chainId').toString();
+    const nonces = new Map(senders.map((from, i) => [from, this.read.quantityResult(this.rpc.unwrap(outcomes[4 + i]!, 'eth_getTransactionCount'), 'eth_getTransactionCount').toString()]));
+    return calls.map((c, i) => {
+      const estimate = outcomes[4 + senders.length + i]!;
+      if (!estimate.ok) {
+        return new EvmRpcError('RPC_ERROR', `${this.rpc.endpointName}: eth_estimateGas refused the transfer (it would fail: funds, token balance, or the contract refuses it): ${this.rpc.redact(estimate.message)} (JSON-RPC error ${estimate.code})`, { rpcCode: estimate.code });
+      }
+      const gasEstimate = this.read.quantityResult(estimate.result, 'eth_estimateGas');
+      let gasLimit = c.contract === null && gasEstimate === PLAIN_TRANSFER_GAS ? PLAIN_TRANSFER_GAS : (gasEstimate * (100n + this.marginPercent) + 99n) / 100n;
+      if (gasLimit > blockGasLimit) gasLimit = blockGasLimit > gasEstimate ? blockGasLimit : gasEstimate;
+      return {
+        format: INPUT_FORMAT,
+        chainId,
+        blockHeight: height.toString(),
+        baseFeePerGas: baseFee === null ? null : baseFee.toString(),
+        ...fees,
+        gasEstimate: gasEstimate.toString(),
+        gasLimit: gasLimit.toString(),
+        nextSequence: nonces.get(c.from)!,
+      };
+    });
   }
 
   /**
@@ -139,17 +159,34 @@ export class EvmTransferNode implements TransferNode {
    * (pool full, nonce gap, the node's internal error) throws RPC_TRY_LATER; network faults throw.
    */
   async broadcast(tx: SignedTransaction): Promise<BroadcastOutcome> {
-    if (!tx || !(tx.raw instanceof Uint8Array) || tx.raw.length === 0) throw new TypeError('broadcast: tx.raw must be the signed transaction bytes');
-    const txHash = keccak256(tx.raw);
-    if (typeof tx.txHash !== 'string' || tx.txHash.toLowerCase() !== txHash) throw new TypeError(`broadcast: tx.txHash ${tx.txHash} is not the hash of tx.raw (${txHash})`);
+    return singleAnswer(this.broadcastMany([tx]));
+  }
+
+  /**
+   * broadcast for many transactions in one JSON-RPC batch (the node's pool holds a later nonce
+   * until the earlier one arrives, so their order does not matter); a refusal for now is that
+   * transaction's RPC_TRY_LATER error. Bytes that are not a transaction throw (a caller bug).
+   */
+  async broadcastMany(txs: readonly SignedTransaction[]): Promise<Array<BroadcastOutcome | Error>> {
+    const hashes = txs.map((tx) => {
+      if (!tx || !(tx.raw instanceof Uint8Array) || tx.raw.length === 0) throw new TypeError('broadcast: tx.raw must be the signed transaction bytes');
+      const txHash = keccak256(tx.raw);
+      if (typeof tx.txHash !== 'string' || tx.txHash.toLowerCase() !== txHash) throw new TypeError(`broadcast: tx.txHash ${tx.txHash} is not the hash of tx.raw (${txHash})`);
+      return txHash;
+    });
+    if (txs.length === 0) return [];
     await this.checkChain();
-    const [sent] = await this.rpc.batch([{ method: 'eth_sendRawTransaction', params: [hexlify(tx.raw)] }]);
-    if (sent!.ok) {
-      const got = sent!.result;
-      if (typeof got !== 'string' || got.toLowerCase() !== txHash) throw this.read.bad(`eth_sendRawTransaction answered ${JSON.stringify(got)}, not the transaction's hash ${txHash}`);
-      return { outcome: 'ACCEPTED', txHash };
-    }
-    return this.refusal(sent!, txHash);
+    const sent = await this.rpc.batch(txs.map((tx) => ({ method: 'eth_sendRawTransaction', params: [hexlify(tx.raw)] })));
+    return Promise.all(sent.map(async (s, i): Promise<BroadcastOutcome | Error> => {
+      const txHash = hashes[i]!;
+      try {
+        if (!s.ok) return await this.refusal(s, txHash);
+        if (typeof s.result !== 'string' || s.result.toLowerCase() !== txHash) throw this.read.bad(`eth_sendRawTransaction answered ${JSON.stringify(s.result)}, not the transaction's hash ${txHash}`);
+        return { outcome: 'ACCEPTED', txHash };
+      } catch (e) {
+        return asError(e);
+      }
+    }));
   }
 
   /**
@@ -174,6 +211,55 @@ export class EvmTransferNode implements TransferNode {
       if (attempt >= 3) throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: transaction ${txHash} is in a block but has no receipt`);
       await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
     }
+  }
+
+  /**
+   * status for many hashes: one batch of receipts and the tip, then the transactions of those
+   * without a receipt (pending, or unknown) in a second; the rare one in a block without a
+   * receipt is asked again on its own (status).
+   */
+  async statusMany(txHashes: readonly string[]): Promise<Array<TransactionState | Error>> {
+    for (const h of txHashes) if (typeof h !== 'string' || !HASH.test(h)) throw new TypeError('status: txHash must be 0x + 64 hex digits');
+    if (txHashes.length === 0) return [];
+    await this.checkChain();
+    const first = await this.rpc.batch([{ method: 'eth_blockNumber', params: [] }, ...txHashes.map((h) => ({ method: 'eth_getTransactionReceipt', params: [h] }))]);
+    const tip = this.read.quantityResult(this.rpc.unwrap(first[0]!, 'eth_blockNumber'), 'eth_blockNumber');
+    const out: Array<TransactionState | Error | undefined> = new Array(txHashes.length);
+    const unmined: number[] = [];
+    const oldReceipts: number[] = [];
+    txHashes.forEach((h, i) => {
+      const r = first[i + 1]!;
+      try {
+        const receipt = this.rpc.unwrap(r, 'eth_getTransactionReceipt');
+        if (receipt === null || receipt === undefined) unmined.push(i);
+        // a node before London has no effectiveGasPrice: the fee needs the transaction's gasPrice (status reads both)
+        else if (typeof receipt === 'object' && ((receipt as Json).effectiveGasPrice === undefined || (receipt as Json).effectiveGasPrice === null)) oldReceipts.push(i);
+        else out[i] = this.mined(receipt, null, tip, h);
+      } catch (e) {
+        out[i] = asError(e);
+      }
+    });
+    if (unmined.length > 0) {
+      const txs = await this.rpc.batch(unmined.map((i) => ({ method: 'eth_getTransactionByHash', params: [txHashes[i]] })));
+      await Promise.all(unmined.map(async (i, k) => {
+        try {
+          const tx = this.rpc.unwrap(txs[k]!, 'eth_getTransactionByHash');
+          if (tx === null || tx === undefined) out[i] = { state: 'UNKNOWN' };
+          else if (this.read.object(tx, `transaction ${txHashes[i]}`).blockNumber === null || (tx as Json).blockNumber === undefined) out[i] = { state: 'PENDING' };
+          else out[i] = await this.status(txHashes[i]!); // mined since the receipts were read, or reorged: ask again
+        } catch (e) {
+          out[i] = asError(e);
+        }
+      }));
+    }
+    await Promise.all(oldReceipts.map(async (i) => {
+      try {
+        out[i] = await this.status(txHashes[i]!);
+      } catch (e) {
+        out[i] = asError(e);
+      }
+    }));
+    return out as Array<TransactionState | Error>;
   }
 
   // ---- internals ----
@@ -220,4 +306,8 @@ export class EvmTransferNode implements TransferNode {
     if (!r.valid) throw new TypeError(`${what} ${JSON.stringify(v)} is not a valid EVM address: ${r.reason}`);
     return r.normalized;
   }
+}
+
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
 }

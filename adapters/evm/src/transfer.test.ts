@@ -432,6 +432,41 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
     expect(await balanceOf(to)).to.equal(Array.from({ length: 20 }, (_, i) => 1000n + BigInt(i)).reduce((a, b) => a + b));
   });
 
+  it('the set-based forms answer per item what the single calls answer: a refused estimate, a rejected and a known broadcast hide nothing', async () => {
+    const k = await fundedHotKey();
+    await mintErc20(url, token, k.address, 50n);
+    const reqs = [request(k, fresh(), 1000n, undefined), request(k, fresh(), 51n, undefined, token), request(k, fresh(), 50n, undefined, token), request(k, fresh(), 2000n, undefined)];
+    const inputs = await node.transferInputs!(reqs);
+    expect(inputs).to.have.length(4);
+    expect(inputs[1]).to.be.instanceOf(EvmRpcError);
+    expect((inputs[1] as EvmRpcError).message).to.match(/eth_estimateGas refused the transfer/);
+    for (const i of [0, 2, 3]) {
+      expect(inputs[i], `item ${i}`).to.not.be.instanceOf(Error);
+      const single = (await node.transferInput(reqs[i]!)) as EvmTransferInput;
+      expect({ ...(inputs[i] as EvmTransferInput), blockHeight: '' }, `item ${i} as transferInput`).to.deep.equal({ ...single, blockHeight: '' });
+    }
+    expect(await node.transferInputs!([])).to.deep.equal([]);
+
+    const start = await node.nextSequence!(k.address);
+    const good = [0, 2, 3].map((i, n) => sign(k, crafter.craft({ ...reqs[i]!, sequence: start + BigInt(n) }, inputs[i] as EvmTransferInput)));
+    const broke = sign(k, crafter.craft({ ...reqs[0]!, amount: 100n * ETHER, sequence: start + 3n }, inputs[0] as EvmTransferInput));
+    // later nonces first: the pool holds them until the gap fills
+    const outcomes = await node.broadcastMany!([good[2]!, broke, good[1]!, good[0]!]);
+    expect(outcomes[0]).to.deep.equal({ outcome: 'ACCEPTED', txHash: good[2]!.txHash });
+    expect(outcomes[1]).to.deep.include({ outcome: 'REJECTED' });
+    expect((outcomes[1] as { reason: string }).reason).to.match(/insufficient funds/i);
+    expect(outcomes.slice(2)).to.deep.equal([{ outcome: 'ACCEPTED', txHash: good[1]!.txHash }, { outcome: 'ACCEPTED', txHash: good[0]!.txHash }]);
+    expect(await node.broadcastMany!([good[0]!]), 'the same bytes again').to.deep.equal([{ outcome: 'ALREADY_KNOWN', txHash: good[0]!.txHash }]);
+
+    const never = keccak256(randomBytes(32));
+    for (const s of good) await waitForReceipt(url, s.txHash);
+    const states = await node.statusMany!([...good.map((s) => s.txHash), never]);
+    expect(states[3]).to.deep.equal({ state: 'UNKNOWN' });
+    for (let i = 0; i < 3; i++) expect(states[i], `tx ${i}`).to.deep.equal(await node.status(good[i]!.txHash));
+    expect(states[0]).to.deep.include({ state: 'MINED', succeeded: true });
+    await rejected(node.statusMany!(['0x1234']), TypeError);
+  });
+
   it('refusals for good are REJECTED (insufficient funds, intrinsic gas too low, fee below the base fee)', async () => {
     const k = await fundedHotKey(1n);
     const to = fresh();

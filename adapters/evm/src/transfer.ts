@@ -1,5 +1,6 @@
-import { Interface, Signature, Transaction, getBytes, hexlify, keccak256 } from 'ethers';
+import { Interface, Signature, Transaction, getAddress, getBytes, hexlify, keccak256 } from 'ethers';
 import type { JsonValue, KeySignature, SignedTransaction, TransferCrafter, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
+import { recoverSecp256k1 } from '@wcs/core';
 import { EvmAddressCodec } from './address';
 
 /**
@@ -171,12 +172,10 @@ export class EvmTransferCrafter implements TransferCrafter {
     if (r === 0n || r >= N || s === 0n || s >= N) throw new TypeError('combine: r and s must be in [1, n-1]');
     if (s > HALF_N) throw new TypeError('combine: the signature is high-S (EIP-2: nodes refuse it); the KeyStore must return low-S');
     tx.signature = Signature.from({ r: hexlify(sig.bytes.subarray(0, 32)), s: hexlify(sig.bytes.subarray(32, 64)), yParity: sig.recovery });
-    let signer: string | null;
-    try {
-      signer = tx.from;
-    } catch {
-      signer = null;
-    }
+    // the signer, by public-key recovery from the signing hash (libsecp256k1 where it loads: a
+    // fraction of ethers' own recovery in tx.from)
+    const key = recoverSecp256k1(sig.bytes, sig.recovery, unsigned.payloads[0]!, false);
+    const signer = key === null ? null : getAddress(`0x${keccak256(key.subarray(1)).slice(-40)}`);
     if (signer === null || signer.toLowerCase() !== state.from.toLowerCase()) {
       throw new EvmTransferError('WRONG_SIGNER', `combine: the signature recovers ${signer ?? 'no key'}, not the sender ${state.from}: signed with another key or the wrong recovery id`);
     }
