@@ -4,6 +4,8 @@ import {
 } from '@wcs/core';
 import { solanaAddressFromPublicKey, validateSolanaAddress } from './address';
 import { createSolanaScanner } from './scanner';
+import { SolanaTransferCrafter } from './transfer';
+import { SolanaTransferNode } from './transfer-node';
 
 export { solanaAddressFromPublicKey, validateSolanaAddress, isOnCurve } from './address';
 export {
@@ -15,6 +17,7 @@ export {
   SolanaTransferCrafter, associatedTokenAddress, base58Encode, ASSOCIATED_TOKEN_PROGRAM_ID, MEMO_PROGRAM_ID,
   SOLANA_MAX_TRANSACTION_BYTES, SOLANA_MAX_COMPUTE_UNITS, SOLANA_MAX_MEMO_BYTES, type SolanaTransferInput,
 } from './transfer';
+export { SolanaTransferNode, type SolanaTransferNodeOptions } from './transfer-node';
 export { parseJsonExact } from '@wcs/core';
 
 /**
@@ -55,6 +58,9 @@ export function createSolanaAdapter(chain: ChainDefinition): ChainAdapter {
     }),
     memo: null,
     createScanner: (endpoint) => createSolanaScanner(endpoint),
+    transfers: new SolanaTransferCrafter(),
+    // finalized transactions are reported with the chain's confirmations (at least 32)
+    createTransferNode: (endpoint) => new SolanaTransferNode(endpoint, { confirmations: Math.max(1, chain.confirmations) }),
   } satisfies ChainAdapter);
 }
 

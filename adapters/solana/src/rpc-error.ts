@@ -5,12 +5,15 @@ import { isHttpJsonError, scannerErrorCode } from '@wcs/core';
  * usefully (network error, timeout, HTTP 408/429/5xx, a transient node error) after the bounded
  * retries; the engine retries the step later. RPC_ERROR: the node answered with an error or with
  * something the scanner cannot read; retrying the same request will not help without a change.
+ * RPC_TRY_LATER (transfer node only): the node refused a transaction for now, not for good (node
+ * behind, rate limited, blockhash not yet known, account in use); send the same bytes again later.
  */
-export type SolanaRpcErrorCode = 'RPC_UNAVAILABLE' | 'RPC_ERROR';
+export type SolanaRpcErrorCode = 'RPC_UNAVAILABLE' | 'RPC_ERROR' | 'RPC_TRY_LATER';
 
 /**
- * An error of the Solana deposit scanner. The message names the RPC method and what went wrong,
- * never the endpoint URL, its query string, user info or request headers (API keys live there).
+ * An error of the Solana deposit scanner or transfer node. The message names the RPC method and
+ * what went wrong, never the endpoint URL, its query string, user info or request headers (API
+ * keys live there); the transfer node's messages name the endpoint by host[:port] only.
  */
 export class SolanaRpcError extends Error {
   readonly code: SolanaRpcErrorCode;

@@ -26,7 +26,7 @@ function base58Decode(text: string): Uint8Array {
  * A test-side stand-in for KeyStore.sign on ed25519: signs the payload (the message itself) with
  * a key from its 32-byte seed, as the software key store does.
  */
-interface TestKey {
+export interface TestKey {
   readonly address: string;
   readonly publicKey: Uint8Array;
   sign(payload: Uint8Array): KeySignature;
@@ -46,18 +46,18 @@ function keyFromSeed(seed: Uint8Array): TestKey {
 }
 
 /** The hot key (account 1, index i) of the BIP-39 test mnemonic, at SOLANA_KEY_SPECS.hot. */
-function hotKey(index: number): TestKey {
+export function hotKey(index: number): TestKey {
   const path = fillPath(SOLANA_KEY_SPECS.hot.pathTemplate, 1, index);
   const key = keyFromSeed(slip10Ed25519(testSeed(), path));
   expect(b64url(key.publicKey)).to.equal(b64url(testPublicKey('ed25519', path)));
   return key;
 }
 
-function request(from: TestKey, to: string, amount: bigint, contract: string | null = null, memo: string | null = null): TransferRequest {
+export function request(from: TestKey, to: string, amount: bigint, contract: string | null = null, memo: string | null = null): TransferRequest {
   return { from: from.address, fromPublicKey: { curve: 'ed25519', bytes: from.publicKey }, to, memo, contract, amount };
 }
 
-function signAndCombine(crafter: SolanaTransferCrafter, unsigned: UnsignedTransfer, key: TestKey) {
+export function signAndCombine(crafter: SolanaTransferCrafter, unsigned: UnsignedTransfer, key: TestKey) {
   return crafter.combine(unsigned, unsigned.payloads.map((p) => key.sign(p)));
 }
 
