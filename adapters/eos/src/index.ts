@@ -6,6 +6,8 @@ import { checkK1PublicKey } from './keys';
 import { eosMemoCodec, isEosMemo } from './memo';
 import { ACCOUNT_NAME_RULE, isEosAccountName } from './name';
 import { createEosScanner } from './scanner';
+import { EosTransferCrafter } from './transfer';
+import { EosTransferNode } from './transfer-node';
 
 export { eosPublicKeyToLegacyString, eosPublicKeyToString } from './keys';
 export { MAX_EOS_MEMO_BYTES, MAX_EOS_MEMO_INDEX, eosMemoCodec, isEosMemo } from './memo';
@@ -16,6 +18,7 @@ export {
   EosTransferCrafter, eosSigningDigest, eosTransferActionData, formatEosQuantity, isCanonicalEosSignature,
   EOS_MAX_ASSET_AMOUNT, EOS_NATIVE_PRECISION, EOS_SIGNATURE_VARIANTS, type EosTransferInput,
 } from './transfer';
+export { EosTransferNode, NODEOS_ERRORS, type EosNodeTransferInput, type EosTransferNodeOptions } from './transfer-node';
 export { parseJsonExact } from '@wcs/core';
 
 /**
@@ -89,6 +92,11 @@ export function createEosAdapter(chain: ChainDefinition): ChainAdapter {
     }),
     memo: eosMemoCodec,
     createScanner: (endpoint) => createEosScanner(endpoint),
+    // The hot account is named and created on chain by the operator, its active permission
+    // given the hot key, and registered with the service (README, "Withdrawals").
+    hotAddress: 'registered' as const,
+    transfers: new EosTransferCrafter(),
+    createTransferNode: (endpoint) => new EosTransferNode(endpoint, { confirmations: Math.max(1, chain.confirmations) }),
   } satisfies ChainAdapter);
 }
 

@@ -5,8 +5,11 @@ import { isHttpJsonError, scannerErrorCode } from '@wcs/core';
  * usefully (network error, timeout, HTTP 408/429/5xx, a transient node error) after the bounded
  * retries; the engine retries the step later. RPC_ERROR: the node answered with an error or with
  * something the scanner cannot read; retrying the same request will not help without a change.
+ * RPC_TRY_LATER (the transfer node's broadcast only): the node refused the transaction for now,
+ * not for good (CPU / NET / RAM exhausted, deadline exceeded, node busy): send the same
+ * transaction again later; its expiration bounds how long that can go on.
  */
-export type EosRpcErrorCode = 'RPC_UNAVAILABLE' | 'RPC_ERROR';
+export type EosRpcErrorCode = 'RPC_UNAVAILABLE' | 'RPC_ERROR' | 'RPC_TRY_LATER';
 
 /**
  * An error of the EOS deposit scanner. The message names the API call and what went wrong, never

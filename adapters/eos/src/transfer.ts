@@ -154,7 +154,7 @@ function expirationSeconds(input: TransferInput): number {
 }
 
 /** The contract account and symbol of a request: null → eosio.token EOS; else "account:SYMBOL". */
-function tokenOf(contract: string | null): { account: string; symbol: string } {
+export function tokenOf(contract: string | null): { account: string; symbol: string } {
   if (contract === null) return { account: EOS_NATIVE_CONTRACT, symbol: EOS_NATIVE_SYMBOL };
   const m = /^([a-z1-5.]{1,12}):([A-Z]{1,7})$/.exec(contract);
   if (!m || !isEosAccountName(m[1]!)) fail(`contract must be "account:SYMBOL" (the catalogue's form, e.g. tethertether:USDT), got ${JSON.stringify(contract)}`);
