@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
+import { QueryTypes } from 'sequelize';
 import { isKeyStoreError, isWcsError, ENVIRONMENTS, formatLocalDateTime, type AdapterRegistry } from '@wcs/core';
 import { loadConfig, ConfigError, type ServiceConfig } from '../config/config';
 import { createLogger, type Logger } from '../config/logger';
@@ -7,7 +8,7 @@ import { BIZ_TYPES, type ApplicationView, type BizType } from '../apps/applicati
 import type { CallbackService } from '../callbacks/callback-service';
 import type { RechargeService } from '../deposits/recharge-service';
 import { WithdrawWorker } from '../withdrawals/withdraw-worker';
-import { hotWalletReport } from '../withdrawals/hot-wallets';
+import { hotWalletReport, registerHotAccount } from '../withdrawals/hot-wallets';
 import { RiskRules, type RiskRulesView } from '../withdrawals/risk-rules';
 import { TOKENS } from '../container';
 import { generateMasterKeyText } from '../crypto/secret-box';
@@ -62,6 +63,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   const program = new Command('wcs')
     .description('Wallet custody service: API server, workers and operator commands')
     .exitOverride()
+    // options after a subcommand are the subcommand's (`hotwallets --app` lists, `hotwallets register --app` registers)
+    .enablePositionalOptions()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
     .showHelpAfterError();
 
@@ -337,9 +340,34 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       emit(r, () => `assigned to ${o.user}: recharge ${r.id}, ${r.amount} ${r.tokenSymbol}, ${r.txStatus}`);
     });
 
-  program
-    .command('hotwallets')
-    .description('list the hot wallets (fund these addresses), their balances as last read from the nodes and what accepted withdrawals reserve')
+  const hotwallets = program.command('hotwallets').enablePositionalOptions();
+  hotwallets
+    .command('register')
+    .description('record an on-chain account as an application\'s hot wallet on a chain with named accounts (EOS): create the account first and give its active permission the hot key this prints; running workers must be restarted after a change')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .requiredOption('--chain <code>', 'chain code, e.g. EOS')
+    .requiredOption('--account <name>', 'the account name')
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; chain: string; account: string; json?: boolean }) => {
+      setJson(o);
+      const cfg = config();
+      const store = loadKeyStorePlugin(cfg).create(keyStoreOptions(cfg));
+      await store.init();
+      try {
+        const done = await withStorage(async (s) => {
+          const [row] = await s.database.sequelize.query<{ environment: 'test' | 'live' }>('SELECT environment FROM applications WHERE id = $1', { bind: [o.app], type: QueryTypes.SELECT });
+          if (!row) throw new Error(`application ${o.app} not found`);
+          const chain = s.catalogue.chain(row.environment, o.chain.toUpperCase());
+          return registerHotAccount(s.database.sequelize, s.container.resolve<AdapterRegistry>(TOKENS.AdapterRegistry), store, o.app, chain, o.account);
+        });
+        emit(done, () => `app ${done.applicationId} ${done.environment}:${done.chainCode} hot account ${done.address}${done.replaced ? ` (was ${done.replaced}; restart running workers)` : ''}\n`
+          + `its active permission must hold the hot key ${done.publicKey} (secp256k1, compressed) with the threshold's weight; withdrawals open once a worker has checked it and read the balance`);
+      } finally {
+        await store.destroy();
+      }
+    });
+  hotwallets
+    .description('list the hot wallets (fund these addresses), their balances as last read from the nodes and what accepted withdrawals reserve; `register` records an EOS hot account')
     .option('--app <id>', 'only this application', parseId)
     .addOption(jsonOpt())
     .action(async (o: { app?: number; json?: boolean }) => {

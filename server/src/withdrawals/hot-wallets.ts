@@ -3,6 +3,7 @@ import { formatLocalDateTime, formatUnits } from '@wcs/core';
 import type { AdapterRegistry, ChainAdapter, ChainDefinition, ChainEndpoint, KeyRef, KeyStore, SpendableOutput, TransferNode } from '@wcs/core';
 import type { Catalogue, ChainView } from '../catalogue/catalogue';
 import type { Logger } from '../config/logger';
+import { raiseAlert } from '../deposits/scan-lease';
 
 /** The key of an application's hot wallet on a chain: purpose 'hot', index 0 of the chain's key namespace. */
 export function hotKeyRef(applicationId: number, adapter: ChainAdapter): KeyRef {
@@ -17,10 +18,21 @@ export interface HotWallet {
   readonly ref: KeyRef;
 }
 
+/** A 'registered' chain (EOS) whose hot account the operator has not registered for this application yet. */
+export class HotAccountNotRegistered extends Error {
+  readonly code = 'HOT_ACCOUNT_NOT_REGISTERED';
+  constructor(readonly applicationId: number, readonly chainCode: string) {
+    super(`application ${applicationId} has no hot account registered on ${chainCode}: create one on chain whose active permission is the hot key, then \`wcs hotwallets register\``);
+    this.name = 'HotAccountNotRegistered';
+  }
+}
+
 /**
  * Hot wallets: one per (application, chain), its key in the KeyStore (never outside it), its
  * address recorded on first use. Chains that share a key namespace (every EVM chain) share the
- * key, so the hot address is the same string on each of them, with a ledger per chain.
+ * key, so the hot address is the same string on each of them, with a ledger per chain. On
+ * chains whose accounts are named on chain (adapter.hotAddress 'registered', EOS) the address is
+ * the account the operator registered (register()); the ledger checks that the hot key controls it.
  */
 export class HotWallets {
   /** Hot wallet rows never change once written: kept per (application, chain). */
@@ -50,6 +62,7 @@ export class HotWallets {
       { bind: [applicationId, chain.id], type: QueryTypes.SELECT },
     );
     if (existing[0]) return { id: existing[0].id, applicationId, chainId: chain.id, address: existing[0].address, ref };
+    if (adapter.hotAddress === 'registered') throw new HotAccountNotRegistered(applicationId, chain.code);
     const address = adapter.address.addressFromPublicKey(await this.keyStore.getPublicKey(ref));
     const rows = await this.sequelize.query<{ id: number; address: string }>(
       `INSERT INTO hot_wallets (application_id, chain_id, key_namespace, key_index, address) VALUES ($1, $2, $3, $4, $5)
@@ -62,6 +75,58 @@ export class HotWallets {
   }
 }
 
+/**
+ * Records the operator's on-chain account as an application's hot wallet on a 'registered' chain
+ * (wcs hotwallets register). The same name again is a no-op; another name replaces it only while
+ * none of the wallet's withdrawals is unfinished, and its balances are read anew (running
+ * workers cache hot wallets: restart them). Returns the wallet and the hot public key (hex,
+ * compressed) the account's active permission must hold.
+ */
+export async function registerHotAccount(sequelize: Sequelize, registry: AdapterRegistry, keyStore: KeyStore, applicationId: number, chain: ChainDefinition, account: string) {
+  const adapter = registry.forChain(chain);
+  if (adapter.hotAddress !== 'registered') throw new Error(`${chain.code} hot wallets are derived from their key, not registered`);
+  const checked = adapter.address.validate(account, null);
+  if (!checked.valid) throw new Error(`${JSON.stringify(account)} is not a ${chain.code} account: ${checked.reason}`);
+  const ref = hotKeyRef(applicationId, adapter);
+  const publicKey = await keyStore.getPublicKey(ref);
+  const address = checked.normalized;
+  let deposit: string | null = null;
+  try {
+    deposit = adapter.address.addressFromPublicKey(publicKey);
+  } catch {
+    // no deposit account configured: nothing to collide with
+  }
+  if (deposit === address) throw new Error(`${address} is ${chain.code}'s deposit account: the hot wallet must be another account (deposits and payouts keep separate ledgers)`);
+  return sequelize.transaction(async (t) => {
+    const [app] = await sequelize.query<{ id: number }>(
+      `SELECT id FROM applications WHERE id = $1 AND environment = $2 AND $3 = ANY(enabled_chains) FOR UPDATE`,
+      { bind: [applicationId, chain.environment, chain.code], type: QueryTypes.SELECT, transaction: t },
+    );
+    if (!app) throw new Error(`application ${applicationId} does not exist in ${chain.environment} or does not have ${chain.code} enabled`);
+    const [old] = await sequelize.query<{ id: number; address: string; open: number }>(
+      `SELECT h.id, h.address, (SELECT count(*)::int FROM withdrawals w WHERE w.hot_wallet_id = h.id AND w.finished_at IS NULL) AS open
+         FROM hot_wallets h WHERE h.application_id = $1 AND h.chain_id = $2 FOR UPDATE`,
+      { bind: [applicationId, chain.id], type: QueryTypes.SELECT, transaction: t },
+    );
+    let id: number;
+    if (!old) {
+      const [row] = await sequelize.query<{ id: number }>(
+        'INSERT INTO hot_wallets (application_id, chain_id, key_namespace, key_index, address) VALUES ($1, $2, $3, $4, $5) RETURNING id',
+        { bind: [applicationId, chain.id, ref.spec.namespace, ref.index, address], type: QueryTypes.SELECT, transaction: t },
+      );
+      id = row!.id;
+    } else {
+      id = old.id;
+      if (old.address !== address) {
+        if (old.open > 0) throw new Error(`application ${applicationId}'s hot account on ${chain.code} is ${old.address} and ${old.open} of its withdrawals are unfinished: register another account once they end`);
+        await sequelize.query('UPDATE hot_wallets SET address = $2 WHERE id = $1', { bind: [id, address], transaction: t });
+        await sequelize.query('DELETE FROM hot_wallet_balances WHERE hot_wallet_id = $1', { bind: [id], transaction: t });
+      }
+    }
+    return { id, applicationId, chainCode: chain.code, environment: chain.environment, address, publicKey: Buffer.from(publicKey.bytes).toString('hex'), replaced: old !== undefined && old.address !== address ? old.address : null };
+  });
+}
+
 /** The chains a service can pay out on: an RPC endpoint, and an adapter that crafts transfers and talks to the node. */
 export function payoutChains(catalogue: Catalogue, registry: AdapterRegistry, endpoints: ReadonlyMap<string, ChainEndpoint>): ChainView[] {
   return (['test', 'live'] as const).flatMap((env) => catalogue.chains(env)).filter((c) => {
@@ -72,7 +137,10 @@ export function payoutChains(catalogue: Catalogue, registry: AdapterRegistry, en
 
 /** A transfer shape used only to quote the fee: the most a transfer of this token costs now. */
 function quoteRequest(adapter: ChainAdapter, wallet: HotWallet, contract: string | null, publicKey: Awaited<ReturnType<KeyStore['getPublicKey']>>) {
-  const base = { from: wallet.address, fromPublicKey: publicKey, to: wallet.address, memo: null, contract, amount: 1n };
+  // to itself, except on chains with registered (named) hot accounts, whose token contracts refuse
+  // a transfer to oneself (EOS): there to the chain's deposit account, which is another account
+  const to = adapter.hotAddress === 'registered' ? adapter.address.addressFromPublicKey(publicKey) : wallet.address;
+  const base = { from: wallet.address, fromPublicKey: publicKey, to, memo: null, contract, amount: 1n };
   switch (adapter.spendModel) {
     case 'sequence':
       return { ...base, sequence: 0n };
@@ -96,6 +164,11 @@ function quoteRequest(adapter: ChainAdapter, wallet: HotWallet, contract: string
  */
 export class HotWalletLedger {
   private readonly nodes = new Map<number, TransferNode>();
+  private readonly unregistered = new Set<string>();
+  /** Reads failing on every refresh (a listed token not deployed on a devnet): their last reason, so each is logged once per reason. */
+  private readonly failing = new Map<string, string>();
+  /** Registered hot accounts whose key check failed, alerted once per process until it passes. */
+  private readonly uncontrolled = new Set<number>();
 
   constructor(
     private readonly sequelize: Sequelize,
@@ -128,33 +201,47 @@ export class HotWalletLedger {
         `SELECT id FROM applications WHERE environment = $1 AND status = 'ACTIVE' AND $2 = ANY(enabled_chains) ORDER BY id`,
         { bind: [chain.environment, chain.code], type: QueryTypes.SELECT },
       );
-      try {
-        await this.quoteFees(chain, apps[0]?.id);
-      } catch (e) {
-        this.logger.warn('fee quote failed', { chain: chain.code, error: e });
-      }
+      const usable: number[] = [];
       for (const app of apps) {
         try {
-          await this.refresh(app.id, chain);
+          if (await this.refresh(app.id, chain)) usable.push(app.id);
         } catch (e) {
+          if (e instanceof HotAccountNotRegistered) {
+            // the operator's step, not a fault: said once per process
+            if (!this.unregistered.has(`${app.id}/${chain.id}`)) this.logger.info('hot account not registered: no withdrawals until it is', { chain: chain.code, applicationId: app.id });
+            this.unregistered.add(`${app.id}/${chain.id}`);
+            continue;
+          }
           this.logger.warn('hot wallet balance refresh failed', { chain: chain.code, applicationId: app.id, error: e });
         }
+      }
+      try {
+        await this.quoteFees(chain, usable[0]);
+      } catch (e) {
+        this.logger.warn('fee quote failed', { chain: chain.code, error: e });
       }
     }
   }
 
-  /** Reads one hot wallet's balances and writes them with the releases they allow. */
-  async refresh(applicationId: number, chain: ChainView): Promise<void> {
+  /**
+   * Reads one hot wallet's balances and writes them with the releases they allow. A registered
+   * hot account (EOS) is first checked to be controlled by the hot key; when it is not, its
+   * balances are removed (acceptance then refuses its withdrawals as unavailable) and the
+   * operator alerted. Returns whether the wallet can pay out.
+   */
+  async refresh(applicationId: number, chain: ChainView): Promise<boolean> {
     const wallet = await this.wallets.ensure(applicationId, chain);
     const node = this.node(chain);
+    if (this.registry.forChain(chain).hotAddress === 'registered' && !(await this.controlled(wallet, chain, node))) return false;
     const startedAt = await this.dbNow();
     const balances: Array<{ tokenId: number; amount: bigint }> = [];
     for (const token of chain.tokens) {
       try {
         balances.push({ tokenId: token.id, amount: await node.balance(wallet.address, token.contract) });
+        this.failing.delete(`balance/${wallet.id}/${token.id}`);
       } catch (e) {
         // e.g. a listed contract that is not deployed on this node: that token stays unread (not available), the others go on
-        this.logger.warn('hot wallet balance not read', { chain: chain.code, token: token.symbol, address: wallet.address, error: e });
+        if (this.firstFailure(`balance/${wallet.id}/${token.id}`, e)) this.logger.warn('hot wallet balance not read (said again only when the reason changes)', { chain: chain.code, token: token.symbol, address: wallet.address, error: e });
       }
     }
     const utxos = node.unspentOutputs ? await node.unspentOutputs(wallet.address) : null;
@@ -180,6 +267,34 @@ export class HotWalletLedger {
         { bind: [wallet.id, startedAt], transaction: t },
       );
     });
+    return true;
+  }
+
+  /** Records a failure; true when it is new or its reason changed (worth a log line). */
+  private firstFailure(key: string, e: unknown): boolean {
+    const reason = e instanceof Error ? e.message : String(e);
+    if (this.failing.get(key) === reason) return false;
+    this.failing.set(key, reason);
+    return true;
+  }
+
+  private async controlled(wallet: HotWallet, chain: ChainView, node: TransferNode): Promise<boolean> {
+    const publicKey = await this.keyStore.getPublicKey(wallet.ref);
+    if (node.controls && (await node.controls(wallet.address, publicKey))) {
+      this.uncontrolled.delete(wallet.id);
+      return true;
+    }
+    await this.sequelize.transaction(async (t) => {
+      await this.sequelize.query('DELETE FROM hot_wallet_balances WHERE hot_wallet_id = $1', { bind: [wallet.id], transaction: t });
+      if (!this.uncontrolled.has(wallet.id)) {
+        await raiseAlert(this.sequelize, t, chain.id, 'HOT_ACCOUNT_NOT_CONTROLLED',
+          `${chain.code}: application ${wallet.applicationId}'s hot account ${wallet.address} cannot be signed for by its hot key ${Buffer.from(publicKey.bytes).toString('hex')} alone (its active permission); no withdrawals until it can`,
+          { applicationId: wallet.applicationId, address: wallet.address });
+      }
+    });
+    if (!this.uncontrolled.has(wallet.id)) this.logger.warn('hot account not controlled by the hot key: withdrawals stopped', { chain: chain.code, applicationId: wallet.applicationId, address: wallet.address });
+    this.uncontrolled.add(wallet.id);
+    return false;
   }
 
   /**
@@ -221,8 +336,9 @@ export class HotWalletLedger {
       try {
         // e.g. a token the hot wallet holds none of cannot be estimated yet: no quote, no orders
         maxFee = adapter.transfers!.craft(request, await node.transferInput(request)).maxFee;
+        this.failing.delete(`quote/${token.id}`);
       } catch (e) {
-        this.logger.warn('fee quote failed', { chain: chain.code, token: token.symbol, error: e });
+        if (this.firstFailure(`quote/${token.id}`, e)) this.logger.warn('fee quote failed (said again only when the reason changes)', { chain: chain.code, token: token.symbol, error: e });
         continue;
       }
       await this.sequelize.query(
