@@ -29,6 +29,7 @@ import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { expectOk, pollUntil } from './support/expect';
+import { inMempool as inMempoolOf, sendOutputs as sendToOutputs } from './support/regtest-wallet';
 import { ADDRESS_CREATE, EVENT_FIELDS, RECHARGE_FIELDS, RECHARGE_GET, RECHARGE_LIST, type Recharge, type RechargeEvent } from './support/recharge-types';
 
 const CHAIN_ID = 150;
@@ -102,27 +103,8 @@ describe('Bitcoin deposit detection on a bcoin regtest node (scanner worker, con
       .filter((o) => o.scriptPubKey.addresses?.includes(address))
       .map((o) => ({ vout: o.n, sats: BigInt(Math.round(o.value * 1e8)) }));
   };
-  /** Pays several outputs in one transaction through bcoin's wallet HTTP API, which (unlike sendmany) takes one address more than once. */
-  const sendOutputs = async (outputs: Array<{ address: string; sats: bigint }>): Promise<string> => {
-    await node.syncWallet();
-    const u = new URL(node.walletUrl);
-    const res = await fetch(`${u.protocol}//${u.host}/wallet/primary/send`, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`,
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({ outputs: outputs.map((o) => ({ address: o.address, value: Number(o.sats) })) }),
-    });
-    const body = (await res.json()) as { hash?: string; error?: unknown };
-    expect(res.status, JSON.stringify(body)).to.equal(200);
-    await inMempool(body.hash!);
-    return body.hash!;
-  };
-  const inMempool = async (txid: string) => {
-    const r = await pollUntil(() => node.rpc<string[]>('getrawmempool'), (p) => p.includes(txid), 10_000, 5);
-    expect(r.ok, `${txid} not in the mempool`).to.equal(true);
-  };
+  const sendOutputs = (outputs: Array<{ address: string; sats: bigint }>) => sendToOutputs(node, outputs);
+  const inMempool = (txid: string) => inMempoolOf(node, txid);
   const noticesOf = async (id: number) =>
     (await q<{ tx_status: string }>('SELECT tx_status FROM recharge_notices WHERE recharge_id = $1 ORDER BY task_id', [id])).map((r) => r.tx_status);
 

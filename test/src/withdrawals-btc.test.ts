@@ -30,6 +30,7 @@ import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { expectOk, pollUntil } from './support/expect';
+import { sendOutputs as sendToOutputs } from './support/regtest-wallet';
 import { cliJson, runCli } from './support/processes';
 
 const BATCH = '/api/v1/wallet/withdraw/batch-create';
@@ -143,24 +144,7 @@ describe('bitcoin withdrawals on a bcoin regtest node (ledger, UTXO selection, p
     for (const w of out) expect(w.status, JSON.stringify(w)).to.equal('SUCCESS');
     return out;
   };
-  /** Pays several outputs in one transaction through bcoin's wallet HTTP API; the txid once in the mempool. */
-  const sendOutputs = async (outputs: Array<{ address: string; sats: bigint }>): Promise<string> => {
-    await node.syncWallet();
-    const u = new URL(node.walletUrl);
-    const res = await fetch(`${u.protocol}//${u.host}/wallet/primary/send`, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`,
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({ outputs: outputs.map((o) => ({ address: o.address, value: Number(o.sats) })) }),
-    });
-    const body = (await res.json()) as { hash?: string; error?: unknown };
-    expect(res.status, JSON.stringify(body)).to.equal(200);
-    const r = await pollUntil(() => node.rpc<string[]>('getrawmempool'), (p) => p.includes(body.hash!), 10_000, 5);
-    expect(r.ok, `${body.hash} not in the mempool`).to.equal(true);
-    return body.hash!;
-  };
+  const sendOutputs = (outputs: Array<{ address: string; sats: bigint }>) => sendToOutputs(node, outputs);
   /** The three callbacks of a successful order, each verified with the application's secret. */
   const expectCallbacks = async (order: Withdraw, done: Withdraw) => {
     const r = await pollUntil(async () => events(order.id).map((e) => e.status), (s) => s.length >= 3, 30_000, 50);
