@@ -24,7 +24,7 @@ import { isCode0, load, problems, type LoadTarget, type RunRecord } from './lib/
 import { dbCounters, dbDelta, openStatsConnection, sampleActivity } from './lib/postgres';
 import { checkAborted, CleanupStack, httpRequest, runMain, sleep, type Child } from './lib/processes';
 import {
-  fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, medianOrNull, noiseWarning, out, progress, summarise, table, writeResults,
+  fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, medianOrNull, noiseWarning, out, progress, summarise, table, printFailures, writeResults,
 } from './lib/report';
 import { intEnv, readLoadSettings } from './lib/settings';
 import { signedHeaders, signedJsonPost, type Credentials } from './lib/signing';
@@ -585,11 +585,7 @@ async function main(): Promise<number> {
     for (const g of goalsMet) out(`goal ${g.name} >= ${g.goal}% of baseline: ${g.ratio.toFixed(1)} %, ${g.met ? 'met' : 'not met'}`);
     const noisy = noiseWarning(runs, NOISE_WARN_PERCENT);
     if (noisy) out(noisy.line);
-    if (failures.length) {
-      out('');
-      out('CORRECTNESS FAILURES (figures are not valid):');
-      for (const f of failures) out(`  ${f}`);
-    }
+    printFailures(out, failures);
 
     const resultsFile = writeResults('address-create.json', {
       benchmark: 'address-create',

@@ -20,7 +20,7 @@ import { callbackBody, callbackPayload, CALLBACK_PATH, CONTROL, type ReceiverChe
 import { cpuPercent, cpuSnapshot, CLK_TCK, procTicks, type CpuPercent, type CpuSnapshot } from './lib/cpu';
 import { openStatsConnection, requestStatementStats, resetStatementStats, sampleActivity, topStatements, type PgActivity } from './lib/postgres';
 import { checkAborted, CleanupStack, httpGet, httpRequest, runMain, sleep, startChild, stopChild, waitReady, withTimeout, type Child } from './lib/processes';
-import { fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, noiseWarning, out, percentile, progress, table, writeResults } from './lib/report';
+import { fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, noiseWarning, out, percentile, progress, table, printFailures, writeResults } from './lib/report';
 import { intEnv, readLoadSettings } from './lib/settings';
 import { createAppViaCli, prepareBenchStorage, printProfiles, setCallbackViaCli, startWorkers } from './lib/wcs';
 
@@ -697,11 +697,7 @@ async function main(): Promise<number> {
     out(`goal due-to-sent p99 <= ${GOAL_P99_MS} ms at ${loadPercent} % load: ${p99 === null ? '-' : fmtMs(p99) + ' ms'}, ${latencyMet ? 'met' : 'not met'}`);
     const noisy = noiseWarning<Run | LatencyRun>([...runs, lat], NOISE_WARN_PERCENT);
     if (noisy) out(noisy.line);
-    if (failures.length) {
-      out('');
-      out('CORRECTNESS FAILURES (figures are not valid):');
-      for (const f of failures) out(`  ${f}`);
-    }
+    printFailures(out, failures);
 
     const resultsFile = writeResults('callback-delivery.json', {
       benchmark: 'callback-delivery',

@@ -32,7 +32,7 @@ import { rpc, rpcBatch, Receiver, signatureProblem, type Arrival } from './lib/e
 import { CLK_TCK, cpuPercent, cpuSnapshot, procTicks, type CpuPercent, type CpuSnapshot } from './lib/cpu';
 import { openStatsConnection, requestStatementStats, resetStatementStats, topStatements } from './lib/postgres';
 import { checkAborted, CleanupStack, httpRequest, runMain, sleep, startChild, stopChild, withTimeout, type Child } from './lib/processes';
-import { fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, noiseWarning, out, percentile, progress, RESULTS_DIR, table, writeResults } from './lib/report';
+import { fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, noiseWarning, out, percentile, progress, RESULTS_DIR, table, printFailures, writeResults } from './lib/report';
 import { boolEnv, intEnv, listEnv } from './lib/settings';
 import { signedJsonPost } from './lib/signing';
 import { createAppViaCli, prepareBenchStorage, printProfiles, setCallbackViaCli, startApiServer, WCS_BIN } from './lib/wcs';
@@ -778,11 +778,7 @@ async function main(): Promise<number> {
     }
     const noisy = noiseWarning(runs.map((r) => ({ ...r, target: r.batchBlocks !== null ? `${r.target} ${r.batchBlocks}x${r.concurrency}` : r.target })), NOISE_WARN_PERCENT);
     if (noisy) out(noisy.line);
-    if (failures.length) {
-      out('');
-      out('CORRECTNESS FAILURES (figures are not valid):');
-      for (const f of failures) out(`  ${f}`);
-    }
+    printFailures(out, failures);
     const resultsFile = writeResults('deposits.json', {
       benchmark: 'deposits',
       description: 'deposit detection on anvil: scanner catch-up blocks/s vs a bare getBlockByNumber + getLogs loop; block-to-PENDING-callback latency with 1 s blocks',

@@ -22,7 +22,7 @@ import * as path from 'node:path';
 import type { KeySpec, KeyStore, KeyStoreOptions, KeyStorePlugin } from '@wcs/core';
 import { TEST_MNEMONIC } from '@wcs/server/testing';
 import { checkAborted, runMain } from './lib/processes';
-import { fmtInt, machineInfo, machineLine, median, out, progress, table, writeResults } from './lib/report';
+import { fmtInt, machineInfo, machineLine, median, out, progress, table, printFailures, writeResults } from './lib/report';
 import { intEnv, boolEnv } from './lib/settings';
 
 const GOAL_RATIO = 1.0;
@@ -364,11 +364,7 @@ async function main(): Promise<number> {
     const goals = summary.filter((s) => s.goal);
     for (const g of goals) out(`goal ${g.what.replace(' (curve total)', '')} ours/wallet-core >= ${GOAL_RATIO.toFixed(1)}x: ${g.ratio.toFixed(2)}x, ${g.met ? 'met' : 'not met'}`);
     const failures = mismatchCount ? [`${mismatchCount} keys differ`, ...mismatches] : [];
-    if (failures.length) {
-      out('');
-      out('CORRECTNESS FAILURES (figures are not valid):');
-      for (const f of failures) out(`  ${f}`);
-    }
+    printFailures(out, failures);
     const resultsFile = writeResults('derive.json', {
       benchmark: 'derive',
       description: 'public-key derivations/s: software key store (getPublicKey) vs @trustwallet/wallet-core (getKey + public key), same paths, one process',

@@ -32,7 +32,7 @@ import { keyIdentity, MECHANISMS, Pkcs11KeyStore } from '@wcs/custody-pkcs11';
 import { createTestToken, removeSoftHsm, SOFTHSM_LIBRARY } from '@wcs/custody-pkcs11/testing';
 import { cpuPercent, cpuSnapshot } from './lib/cpu';
 import { checkAborted, runMain, sleep } from './lib/processes';
-import { fmtInt, machineInfo, machineLine, median, noiseWarning, fmtPct, out, progress, table, writeResults } from './lib/report';
+import { fmtInt, machineInfo, machineLine, median, noiseWarning, fmtPct, out, progress, table, printFailures, writeResults } from './lib/report';
 import { boolEnv, intEnv } from './lib/settings';
 
 const GOAL_PERCENT = 80;
@@ -446,11 +446,7 @@ async function main(): Promise<number> {
       NOISE_WARN_PERCENT,
     );
     if (noisy) out(noisy.line);
-    if (failures.length) {
-      out('');
-      out('CORRECTNESS FAILURES (figures are not valid):');
-      for (const f of failures) out(`  ${f}`);
-    }
+    printFailures(out, failures);
     const resultsFile = writeResults('pkcs11-sign.json', {
       benchmark: 'pkcs11-sign',
       description:

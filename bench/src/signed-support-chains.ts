@@ -18,7 +18,7 @@ import { AUTOCANNON_VERSION } from './autocannon';
 import { load, problems, type LoadTarget, type RunRecord } from './lib/load';
 import { dbCounters, dbDelta, openStatsConnection } from './lib/postgres';
 import { checkAborted, CleanupStack, httpGet, runMain, sleep, startChild, stopChild, waitReady } from './lib/processes';
-import { fmtInt, fmtMs, fmtPct, machineInfo, machineLine, noiseWarning, out, summarise, table, writeResults } from './lib/report';
+import { fmtInt, fmtMs, fmtPct, machineInfo, machineLine, noiseWarning, out, summarise, table, printFailures, writeResults } from './lib/report';
 import { readLoadSettings } from './lib/settings';
 import { signedHeaders, type Credentials } from './lib/signing';
 import { createAppViaCli, prepareBenchStorage, printProfiles, startApiServer } from './lib/wcs';
@@ -199,11 +199,7 @@ async function main(): Promise<number> {
     out(`goal >= ${GOAL_PERCENT}%: ${met ? 'met' : 'not met'}`);
     const noisy = noiseWarning(runs, NOISE_WARN_PERCENT);
     if (noisy) out(noisy.line);
-    if (failures.length) {
-      out('');
-      out('CORRECTNESS FAILURES (figures are not valid):');
-      for (const f of failures) out(`  ${f}`);
-    }
+    printFailures(out, failures);
 
     const resultsFile = writeResults('latest.json', {
       benchmark: 'signed-support-chains',

@@ -32,7 +32,7 @@ import { isCode0, load, problems, type LoadTarget, type RunRecord } from './lib/
 import { openStatsConnection, requestStatementStats, resetStatementStats, topStatements } from './lib/postgres';
 import { checkAborted, CleanupStack, httpRequest, runMain, sleep, startChild, stopChild, type Child } from './lib/processes';
 import {
-  fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, medianOrNull, noiseWarning, out, percentile, progress, RESULTS_DIR, summarise, table, writeResults,
+  fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, medianOrNull, noiseWarning, out, percentile, progress, RESULTS_DIR, summarise, table, printFailures, writeResults,
 } from './lib/report';
 import { intEnv, readLoadSettings, type LoadSettings } from './lib/settings';
 import { signedHeaders, signedJsonPost } from './lib/signing';
@@ -816,11 +816,7 @@ async function main(): Promise<number> {
       NOISE_WARN_PERCENT,
     );
     if (noisy) out(noisy.line);
-    if (failures.length) {
-      out('');
-      out('CORRECTNESS FAILURES (figures are not valid):');
-      for (const f of failures) out(`  ${f}`);
-    }
+    printFailures(out, failures);
     const resultsFile = writeResults('withdrawals.json', {
       benchmark: 'withdrawals',
       description: 'withdrawals on anvil: batch-create items/s vs signed GET support/chains req/s; payouts confirmed/s of the payout worker vs a bare ethers send loop',

@@ -96,6 +96,14 @@ export function noiseWarning<R extends { target: string; round: number | string;
 }
 
 /** Writes bench/results/<file> (pretty JSON) and returns its path relative to the working directory. */
+/** The correctness failures of a run, under the heading every scenario prints (nothing when there are none). */
+export function printFailures(out: (line: string) => void, failures: readonly string[]): void {
+  if (failures.length === 0) return;
+  out('');
+  out('CORRECTNESS FAILURES (figures are not valid):');
+  for (const f of failures) out(`  ${f}`);
+}
+
 export function writeResults(file: string, report: unknown): string {
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
   const p = path.join(RESULTS_DIR, file);
