@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Pool } from 'pg';
-import { anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, setAutomine, startAnvil, waitForReceipt, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
+import { anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, startAnvil, startBlockClock, waitForReceipt, type AnvilDevnet, type BlockClock } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
 import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
@@ -66,6 +66,7 @@ const fresh = freshEvmAddress;
 describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', function () {
   this.timeout(300_000);
   let anvil: AnvilDevnet;
+  let clock: BlockClock;
   let token: string;
   let db: TestDatabase;
   let svc: WcsService;
@@ -97,6 +98,9 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
 
   before(async () => {
     anvil = await startAnvil({ chainId: 11155111 });
+    // blocks every 100 ms, not automine: the payout worker sends its transactions in JSON-RPC
+    // batches, and automine now and then strands one of a batch (see startBlockClock)
+    clock = await startBlockClock(anvil.url, 100);
     token = await deployErc20(anvil.url, { name: 'Test USD', symbol: 'TUSD' });
     configFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-wd-')), 'config.json');
     fs.writeFileSync(configFile, JSON.stringify({ tokens: [{ id: TOKEN_ID, chainCode: 'ETH', environment: 'test', symbol: 'TUSD', name: 'Test USD (anvil)', contract: token, decimals: 18 }] }));
@@ -119,6 +123,7 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
     await pool?.end();
     await db?.drop();
     await receiver.stop();
+    await clock?.stop();
     await anvil?.stop();
   });
 
@@ -278,25 +283,15 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
 
   it('200 concurrent orders from one hot wallet: every nonce used once, none skipped, each order one on-chain transaction', async () => {
     const startNonce = BigInt(await anvilRpc<string>(anvil.url, 'eth_getTransactionCount', [hot, 'pending']));
-    // Blocks are mined here, not by anvil's automine: automine loses track of a transaction now
-    // and then when many from one sender arrive in one JSON-RPC batch (it stays "queued" at the
-    // account's own nonce and blocks every later one; foundry-rs/foundry#10122). Mining on demand
-    // takes the pool's ready transactions and does not have that fault.
-    await setAutomine(anvil.url, false);
-    let ids: number[];
-    try {
-      const results = await Promise.all(Array.from({ length: 4 }, () => batch(Array.from({ length: 50 }, () => item({ amount: '0.000001' })))));
-      ids = results.flatMap((r) => r.items.map((x) => x.withdraw!.id));
-      expect(ids).to.have.length(200);
-      const r = await pollUntil(async () => {
-        const rows = await q<{ n: number }>(`SELECT count(*)::int AS n FROM withdrawals WHERE id = ANY($1::bigint[]) AND status IN ('CONFIRMING','SUCCESS')`, [ids]);
-        if (rows[0]!.n < 200) await mine(anvil.url, 1);
-        return rows;
-      }, (rows) => rows[0]!.n === 200, 180_000, 200);
-      expect(r.ok, `${r.result[0]!.n} of 200 mined`).to.equal(true);
-    } finally {
-      await setAutomine(anvil.url, true);
-    }
+    const results = await Promise.all(Array.from({ length: 4 }, () => batch(Array.from({ length: 50 }, () => item({ amount: '0.000001' })))));
+    const ids = results.flatMap((r) => r.items.map((x) => x.withdraw!.id));
+    expect(ids).to.have.length(200);
+    const r = await pollUntil(async () => {
+      const rows = await q<{ n: number }>(`SELECT count(*)::int AS n FROM withdrawals WHERE id = ANY($1::bigint[]) AND status IN ('CONFIRMING','SUCCESS')`, [ids]);
+      if (rows[0]!.n < 200) await mine(anvil.url, 1);
+      return rows;
+    }, (rows) => rows[0]!.n === 200, 180_000, 200);
+    expect(r.ok, `${r.result[0]!.n} of 200 mined`).to.equal(true);
     const rows = await q<{ sequence: string; tx_hash: string; txs: number }>(
       `SELECT w.sequence::text AS sequence, w.tx_hash, (SELECT count(*)::int FROM withdraw_transactions x WHERE x.withdrawal_id = w.id) AS txs
          FROM withdrawals w WHERE w.id = ANY($1::bigint[]) ORDER BY w.sequence`, [ids]);
@@ -314,7 +309,7 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
 
   it('a token transfer that reverts on chain ends FAILED with a verified FAILED callback', async () => {
     // the transfer is signed and sent while the token works; the token is paused before it is mined (anvil orders by fee)
-    await setAutomine(anvil.url, false);
+    await clock.pause();
     let order: Withdraw;
     let paused = false;
     try {
@@ -326,7 +321,7 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
         paused = true;
         await mine(anvil.url, 1);
       } finally {
-        await setAutomine(anvil.url, true);
+        clock.resume();
       }
       const done = await settle(order!.id, 'FAILED');
       expect(done.failReason).to.match(/failed on chain/);

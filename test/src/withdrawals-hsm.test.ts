@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { anvilRpc, deployErc20, erc20Balance, mintErc20, sendNative, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
+import { anvilRpc, deployErc20, erc20Balance, mintErc20, sendNative, startAnvil, startBlockClock, type AnvilDevnet, type BlockClock } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
 import { startTestService, type TestService } from '@wcs/server/testing';
 import { SigningClient } from './client/signing-client';
@@ -26,6 +26,7 @@ const ETHER = 10n ** 18n;
 describe('withdrawals signed by the PKCS#11 key store (SoftHSM2) on anvil', function () {
   this.timeout(240_000);
   let anvil: AnvilDevnet;
+  let clock: BlockClock;
   let token: string;
   let hsm: TestToken;
   let svc: TestService;
@@ -38,6 +39,7 @@ describe('withdrawals signed by the PKCS#11 key store (SoftHSM2) on anvil', func
 
   before(async () => {
     anvil = await startAnvil({ chainId: 11155111 });
+    clock = await startBlockClock(anvil.url, 100); // the worker's batched sends: see startBlockClock
     token = await deployErc20(anvil.url, { name: 'Test USD', symbol: 'TUSD' });
     const config = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-wd-hsm-')), 'config.json');
     fs.writeFileSync(config, JSON.stringify({ tokens: [{ id: TOKEN_ID, chainCode: 'ETH', environment: 'test', symbol: 'TUSD', name: 'Test USD (anvil)', contract: token, decimals: 18 }] }));
@@ -60,6 +62,7 @@ describe('withdrawals signed by the PKCS#11 key store (SoftHSM2) on anvil', func
 
   after(async () => {
     await svc?.stop();
+    await clock?.stop();
     await anvil?.stop();
   });
 

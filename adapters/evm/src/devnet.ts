@@ -277,6 +277,68 @@ export async function setAutomine(url: string, on: boolean): Promise<void> {
   await anvilRpc(url, 'evm_setAutomine', [on]);
 }
 
+
+/** Blocks on a clock instead of anvil's automine (startBlockClock). */
+export interface BlockClock {
+  /** Holds transactions in the pool: once this resolves the clock mines no block until resume(). */
+  pause(): Promise<void>;
+  /** Blocks again, every everyMs. */
+  resume(): void;
+  /** Stops the clock (anvil stays without automine); rejects with the first failed mine, if any. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Turns anvil's automine off and mines a block every `everyMs` instead (anvil_mine), so that
+ * transactions are mined on their own as with automine, without automine's fault: when several
+ * transactions of one sender reach it at once (a JSON-RPC batch, or concurrent requests) it now
+ * and then leaves the one at the account's own nonce queued for ever, and every later one behind
+ * it (foundry-rs/foundry#10122; seen here with batches of 2 and of 50). Mining on demand takes
+ * the pool's ready transactions and does not have that fault.
+ */
+export async function startBlockClock(url: string, everyMs = 100): Promise<BlockClock> {
+  if (!Number.isInteger(everyMs) || everyMs < 10) throw new TypeError(`everyMs must be an integer >= 10, got ${everyMs}`);
+  await setAutomine(url, false);
+  let paused = false;
+  let stopped = false;
+  let failure: unknown = null;
+  let current: Promise<void> = Promise.resolve();
+  let wake: (() => void) | null = null;
+  const loop = (async () => {
+    while (!stopped) {
+      if (!paused) {
+        current = mine(url, 1).catch((e: unknown) => {
+          failure ??= e;
+        });
+        await current;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, everyMs);
+        timer.unref();
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = null;
+    }
+  })();
+  return {
+    async pause() {
+      paused = true;
+      await current;
+    },
+    resume() {
+      paused = false;
+    },
+    async stop() {
+      stopped = true;
+      (wake as (() => void) | null)?.();
+      await loop;
+      if (failure !== null) throw failure;
+    },
+  };
+}
 export interface SendOptions {
   /** Signing key (default ANVIL_DEV_KEYS[0]). */
   readonly fromPrivateKey?: string;

@@ -5,7 +5,7 @@ import { HDNodeWallet, Wallet, getAddress, hexlify, randomBytes } from 'ethers';
 import type { BlockRef, BlockScanner, ObservedTransfer } from '@wcs/core';
 import { testChain } from '@wcs/core/testing';
 import {
-  ANVIL_DEFAULT_MNEMONIC, ANVIL_DEV_KEYS, anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, setAutomine, startAnvil, transferErc20, waitForReceipt,
+  ANVIL_DEFAULT_MNEMONIC, ANVIL_DEV_KEYS, anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, setAutomine, startAnvil, startBlockClock, transferErc20, waitForReceipt,
   type AnvilDevnet,
 } from './devnet';
 import { ERC20_TRANSFER_TOPIC, EvmBlockScanner, EvmRpcError, plugin } from './index';
@@ -387,6 +387,39 @@ describe('devnet helpers', () => {
     expect(devnet.process.exitCode !== null || devnet.process.signalCode !== null).to.equal(true);
     await expectRejected(anvilRpc(devnet.url, 'eth_chainId', [], 1000), Error);
     await devnet.stop(); // idempotent
+  });
+
+  it('a block clock mines instead of automine: blocks keep coming, pause holds transactions in the pool, resume mines them', async function () {
+    this.timeout(30_000);
+    const devnet = await startAnvil({ accounts: 2 });
+    try {
+      const height = async () => Number(await anvilRpc<string>(devnet.url, 'eth_blockNumber'));
+      const clock = await startBlockClock(devnet.url, 50);
+      expect(await anvilRpc<boolean>(devnet.url, 'anvil_getAutomine')).to.equal(false);
+      const h0 = await height();
+      await new Promise((r) => setTimeout(r, 400));
+      expect(await height()).to.be.greaterThan(h0 + 2);
+      await clock.pause();
+      const held = await height();
+      const hash = await anvilRpc<string>(devnet.url, 'eth_sendTransaction', [{ from: DEV0, to: DEV1, value: '0x1' }]);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await height(), 'no block while paused').to.equal(held);
+      expect(await anvilRpc(devnet.url, 'eth_getTransactionReceipt', [hash])).to.equal(null);
+      clock.resume();
+      const receipt = await waitForReceipt<{ status: string }>(devnet.url, hash, 5_000);
+      expect(receipt.status).to.equal('0x1');
+      await clock.stop();
+      const stopped = await height();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await height(), 'no block once stopped').to.equal(stopped);
+      const broken = await startBlockClock(devnet.url, 20);
+      await devnet.stop();
+      await new Promise((r) => setTimeout(r, 100));
+      await expectRejected(broken.stop(), Error);
+      await expectRejected(startBlockClock(devnet.url, 5), TypeError);
+    } finally {
+      await devnet.stop();
+    }
   });
 
   it('fails loudly with anvil\'s output when anvil cannot start', async () => {

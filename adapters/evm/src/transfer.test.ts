@@ -423,8 +423,15 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
     const signed = Array.from({ length: 20 }, (_, i) => sign(k, crafter.craft({ ...req0, amount: 1000n + BigInt(i), sequence: start + BigInt(i) }, input)));
     // shuffled: later nonces may reach the node first and wait for the gap to fill
     const order = signed.map((_, i) => i).sort((a, b) => ((a * 7) % 20) - ((b * 7) % 20));
-    const outcomes = await Promise.all(order.map((i) => node.broadcast(signed[i]!)));
-    for (const o of outcomes) expect(o.outcome).to.equal('ACCEPTED');
+    // mined on demand: anvil's automine now and then strands one of several concurrent arrivals (see startBlockClock)
+    await setAutomine(url, false);
+    try {
+      const outcomes = await Promise.all(order.map((i) => node.broadcast(signed[i]!)));
+      for (const o of outcomes) expect(o.outcome).to.equal('ACCEPTED');
+      await mine(url, 1);
+    } finally {
+      await setAutomine(url, true);
+    }
     for (const s of signed) await waitForReceipt(url, s.txHash);
     const states = await Promise.all(signed.map((s) => node.status(s.txHash)));
     for (const st of states) expect(st).to.deep.include({ state: 'MINED', succeeded: true });
@@ -450,13 +457,19 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
     const start = await node.nextSequence!(k.address);
     const good = [0, 2, 3].map((i, n) => sign(k, crafter.craft({ ...reqs[i]!, sequence: start + BigInt(n) }, inputs[i] as EvmTransferInput)));
     const broke = sign(k, crafter.craft({ ...reqs[0]!, amount: 100n * ETHER, sequence: start + 3n }, inputs[0] as EvmTransferInput));
-    // later nonces first: the pool holds them until the gap fills
-    const outcomes = await node.broadcastMany!([good[2]!, broke, good[1]!, good[0]!]);
-    expect(outcomes[0]).to.deep.equal({ outcome: 'ACCEPTED', txHash: good[2]!.txHash });
-    expect(outcomes[1]).to.deep.include({ outcome: 'REJECTED' });
-    expect((outcomes[1] as { reason: string }).reason).to.match(/insufficient funds/i);
-    expect(outcomes.slice(2)).to.deep.equal([{ outcome: 'ACCEPTED', txHash: good[1]!.txHash }, { outcome: 'ACCEPTED', txHash: good[0]!.txHash }]);
-    expect(await node.broadcastMany!([good[0]!]), 'the same bytes again').to.deep.equal([{ outcome: 'ALREADY_KNOWN', txHash: good[0]!.txHash }]);
+    // later nonces first: the pool holds them until the gap fills (mined on demand: see startBlockClock)
+    await setAutomine(url, false);
+    try {
+      const outcomes = await node.broadcastMany!([good[2]!, broke, good[1]!, good[0]!]);
+      expect(outcomes[0]).to.deep.equal({ outcome: 'ACCEPTED', txHash: good[2]!.txHash });
+      expect(outcomes[1]).to.deep.include({ outcome: 'REJECTED' });
+      expect((outcomes[1] as { reason: string }).reason).to.match(/insufficient funds/i);
+      expect(outcomes.slice(2)).to.deep.equal([{ outcome: 'ACCEPTED', txHash: good[1]!.txHash }, { outcome: 'ACCEPTED', txHash: good[0]!.txHash }]);
+      expect(await node.broadcastMany!([good[0]!]), 'the same bytes again').to.deep.equal([{ outcome: 'ALREADY_KNOWN', txHash: good[0]!.txHash }]);
+      await mine(url, 1);
+    } finally {
+      await setAutomine(url, true);
+    }
 
     const never = keccak256(randomBytes(32));
     for (const s of good) await waitForReceipt(url, s.txHash);
