@@ -142,8 +142,8 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
     const args = ['hotwallets', '--app', String(app.id), '--json'];
     const listed = cliJson(args, await runCli(args, env)) as Array<{ applicationId: number; chainCode: string; address: string; token: string; onChain: string | null; reserved: string }>;
     expect(listed.filter((x) => x.chainCode === 'ETH').map((x) => [x.address, x.token, x.onChain])).to.deep.equal([[hot, 'ETH', '0'], [hot, 'USDC', null], [hot, 'TUSD', '0']]);
-    await sendNative(anvil.url, hot, 1000n * ETHER);
-    await mintErc20(anvil.url, token, hot, 1_000_000n * ETHER);
+    await sendNative(anvil.url, hot, 1000n * ETHER, { wait: true }); // mined before the ledger reading awaited below
+    await mintErc20(anvil.url, token, hot, 1_000_000n * ETHER, { wait: true });
     await freshLedger();
     const b = await q<{ symbol: string; on_chain: string; reserved: string }>(
       `SELECT t.symbol, b.on_chain::text AS on_chain, b.reserved::text AS reserved FROM hot_wallet_balances b JOIN chain_tokens t ON t.id = b.chain_token_id
@@ -336,7 +336,7 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
       expect(verifyCallback(failed, app.apiKey, app.apiSecret)).to.equal(null);
     } finally {
       // the later tests pay TUSD: the token works again whatever happened here
-      if (paused) await anvilRpc(anvil.url, 'eth_sendTransaction', [{ from: DEV_ACCOUNT, to: token, data: '0x3f4ba83a' }]); // unpause()
+      if (paused) await waitForReceipt(anvil.url, await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: DEV_ACCOUNT, to: token, data: '0x3f4ba83a' }])); // unpause()
     }
   });
 
