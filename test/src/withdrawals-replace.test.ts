@@ -2,8 +2,9 @@
  * Stuck and dropped withdrawals on a real EVM node (anvil with automine off, so the transaction
  * waits in the pool): a transaction unmined past WCS_WITHDRAW_STUCK_MS is replaced at the same
  * nonce with higher fees, within WCS_WITHDRAW_FEE_CAP_TEST_ETH, and only one of the two is ever
- * mined; a transaction the node dropped (anvil_dropTransaction) is sent again as it was. Either
- * way the destination is paid once and the hot wallet's nonce moves by one.
+ * mined; one still unmined when no more replacements are allowed raises one WITHDRAWAL_STUCK
+ * operator alert; a transaction the node dropped (anvil_dropTransaction) is sent again as it was.
+ * Either way the destination is paid once and the hot wallet's nonce moves by one.
  */
 import { expect } from 'chai';
 import { anvilRpc, sendNative, setAutomine, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
@@ -99,6 +100,40 @@ describe('withdrawals: a stuck transaction replaced at the same nonce within the
     expect(done.txHash).to.equal(mined[0]);
     expect(await nonce()).to.equal(before + 1n);
     expect(BigInt(await anvilRpc<string>(anvil.url, 'eth_getBalance', [to, 'latest']))).to.equal(ETHER / 2n);
+  });
+
+  it('stuck and no longer replaceable (10 transactions signed): one WITHDRAWAL_STUCK alert naming the order and its transaction; still paid once', async () => {
+    const to = fresh();
+    const before = await nonce();
+    await setAutomine(anvil.url, false);
+    let id: number;
+    let signed: Array<{ attempt: number; tx_hash: string }>;
+    try {
+      id = (expectOk(await client.post(CREATE, { appOrderNo: 'stuck-max', chainCode: 'ETH', chainTokenId: ETH_TOKEN_ID, toAddress: to, amount: '0.125' })) as { id: number }).id;
+      const alert = await pollUntil(
+        () => q<{ chain_id: number; message: string; details: { withdrawal: string; txHash: string; attempt: number; reason: string } }>(
+          `SELECT chain_id, message, details FROM operator_alerts WHERE kind = 'WITHDRAWAL_STUCK' AND details->>'withdrawal' = $1`, [String(id)]),
+        (rows) => rows.length > 0, 90_000, 200);
+      expect(alert.ok, 'a WITHDRAWAL_STUCK alert').to.equal(true);
+      signed = await attempts(id);
+      expect(signed, 'replaced until 10 transactions were signed, then no more').to.have.length(10);
+      const a = alert.result[0]!;
+      expect(a.chain_id).to.equal(ETH_TEST_CHAIN_ID);
+      expect(a.details).to.deep.include({ withdrawal: String(id), txHash: signed[9]!.tx_hash, attempt: 10 });
+      expect(a.details.reason).to.match(/10 transactions are signed for it, the most allowed/);
+      expect(a.message).to.contain(signed[9]!.tx_hash).and.match(/stays BROADCASTED/);
+      // the worker keeps tracking it but raises nothing more, and signs nothing more
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(await q(`SELECT count(*)::int AS n FROM operator_alerts WHERE kind = 'WITHDRAWAL_STUCK' AND details->>'withdrawal' = $1`, [String(id)]), 'alerted once').to.deep.equal([{ n: 1 }]);
+      expect(await attempts(id), 'no 11th transaction').to.have.length(10);
+      expect((await get(id)).status).to.equal('BROADCASTED');
+    } finally {
+      await setAutomine(anvil.url, true);
+    }
+    const done = await settle(id!);
+    expect(done.txHash).to.equal(signed![9]!.tx_hash);
+    expect(await nonce()).to.equal(before + 1n);
+    expect(BigInt(await anvilRpc<string>(anvil.url, 'eth_getBalance', [to, 'latest']))).to.equal(ETHER / 8n);
   });
 
   it('dropped by the node: the same signed bytes are sent again, and mined once', async () => {

@@ -121,6 +121,8 @@ export class WithdrawWorker implements Worker {
   private wake: Array<() => void> = [];
   /** Hot wallet public keys (a wallet's key never changes: its address is recorded and checked). */
   private readonly publicKeys = new Map<number, PublicKey>();
+  /** (order, attempt) pairs a WITHDRAWAL_STUCK alert was raised for (or found) by this worker. */
+  private readonly stuckAlerted = new Set<string>();
 
   constructor(
     private readonly sequelize: Sequelize,
@@ -606,14 +608,49 @@ export class WithdrawWorker implements Worker {
       return;
     }
     const age = Date.now() - new Date(newest.sent_at).getTime();
+    if (age <= this.config.stuckMs || !adapter.transfers?.bumpFee) return;
+    // stuck on a chain with a fee market: replaced with higher fees while the cap and the attempts allow, else an operator looks
     const cap = this.config.feeCaps.get(`${chain.environment}:${chain.code}`);
-    if (age > this.config.stuckMs && cap !== undefined && adapter.transfers?.bumpFee && txs.length < MAX_ATTEMPTS) {
+    let why: string;
+    if (cap === undefined) {
+      why = `no fee cap is set for replacements (WCS_WITHDRAW_FEE_CAP_${chain.environment.toUpperCase()}_${chain.code})`;
+    } else if (txs.length >= MAX_ATTEMPTS) {
+      why = `${txs.length} transactions are signed for it, the most allowed`;
+    } else {
       const [stored] = await this.sequelize.query<{ input: TransferInput }>('SELECT transfer_input AS input FROM withdraw_transactions WHERE withdrawal_id = $1 AND attempt = $2', {
         bind: [id, newest.attempt], type: QueryTypes.SELECT,
       });
       const bumped = adapter.transfers.bumpFee(stored!.input, this.config.bumpPercent, cap);
-      if (bumped !== null) await this.resign(chain, id, bumped, undefined, txs.length);
+      if (bumped !== null) {
+        await this.resign(chain, id, bumped, undefined, txs.length);
+        return;
+      }
+      why = `its fees are at the cap of ${cap} per unit`;
     }
+    await this.stuckAlert(chain, id, newest, age, why);
+  }
+
+  /**
+   * One WITHDRAWAL_STUCK operator alert per (order, transaction) that stays unmined past the
+   * stuck time and cannot be replaced: the order waits BROADCASTED until it is mined, or until an
+   * operator raises the cap or looks at the node.
+   */
+  private async stuckAlert(chain: ChainView, id: string, tx: { attempt: number; tx_hash: string }, age: number, why: string): Promise<void> {
+    const key = `${id}/${tx.attempt}`;
+    if (this.stuckAlerted.has(key)) return;
+    const raised = await this.sequelize.transaction(async (t) => {
+      const seen = await this.sequelize.query(
+        `SELECT 1 FROM operator_alerts WHERE kind = 'WITHDRAWAL_STUCK' AND chain_id = $1 AND details->>'withdrawal' = $2 AND details->>'txHash' = $3 LIMIT 1`,
+        { bind: [chain.id, id, tx.tx_hash], type: QueryTypes.SELECT, transaction: t },
+      );
+      if (seen.length > 0) return false;
+      await raiseAlert(this.sequelize, t, chain.id, 'WITHDRAWAL_STUCK',
+        `${chain.code}: withdrawal ${id}'s transaction ${tx.tx_hash} is unmined ${Math.round(age / 1000)} s after it was sent and is not replaced: ${why}; the order stays BROADCASTED until it is mined`,
+        { withdrawal: id, txHash: tx.tx_hash, attempt: tx.attempt, reason: why });
+      return true;
+    });
+    this.stuckAlerted.add(key);
+    if (raised) this.logger.warn('withdrawal stuck and not replaced', { chain: chain.code, id, txHash: tx.tx_hash, reason: why });
   }
 
   /**
