@@ -32,6 +32,7 @@ import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { expectOk, pollUntil } from './support/expect';
 import { sendOutputs as sendToOutputs } from './support/regtest-wallet';
 import { cliJson, runCli } from './support/processes';
+import type { BatchResult, Withdraw, WithdrawEvent } from './support/payouts';
 
 const BATCH = '/api/v1/wallet/withdraw/batch-create';
 const CREATE = '/api/v1/wallet/withdraw/create';
@@ -50,14 +51,6 @@ const SMALL = Array.from({ length: 40 }, (_, i) => 200_000n + BigInt(i));
 const FUNDED = [...LARGE, ...SMALL].reduce((s, v) => s + v, 0n);
 const CONCURRENT = 50;
 
-interface Withdraw {
-  id: number; appOrderNo: string; chainCode: string; chainTokenId: number; token: string; amount: string; fee: string; fromAddress: string; toAddress: string;
-  memo: string | null; txHash: string | null; blockHeight: number | null; confirmations: number; status: string; failReason: string | null;
-  riskLevel: string | null; riskReason: string | null; callbackTaskId: number | null;
-}
-interface ItemResult { appOrderNo: string | null; success: boolean; withdraw: Withdraw | null; errorCode: number | null; errorMessage: string | null }
-interface BatchResult { total: number; successCount: number; failedCount: number; items: ItemResult[] }
-interface WithdrawEvent { event: string; id: number; applicationId: number; appOrderNo: string; chainId: number; chainTokenId: number; toAddress: string; amount: string; txHash: string; status: string }
 interface VerboseTx { txid: string; hex: string; blockhash?: string | null; confirmations?: number }
 interface Utxo { tx_hash: string; vout: number; amount: string; confirmations: number; spent_by: string | null }
 

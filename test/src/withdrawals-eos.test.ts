@@ -37,6 +37,7 @@ import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { expectOk, pollUntil } from './support/expect';
 import { cliJson, describeCli, runCli } from './support/processes';
 import { EOS, EOS_FIXTURES, fixtureJson, fixtureText } from './support/recorded-nodes';
+import type { BatchResult, Withdraw, WithdrawEvent } from './support/payouts';
 
 const BATCH = '/api/v1/wallet/withdraw/batch-create';
 const GET = '/api/v1/wallet/withdraw/get';
@@ -47,10 +48,6 @@ const HOT_ACCOUNT = 'wcshotwallet';
 const CHAIN_UNAVAILABLE = 1007004001;
 const JUNGLE4 = '73e4385a2708e6d7048834fbc1079f2fabb17b3c125b146af438971e90716c4d';
 
-interface Withdraw { id: number; appOrderNo: string; amount: string; fee: string; fromAddress: string; toAddress: string; memo: string | null; txHash: string | null; status: string; confirmations: number }
-interface ItemResult { success: boolean; withdraw: Withdraw | null; errorCode: number | null; errorMessage: string | null }
-interface BatchResult { total: number; successCount: number; failedCount: number; items: ItemResult[] }
-interface WithdrawEvent { event: string; id: number; appOrderNo: string; chainId: number; chainTokenId: number; toAddress: string; amount: string; txHash: string; status: string }
 
 const txType = getTypesFromAbi(createTransactionTypes()).get('transaction')!;
 const transferType = getTypesFromAbi(createInitialTypes(), {

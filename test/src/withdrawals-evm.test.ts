@@ -18,7 +18,7 @@ import type { CreatedApplication } from '@wcs/server';
 import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
-import { freshEvmAddress, settleOnAnvil, waitForFunded, waitForHotWallet } from './support/payouts';
+import { freshEvmAddress, settleOnAnvil, waitForFunded, waitForHotWallet, type BatchResult, type Withdraw, type WithdrawEvent } from './support/payouts';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { Codes, expectError, expectOk, pollUntil } from './support/expect';
 import { cliJson, runCli } from './support/processes';
@@ -52,14 +52,6 @@ const RECORD_FIELDS = [
 ];
 const EVENT_FIELDS = ['amount', 'appOrderNo', 'applicationId', 'chainId', 'chainTokenId', 'event', 'id', 'status', 'toAddress', 'txHash'];
 
-interface Withdraw {
-  id: number; appOrderNo: string; chainCode: string; chainTokenId: number; token: string; amount: string; fee: string; fromAddress: string; toAddress: string;
-  memo: string | null; txHash: string | null; blockHeight: number | null; confirmations: number; status: string; failReason: string | null;
-  riskLevel: string | null; riskReason: string | null; callbackTaskId: number | null;
-}
-interface ItemResult { appOrderNo: string | null; success: boolean; withdraw: Withdraw | null; errorCode: number | null; errorMessage: string | null }
-interface BatchResult { total: number; successCount: number; failedCount: number; items: ItemResult[] }
-interface WithdrawEvent { event: string; id: number; applicationId: number; appOrderNo: string; chainId: number; chainTokenId: number; toAddress: string; amount: string; txHash: string; status: string }
 
 const fresh = freshEvmAddress;
 

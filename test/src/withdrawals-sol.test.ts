@@ -27,6 +27,7 @@ import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { expectOk, pollUntil } from './support/expect';
 import { fixtureJson, SOLANA_FIXTURES } from './support/recorded-nodes';
+import type { BatchResult, Withdraw, WithdrawEvent } from './support/payouts';
 
 const BATCH = '/api/v1/wallet/withdraw/batch-create';
 const GET = '/api/v1/wallet/withdraw/get';
@@ -36,10 +37,6 @@ const FUNDING = 10_000_000_000n; // 10 SOL
 const BLOCKHASH_VALIDITY = 150n;
 
 type Address = Parameters<LiteSVM['getBalance']>[0];
-interface Withdraw { id: number; appOrderNo: string; amount: string; fee: string; fromAddress: string; toAddress: string; txHash: string | null; status: string; failReason: string | null }
-interface ItemResult { success: boolean; withdraw: Withdraw | null; errorCode: number | null; errorMessage: string | null }
-interface BatchResult { total: number; successCount: number; failedCount: number; items: ItemResult[] }
-interface WithdrawEvent { event: string; id: number; appOrderNo: string; amount: string; txHash: string; status: string }
 
 /** A new system account: a fresh ed25519 public key. */
 const freshAddress = (): string => Keypair.generate().publicKey.toBase58();

@@ -39,3 +39,16 @@ export async function settleOnAnvil<W extends { status: string }>(client: Signin
   expect(r.result.status, JSON.stringify(r.result)).to.equal(expected);
   return r.result;
 }
+
+/** The withdrawal record as the API answers it (withdraw/get, create, each accepted batch item). */
+export interface Withdraw {
+  id: number; appOrderNo: string; chainCode: string; chainTokenId: number; token: string; amount: string; fee: string; fromAddress: string; toAddress: string;
+  memo: string | null; txHash: string | null; blockHeight: number | null; confirmations: number; status: string; failReason: string | null;
+  riskLevel: string | null; riskReason: string | null; callbackTaskId: number | null;
+}
+/** One item's result in a batch-create answer. */
+export interface ItemResult { appOrderNo: string | null; success: boolean; withdraw: Withdraw | null; errorCode: number | null; errorMessage: string | null }
+/** The batch-create answer. */
+export interface BatchResult { total: number; successCount: number; failedCount: number; items: ItemResult[] }
+/** The body of a `withdraw` callback. */
+export interface WithdrawEvent { event: string; id: number; applicationId: number; appOrderNo: string; chainId: number; chainTokenId: number; toAddress: string; amount: string; txHash: string; status: string }
