@@ -608,7 +608,8 @@ export class WithdrawWorker implements Worker {
       return;
     }
     const age = Date.now() - new Date(newest.sent_at).getTime();
-    if (age <= this.config.stuckMs || !adapter.transfers?.bumpFee) return;
+    // already alerted as stuck and not replaceable: nothing to decide again (no reads each step)
+    if (age <= this.config.stuckMs || !adapter.transfers?.bumpFee || this.stuckAlerted.has(`${id}/${newest.attempt}`)) return;
     // stuck on a chain with a fee market: replaced with higher fees while the cap and the attempts allow, else an operator looks
     const cap = this.config.feeCaps.get(`${chain.environment}:${chain.code}`);
     let why: string;
@@ -636,8 +637,6 @@ export class WithdrawWorker implements Worker {
    * operator raises the cap or looks at the node.
    */
   private async stuckAlert(chain: ChainView, id: string, tx: { attempt: number; tx_hash: string }, age: number, why: string): Promise<void> {
-    const key = `${id}/${tx.attempt}`;
-    if (this.stuckAlerted.has(key)) return;
     const raised = await this.sequelize.transaction(async (t) => {
       const seen = await this.sequelize.query(
         `SELECT 1 FROM operator_alerts WHERE kind = 'WITHDRAWAL_STUCK' AND chain_id = $1 AND details->>'withdrawal' = $2 AND details->>'txHash' = $3 LIMIT 1`,
@@ -649,7 +648,7 @@ export class WithdrawWorker implements Worker {
         { withdrawal: id, txHash: tx.tx_hash, attempt: tx.attempt, reason: why });
       return true;
     });
-    this.stuckAlerted.add(key);
+    this.stuckAlerted.add(`${id}/${tx.attempt}`);
     if (raised) this.logger.warn('withdrawal stuck and not replaced', { chain: chain.code, id, txHash: tx.tx_hash, reason: why });
   }
 
