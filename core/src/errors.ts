@@ -27,6 +27,9 @@ export const ErrorCodes = Object.freeze({
   // 1000 002 xxx: routing
   NOT_FOUND: spec(1000002001, 'NOT_FOUND', 'ROUTING', 404, 'No such endpoint'),
   METHOD_NOT_ALLOWED: spec(1000002002, 'METHOD_NOT_ALLOWED', 'ROUTING', 405, 'Method not allowed on this endpoint'),
+  // 1000 003 xxx: rate limits (docs/api.md "Rate limits")
+  RATE_LIMITED: spec(1000003001, 'RATE_LIMITED', 'REQUEST', 429, 'Too many requests for this API key; retry after the Retry-After seconds'),
+  AUTH_RATE_LIMITED: spec(1000003002, 'AUTH_RATE_LIMITED', 'REQUEST', 429, 'Too many failed authentications from this address; retry after the Retry-After seconds'),
   // 1000 009 xxx: internal
   INTERNAL_ERROR: spec(1000009001, 'INTERNAL_ERROR', 'INTERNAL', 500, 'Internal error'),
   SERVICE_UNAVAILABLE: spec(1000009002, 'SERVICE_UNAVAILABLE', 'INTERNAL', 503, 'Service temporarily unavailable'),
