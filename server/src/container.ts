@@ -98,7 +98,7 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
   });
   c.register(TOKENS.CallbackService, { useFactory: instanceCachingFactory(() => new CallbackService(db.sequelize)) });
   c.register(TOKENS.RechargeService, { useFactory: instanceCachingFactory(() => new RechargeService(db.sequelize)) });
-  c.register(TOKENS.WithdrawService, { useFactory: instanceCachingFactory((x) => new WithdrawService(db.sequelize, catalogue, x.resolve(TOKENS.AdapterRegistry))) });
+  c.register(TOKENS.WithdrawService, { useFactory: instanceCachingFactory((x) => new WithdrawService(db.sequelize, catalogue, x.resolve(TOKENS.AdapterRegistry), config.callbacks.allowPrivateTargets)) });
   c.register(TOKENS.ApiRoutes, {
     useFactory: instanceCachingFactory((x): ApiRoute[] => [
       ...supportRoutes(catalogue, (chain) => scanStatus(config.deposits, x.resolve<AdapterRegistry>(TOKENS.AdapterRegistry), chain)),

@@ -365,7 +365,7 @@ describe('callbacks across wcs processes (CLI, workers, one database)', function
     }
   });
 
-  it('live application: set-callback refuses http and loopback/private/metadata targets (1002001004) unless WCS_CALLBACK_ALLOW_PRIVATE=1', async function () {
+  it('live application: set-callback refuses http and loopback/private/metadata targets (1002001004) unless WCS_CALLBACK_ALLOW_PRIVATE=1; a worker without it refuses them at connect time', async function () {
     const live = await cliOk(['app', 'create', '--name', 'callbacks-live', '--env', 'live', '--json']);
     expect(live.apiKey).to.match(/^pk_live_/);
     const setArgs = (bizType: string, url: string) => ['app', 'set-callback', '--app', String(live.id), '--biz-type', bizType, '--url', url, '--json'];
@@ -423,6 +423,26 @@ describe('callbacks across wcs processes (CLI, workers, one database)', function
       const atts = await attempts(queued.callbackTaskId);
       expect(atts).to.have.length(1);
       expect(atts[0]).to.deep.include({ attempt_no: 1, accepted: false, response_status: null, latency_ms: 0 });
+      expect(connections, 'connections reaching the private target').to.equal(0);
+
+      // the same guard at connect time for the other forms: a trailing-dot loopback name (it
+      // resolves to the sink), a metadata name, 6to4 of 127.0.0.1 and local-use NAT64
+      const atConnect: Array<[string, string, string]> = [
+        ['RECHARGE', `https://localhost.:${port}/hooks/live`, 'target refused: localhost. is a loopback name'],
+        ['COLLECT', 'https://metadata.google.internal./computeMetadata/v1/', 'target refused: metadata.google.internal. is a cloud metadata or private-use name'],
+        ['TRANSFER', `https://[2002:7f00:1::]:${port}/hooks/live`, 'target refused: 2002:7f00:1:: is a loopback, private, link-local or metadata address'],
+        ['CHAIN_EVENT', 'https://[64:ff9b:1::a00:1]/hooks/live', 'target refused: 64:ff9b:1::a00:1 is a loopback, private, link-local or metadata address'],
+      ];
+      const set = await Promise.all(atConnect.map(([bizType, url]) => cli(setArgs(bizType, url), { WCS_CALLBACK_ALLOW_PRIVATE: '1' })));
+      set.forEach((r, i) => expect(r.code, describeCli(setArgs(atConnect[i]![0], atConnect[i]![1]), r)).to.equal(0));
+      const tests = await Promise.all(atConnect.map(([bizType]) => cliOk(['callback', 'test', '--app', String(live.id), '--biz-type', bizType, '--json'])));
+      for (const [i, [, url, reason]] of atConnect.entries()) {
+        expect(tests[i]).to.deep.include({ status: 'WAITING', url });
+        const failed = await waitForTask(tests[i].callbackTaskId, (x) => x.status === 'FAILED');
+        expect(failed.last_error, url).to.equal(reason);
+        const a = await attempts(tests[i].callbackTaskId);
+        expect(a.map((x) => [x.accepted, x.response_status, x.error_reason]), url).to.deep.equal([[false, null, reason]]);
+      }
       expect(connections, 'connections reaching the private target').to.equal(0);
     } finally {
       await new Promise<void>((resolve) => sink.close(() => resolve()));

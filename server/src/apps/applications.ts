@@ -5,7 +5,7 @@ import type { ApplicationRow, Models } from '../db/models';
 import type { SecretBox } from '../crypto/secret-box';
 import type { Catalogue } from '../catalogue/catalogue';
 import { validateCallbackUrl } from './callback-url';
-import { forbiddenTargetReason } from '../callbacks/target-guard';
+import { guardCallbackTarget } from '../callbacks/target-guard';
 
 export const BIZ_TYPES = ['RECHARGE', 'WITHDRAW', 'COLLECT', 'TRANSFER', 'CHAIN_EVENT'] as const;
 export type BizType = (typeof BIZ_TYPES)[number];
@@ -111,10 +111,7 @@ export class ApplicationService {
     if (!(BIZ_TYPES as readonly string[]).includes(bizType)) throw invalidParameter('biz-type', `must be one of ${BIZ_TYPES.join(', ')}`);
     const env = (await this.row(id)).environment;
     const checked = validateCallbackUrl(url, env);
-    if (env === 'live' && !this.allowPrivateCallbackTargets) {
-      const why = await forbiddenTargetReason(checked);
-      if (why) throw new WcsError('CALLBACK_URL_FORBIDDEN', { message: `Callback URL refused for a live application: ${why} (on-premise deployments: WCS_CALLBACK_ALLOW_PRIVATE=1)` });
-    }
+    await guardCallbackTarget(checked, env, this.allowPrivateCallbackTargets);
     return this.sequelize.transaction(async (transaction) => {
       const row = await this.row(id, transaction);
       await this.models.ApplicationCallback.upsert({ applicationId: id, bizType, url: checked, updatedAt: new Date() }, { transaction });

@@ -2,8 +2,9 @@ import { WcsError, type Environment } from '@wcs/core';
 
 /**
  * Checks a merchant callback URL at configuration time: absolute http(s), no
- * credentials or fragment, https for live applications. Address-range checks
- * (private, loopback, metadata) belong to callback delivery.
+ * credentials or fragment, https for live applications. The target check (a live
+ * application's URL must not reach loopback, private or metadata addresses) follows it:
+ * guardCallbackTarget (callbacks/target-guard), and again at every delivery's connect.
  */
 export function validateCallbackUrl(raw: string, environment: Environment): string {
   const fail = (why: string) => new WcsError('CALLBACK_URL_INVALID', { message: `Callback URL ${why}` });

@@ -346,11 +346,11 @@ describe('callbacks: delivery', () => {
       expect(srv.requests).to.have.length(0);
     });
 
-    it('guardTargets: a name resolving to loopback is refused at connect time (guarded lookup)', async () => {
+    it('guardTargets: a loopback name is refused at connect time (guarded lookup), no connection made', async () => {
       const r = await deliver(request(srv.url('/cb', 'localhost'), { guardTargets: true }));
       expect(r.accepted).to.equal(false);
       expect(r.responseStatus).to.equal(null);
-      expect(r.errorReason).to.match(/^target refused: localhost resolves to (127\.0\.0\.1|::1), a loopback/);
+      expect(r.errorReason).to.equal('target refused: localhost is a loopback name');
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(srv.connections).to.equal(0);
     });
@@ -372,7 +372,7 @@ describe('callbacks: delivery', () => {
         expect(srv.connections, 'the open pool reuses its connection').to.equal(1);
         const guarded = await deliver(request(srv.url('/c', 'localhost'), { guardTargets: true }), agents);
         expect(guarded.accepted).to.equal(false);
-        expect(guarded.errorReason).to.match(/^target refused: localhost resolves to/);
+        expect(guarded.errorReason).to.equal('target refused: localhost is a loopback name');
         expect(srv.requests.map((s) => s.url)).to.deep.equal(['/a', '/b']);
         expect(srv.connections).to.equal(1);
       } finally {

@@ -6,6 +6,7 @@ import {
 import type { AppCredentials } from '../auth/credentials';
 import type { Catalogue, ChainView } from '../catalogue/catalogue';
 import { validateCallbackUrl } from '../apps/callback-url';
+import { cachedLookup, guardCallbackTarget, type TargetCheckOptions } from '../callbacks/target-guard';
 
 export const WITHDRAW_STATUSES = ['PROCESSING', 'BROADCASTED', 'CONFIRMING', 'SUCCESS', 'FAILED'] as const;
 export type WithdrawStatus = (typeof WITHDRAW_STATUSES)[number];
@@ -127,6 +128,10 @@ export class WithdrawService {
     private readonly sequelize: Sequelize,
     private readonly catalogue: Catalogue,
     private readonly adapters: AdapterRegistry,
+    /** WCS_CALLBACK_ALLOW_PRIVATE: a live item's callbackUrl may point at loopback/private/link-local targets (on-premise). */
+    private readonly allowPrivateCallbackTargets = false,
+    /** The callback target guard's resolution bound and resolver (tests). */
+    private readonly targetCheck: TargetCheckOptions = {},
   ) {}
 
   /**
@@ -154,13 +159,40 @@ export class WithdrawService {
         outcomes[index] = { ok: false, error: e };
       }
     });
-    if (checked.length > 0) {
-      for (const [index, outcome] of await this.write(app, checked)) outcomes[index] = outcome;
+    const guarded = await this.guardTargets(app, checked, outcomes);
+    if (guarded.length > 0) {
+      for (const [index, outcome] of await this.write(app, guarded)) outcomes[index] = outcome;
     }
     return outcomes.map((o) => o!);
   }
 
-  /** The checks that need no database: chain, token, address, memo, amount, callbackUrl. */
+  /**
+   * The callback target guard on the items' callbackUrls (the rule of `wcs app set-callback`,
+   * docs/callbacks.md "Target safety"), before anything is written: an item whose URL a live
+   * application may not call is refused with CALLBACK_URL_FORBIDDEN. Names are resolved at once,
+   * each host once per request, every resolution bounded by the guard's timeout.
+   */
+  private async guardTargets(app: AppCredentials, items: readonly CheckedItem[], outcomes: Array<ItemOutcome | null>): Promise<CheckedItem[]> {
+    if (app.environment !== 'live' || this.allowPrivateCallbackTargets || items.every((i) => i.callbackUrl === null)) return [...items];
+    const options: TargetCheckOptions = { ...this.targetCheck, lookup: cachedLookup(this.targetCheck.lookup) };
+    const refused = await Promise.all(items.map(async (item) => {
+      if (item.callbackUrl === null) return null;
+      try {
+        await guardCallbackTarget(item.callbackUrl, app.environment, this.allowPrivateCallbackTargets, options);
+        return null;
+      } catch (e) {
+        if (!(e instanceof WcsError) || e.errorClass === 'INTERNAL') throw e;
+        return e;
+      }
+    }));
+    return items.filter((item, i) => {
+      const error = refused[i];
+      if (error) outcomes[item.index] = { ok: false, error };
+      return !error;
+    });
+  }
+
+  /** The checks that need no database: chain, token, address, memo, amount, callbackUrl syntax (its target: guardTargets). */
   private check(app: AppCredentials, input: WithdrawItemInput, index: number): CheckedItem {
     const chain = this.catalogue.chain(app.environment, input.chainCode);
     if (!app.enabledChains.includes(chain.code)) {
