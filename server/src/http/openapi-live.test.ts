@@ -1,0 +1,201 @@
+import { expect } from 'chai';
+import * as crypto from 'node:crypto';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ErrorCodes } from '@wcs/core';
+import { startTestService, testLogger, type TestService } from '../testing';
+import { documentedOperations, documentedResponse, expressRoutes, jsonShape, loadOpenApi, SchemaChecker, type DocumentedOperation, type ExampleObject } from '../testing/openapi';
+import type { CreatedApplication } from '../apps/applications';
+import { TOKENS } from '../container';
+import type { CallbackService } from '../callbacks/callback-service';
+import type { ApiRoute } from './routes';
+import { API_PREFIX } from './routes';
+import { createHttpApp } from './app';
+import { hmacHex, sha256Hex, stringToSign } from '../auth/signature';
+
+/**
+ * server/openapi.json against a live service on real Postgres: the routes it mounts, an answer
+ * other than 404 for every documented operation, and every request example sent (signed) with
+ * its answer checked against the operation's documented response schema.
+ */
+
+/** Codes that mean "your request is wrong": an example must never get one of these. */
+const INPUT_REFUSALS = new Set<number>([
+  ...Object.values(ErrorCodes).filter((e) => e.errorClass === 'REQUEST' || e.errorClass === 'AUTH' || e.errorClass === 'ROUTING').map((e) => e.code),
+  ErrorCodes.CHAIN_UNKNOWN.code, ErrorCodes.CHAIN_NOT_ENABLED.code, ErrorCodes.TOKEN_UNKNOWN.code, ErrorCodes.CALLBACK_URL_INVALID.code,
+  ErrorCodes.WITHDRAW_ADDRESS_INVALID.code, ErrorCodes.WITHDRAW_MEMO_INVALID.code, ErrorCodes.WITHDRAW_AMOUNT_INVALID.code, ErrorCodes.WITHDRAW_TOKEN_MISMATCH.code,
+]);
+/** Without an RPC endpoint no hot wallet balance or fee is read: these business answers are the expected ones. */
+const NO_NODE = { create: ErrorCodes.WITHDRAW_CHAIN_UNAVAILABLE.code, get: ErrorCodes.WITHDRAW_NOT_FOUND.code };
+
+interface Answer { status: number; headers: Headers; json: { code: number; data: unknown; msg: string } & Record<string, unknown> }
+
+describe('openapi.json against the live service (real Postgres)', function () {
+  this.timeout(120_000);
+  const doc = loadOpenApi();
+  const checker = new SchemaChecker(doc);
+  const ops = documentedOperations(doc);
+  let svc: TestService;
+  let app: CreatedApplication;
+  let receiver: http.Server;
+  /** Ids this test created, substituted into the examples before sending. */
+  const live = { address: '', addressId: 0, callbackTaskId: 0, rechargeId: 0 };
+
+  async function send(method: string, target: string, opts: { body?: unknown; signed: boolean }): Promise<Answer> {
+    const body = opts.body === undefined ? '' : JSON.stringify(opts.body);
+    const headers: Record<string, string> = body ? { 'Content-Type': 'application/json' } : {};
+    if (opts.signed) {
+      const ts = String(Date.now());
+      const nonce = crypto.randomUUID();
+      const p = target.split('?')[0]!;
+      Object.assign(headers, { 'X-Api-Key': app.apiKey, 'X-Timestamp': ts, 'X-Nonce': nonce, 'X-Signature': hmacHex(app.apiSecret, stringToSign(method, p, ts, nonce, sha256Hex(body))) });
+    }
+    const res = await fetch(svc.url + target, { method, headers, ...(body ? { body } : {}) });
+    return { status: res.status, headers: res.headers, json: (await res.json()) as Answer['json'] };
+  }
+
+  const opKey = (o: DocumentedOperation) => o.path.slice(`${API_PREFIX}/wallet/`.length);
+
+  /** Replaces the example's placeholder ids by ones that exist in this database. */
+  function substitute(o: DocumentedOperation, name: string, value: unknown): unknown {
+    const k = `${opKey(o)} ${name}`;
+    if (k === 'callback/attempts callbackTaskId') return live.callbackTaskId;
+    if (k === 'recharge/get id') return live.rechargeId;
+    if (k === 'recharge/list address') return live.address;
+    if (opKey(o) === 'callback/resend' && value && typeof value === 'object') return { ...value, callbackTaskId: live.callbackTaskId };
+    return value;
+  }
+
+  /** The requests built from an operation's examples: each parameter example (with the required ones), each request body example. */
+  function exampleRequests(o: DocumentedOperation): Array<{ label: string; target: string; body?: unknown }> {
+    if (o.op.requestBody) {
+      return Object.entries(o.op.requestBody.content['application/json']!.examples ?? {}).map(([name, e]: [string, ExampleObject]) => ({ label: `request ${name}`, target: o.path, body: substitute(o, 'body', e.value) }));
+    }
+    const params = o.op.parameters ?? [];
+    if (params.length === 0) return [{ label: 'no parameters', target: o.path }];
+    const required = params.filter((p) => p.required);
+    const out = new Map<string, { label: string; target: string }>();
+    for (const p of params) {
+      const q = new URLSearchParams();
+      for (const r of new Set([...required, p])) q.set(r.name, String(substitute(o, r.name, r.example)));
+      const target = `${o.path}?${q}`;
+      out.set(target, { label: `parameter ${p.name}`, target });
+    }
+    return [...out.values()];
+  }
+
+  /** The answer is a documented response of the operation and satisfies its schema and required headers. */
+  function expectDocumented(o: DocumentedOperation, a: Answer, label: string): void {
+    const at = `${o.method} ${o.path} (${label}): HTTP ${a.status} ${JSON.stringify(a.json).slice(0, 300)}`;
+    const r = documentedResponse(doc, o.op, a.status);
+    expect(r, `${at}: status not documented`).not.to.equal(undefined);
+    const schema = r!.content?.['application/json']?.schema;
+    expect(schema, `${at}: no JSON schema`).not.to.equal(undefined);
+    expect(checker.errors(schema, a.json), at).to.deep.equal([]);
+    for (const [name, h] of Object.entries(r!.headers ?? {})) {
+      if ('required' in h && h.required) expect(a.headers.get(name), `${at}: header ${name}`).to.be.a('string');
+    }
+  }
+
+  before(async () => {
+    receiver = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('success'));
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    svc = await startTestService();
+    app = await svc.createApp({ chains: ['ETH', 'BTC'] });
+    await svc.service.storage.applications.setCallback(app.id, 'WITHDRAW', `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/wcs/callbacks`);
+
+    // the address of the create example's user, through the API
+    const create = ops.find((o) => o.path === `${API_PREFIX}/wallet/address/create`)!;
+    const a = await send('POST', create.path, { body: Object.values(create.op.requestBody!.content['application/json']!.examples!)[0]!.value, signed: true });
+    expect(a.json.code, JSON.stringify(a.json)).to.equal(0);
+    const addr = a.json.data as { id: number; address: string; chainCode: string; externalUserId: string };
+    live.address = addr.address;
+    live.addressId = addr.id;
+
+    // a callback task delivered once (the test event of `wcs callback test`)
+    const task = await svc.service.storage.container.resolve<CallbackService>(TOKENS.CallbackService).sendTest(app.id, 'WITHDRAW');
+    live.callbackTaskId = Number(task.id);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const t = await send('GET', `${API_PREFIX}/wallet/callback/tasks?bizType=WITHDRAW`, { signed: true });
+      const found = (t.json.data as { list: Array<{ id: number; status: string }> }).list.find((x) => x.id === live.callbackTaskId);
+      if (found?.status === 'SUCCESS') break;
+      if (Date.now() > deadline) throw new Error(`callback task ${live.callbackTaskId} not delivered: ${JSON.stringify(found)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    // a confirmed deposit to that address, as the deposit scanner records one (no chain node here)
+    const [rows] = await svc.service.storage.database.sequelize.query(
+      `INSERT INTO recharges (application_id, chain_id, chain_token_id, address_id, external_user_id, address, from_address, tx_hash, position, amount,
+                              block_height, block_hash, tx_status, confirmations, min_confirmations, confirmed_at)
+       SELECT $1, c.id, t.id, $2, $3, $4, '0x742d35Cc6634C0532925a3b844Bc454e4438f44e', '0x' || repeat('ab', 32), -1, 250000000000000000,
+              7412345, '0x' || repeat('cd', 32), 'CONFIRMED', c.confirmations, c.confirmations, now()
+         FROM chains c JOIN chain_tokens t ON t.chain_id = c.id AND t.contract IS NULL
+        WHERE c.code = 'ETH' AND c.environment = 'test'
+       RETURNING id`,
+      { bind: [app.id, live.addressId, addr.externalUserId, addr.address] },
+    );
+    live.rechargeId = Number((rows as Array<{ id: string }>)[0]!.id);
+  });
+
+  after(async () => {
+    await svc?.stop();
+    await new Promise((r) => receiver?.close(r));
+  });
+
+  it('the routes the live service registers (its route arrays, mounted by createHttpApp) are exactly the documented operations', () => {
+    const routes = svc.service.storage.container.resolve<ApiRoute[]>(TOKENS.ApiRoutes);
+    const httpApp = createHttpApp({ authenticator: svc.service.storage.container.resolve(TOKENS.Authenticator), logger: testLogger(), bodyLimitBytes: 1024, routes, readiness: async () => ({ ready: true, checks: {} }) });
+    expect(expressRoutes(httpApp as unknown as { router: { stack: unknown[] } })).to.deep.equal(ops.map((o) => `${o.method} ${o.path}`).sort());
+  });
+
+  it('every documented operation answers, never the 404 NOT_FOUND envelope; an undocumented path does', async () => {
+    for (const o of ops) {
+      const a = await send(o.method, o.path, { signed: o.signed, ...(o.op.requestBody ? { body: {} } : {}) });
+      expect(a.status, `${o.method} ${o.path}`).not.to.equal(404);
+      expect(a.json.code, `${o.method} ${o.path}`).not.to.equal(ErrorCodes.NOT_FOUND.code);
+      expectDocumented(o, a, 'bare request');
+    }
+    const miss = await send('GET', `${API_PREFIX}/wallet/nothing`, { signed: true });
+    expect([miss.status, miss.json.code]).to.deep.equal([404, ErrorCodes.NOT_FOUND.code]);
+  });
+
+  it('GET /openapi.json serves exactly this document', async () => {
+    const a = await send('GET', '/openapi.json', { signed: false });
+    expect(a.json).to.deep.equal(doc);
+  });
+
+  it('every request example is accepted, and every answer is a documented response of its operation', async () => {
+    const seen: string[] = [];
+    for (const o of ops) {
+      for (const req of exampleRequests(o)) {
+        const a = await send(o.method, req.target, { signed: o.signed, ...(req.body !== undefined ? { body: req.body } : {}) });
+        const at = `${o.method} ${req.target} (${req.label}): HTTP ${a.status} ${JSON.stringify(a.json).slice(0, 400)}`;
+        expect(INPUT_REFUSALS.has(a.json.code), `${at}: refused as invalid input`).to.equal(false);
+        expectDocumented(o, a, req.label);
+        expect(a.status, at).to.equal(200);
+        const key = opKey(o);
+        if (key === 'withdraw/create') {
+          expect(a.json.code, at).to.be.oneOf([0, NO_NODE.create]);
+        } else if (key === 'withdraw/batch-create') {
+          expect(a.json.code, at).to.equal(0);
+          for (const item of (a.json.data as { items: Array<{ errorCode: number | null }> }).items) expect(item.errorCode, at).to.be.oneOf([null, NO_NODE.create]);
+        } else if (key === 'withdraw/get') {
+          expect(a.json.code, at).to.be.oneOf([0, NO_NODE.get]);
+        } else if (o.path !== '/openapi.json') { // the one answer that is not an envelope (checked above against its schema)
+          expect(a.json.code, at).to.equal(0);
+          // a full success has the shape of the operation's 200 example
+          const examples = Object.values(documentedResponse(doc, o.op, 200)!.content!['application/json']!.examples ?? {});
+          const success = examples.map((e) => e.value as { code?: number }).filter((v) => v.code === 0);
+          expect(success.length, `${at}: no success example`).to.be.greaterThan(0);
+          expect(jsonShape(a.json), `${at}: shape of the 200 example`).to.equal(jsonShape(success[0]));
+        }
+        seen.push(`${o.method} ${o.path}`);
+      }
+    }
+    expect([...new Set(seen)].sort()).to.deep.equal(ops.map((o) => `${o.method} ${o.path}`).sort());
+  });
+});
