@@ -17,6 +17,9 @@ import type { SecretBox } from './crypto/secret-box';
 import type { AdapterRegistry, KeyStore } from '@wcs/core';
 import type { KeyStoreSupervisor } from './custody/keystore-supervisor';
 import { payoutChains } from './withdrawals/hot-wallets';
+import { ApiKeyLimiter } from './ratelimit/api-key-limiter';
+import { AuthFailureLimiter } from './ratelimit/auth-failure-limiter';
+import { PgBucketStore } from './ratelimit/bucket-store';
 
 export interface StorageHandle {
   readonly container: DependencyContainer;
@@ -140,6 +143,12 @@ export class WcsService {
       routes: c.resolve<ApiRoute[]>(TOKENS.ApiRoutes),
       readiness: () => this.readiness(),
       inFlight: this.inFlight,
+      rateLimits: {
+        trustProxy: this.config.rateLimits.trustProxy,
+        authFailures: this.config.rateLimits.authFailures ? new AuthFailureLimiter(this.config.rateLimits.authFailures) : null,
+        // always present: an application's own limit applies even when the default is off
+        apiKey: { limiter: new ApiKeyLimiter(new PgBucketStore(this.storage.database.sequelize)), defaultPolicy: this.config.rateLimits.apiKey },
+      },
     });
     await new Promise<void>((resolve, reject) => {
       const server = app.listen(this.config.port, this.config.host);

@@ -19,6 +19,8 @@ export interface ApplicationView {
   status: 'ACTIVE' | 'DISABLED';
   chains: string[];
   callbacks: Partial<Record<BizType, string>>;
+  /** The application's own API rate limit, or null: the service default (WCS_RATE_LIMIT_RPS / _BURST). */
+  rateLimit: { ratePerSecond: number; burst: number } | null;
   createTime: string;
   updateTime: string;
 }
@@ -103,6 +105,7 @@ export class ApplicationService {
     return {
       id: row.id, name: row.name, environment: row.environment, apiKey: row.apiKey, status: row.status,
       chains: [...row.enabledChains], callbacks,
+      rateLimit: row.rateLimitRps != null && row.rateLimitBurst != null ? { ratePerSecond: row.rateLimitRps, burst: row.rateLimitBurst } : null,
       createTime: formatLocalDateTime(row.createdAt)!, updateTime: formatLocalDateTime(row.updatedAt)!,
     };
   }
@@ -137,6 +140,30 @@ export class ApplicationService {
     return this.sequelize.transaction(async (transaction) => {
       const row = await this.row(id, transaction);
       row.status = status;
+      row.updatedAt = new Date();
+      await row.save({ transaction });
+      await this.notify(row.apiKey, transaction);
+      return this.view(row, transaction);
+    });
+  }
+
+  /**
+   * The application's own API rate limit (requests per second and bucket size), or null to go
+   * back to the service default. Every API process picks it up at commit (the change is NOTIFYed).
+   */
+  async setRateLimit(id: number, limit: { ratePerSecond: number; burst: number } | null): Promise<ApplicationView> {
+    if (limit !== null) {
+      if (!Number.isSafeInteger(limit.ratePerSecond) || limit.ratePerSecond < 1 || limit.ratePerSecond > 1_000_000) {
+        throw invalidParameter('rps', 'must be a whole number of requests per second from 1 to 1000000');
+      }
+      if (!Number.isSafeInteger(limit.burst) || limit.burst < 1 || limit.burst > 10_000_000) {
+        throw invalidParameter('burst', 'must be a whole number of requests from 1 to 10000000');
+      }
+    }
+    return this.sequelize.transaction(async (transaction) => {
+      const row = await this.row(id, transaction);
+      row.rateLimitRps = limit?.ratePerSecond ?? null;
+      row.rateLimitBurst = limit?.burst ?? null;
       row.updatedAt = new Date();
       await row.save({ transaction });
       await this.notify(row.apiKey, transaction);

@@ -32,7 +32,7 @@ export function signedPath(req: Request): string {
 /**
  * Verifies the spec's HMAC scheme over the exact bytes received, before any parsing.
  * Order: headers present, timestamp, nonce and signature well-formed, key known,
- * signature valid (any unexpired secret), application active, nonce fresh.
+ * signature valid (any unexpired secret), application active, admitted (rate limit), nonce fresh.
  */
 export class Authenticator {
   constructor(
@@ -41,7 +41,11 @@ export class Authenticator {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async authenticate(req: Request, rawBody: Buffer): Promise<AppCredentials> {
+  /**
+   * `admit` runs once the signature is verified and the application is active, before the nonce
+   * is claimed: a request it refuses (rate limit) costs no database write and keeps its nonce.
+   */
+  async authenticate(req: Request, rawBody: Buffer, admit?: (app: AppCredentials) => Promise<void>): Promise<AppCredentials> {
     const apiKey = header(req, 'x-api-key');
     const timestamp = header(req, 'x-timestamp');
     const nonce = header(req, 'x-nonce');
@@ -67,6 +71,7 @@ export class Authenticator {
     }
     if (!valid) throw new WcsError('AUTH_SIGNATURE_INVALID');
     if (app.status !== 'ACTIVE') throw new WcsError('AUTH_APPLICATION_DISABLED');
+    if (admit) await admit(app);
     if (!(await this.nonces.claim(apiKey, nonce, ts))) throw new WcsError('AUTH_NONCE_REPLAYED');
     return app;
   }

@@ -13,6 +13,8 @@ export interface AppCredentials {
   readonly enabledChains: readonly string[];
   /** Decrypted secrets with their expiry (ms since epoch, null = current). Never logged. */
   readonly secrets: ReadonlyArray<{ readonly key: Buffer; readonly expiresAt: number | null }>;
+  /** The application's own rate limit (`wcs app set-rate-limit`), or null for the service default. */
+  readonly rateLimit: { readonly ratePerSecond: number; readonly burst: number } | null;
 }
 
 interface Entry {
@@ -110,7 +112,7 @@ export class CredentialStore {
 
   private async load(apiKey: string): Promise<AppCredentials | null> {
     const [rows] = await this.sequelize.query(
-      `SELECT a.id, a.api_key, a.environment, a.status, a.enabled_chains,
+      `SELECT a.id, a.api_key, a.environment, a.status, a.enabled_chains, a.rate_limit_rps, a.rate_limit_burst,
               s.ciphertext, s.iv, s.auth_tag, s.key_id, s.expires_at
          FROM applications a
          LEFT JOIN application_secrets s
@@ -121,6 +123,7 @@ export class CredentialStore {
     );
     const list = rows as Array<{
       id: number; api_key: string; environment: Environment; status: 'ACTIVE' | 'DISABLED'; enabled_chains: string[];
+      rate_limit_rps: number | null; rate_limit_burst: number | null;
       ciphertext: Buffer | null; iv: Buffer; auth_tag: Buffer; key_id: string; expires_at: Date | null;
     }>;
     if (list.length === 0) return null;
@@ -134,6 +137,9 @@ export class CredentialStore {
     return Object.freeze({
       applicationId: first.id, apiKey: first.api_key, environment: first.environment, status: first.status,
       enabledChains: Object.freeze([...first.enabled_chains]), secrets: Object.freeze(secrets),
+      rateLimit: first.rate_limit_rps !== null && first.rate_limit_burst !== null
+        ? Object.freeze({ ratePerSecond: Number(first.rate_limit_rps), burst: Number(first.rate_limit_burst) })
+        : null,
     });
   }
 

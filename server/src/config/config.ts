@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { CHAIN_CODE_RE, CHAIN_FAMILIES, ENVIRONMENTS, type ChainEndpoint } from '@wcs/core';
 import { KEYSTORE_PACKAGES } from '../plugins/loader';
+import type { BucketPolicy } from '../ratelimit/token-bucket';
 
 /** Raised when configuration is invalid; the message names the offending key. */
 export class ConfigError extends Error {
@@ -100,6 +101,34 @@ export interface WithdrawConfig {
   readonly feeCaps: ReadonlyMap<string, bigint>;
 }
 
+/** Rate limits (docs/api.md "Rate limits"). */
+export interface RateLimitConfig {
+  /** Per API key, shared by every API process on the database; null when off (WCS_RATE_LIMIT_RPS=0). */
+  readonly apiKey: BucketPolicy | null;
+  /** Failed authentications per source address, per process, checked before any database work; null when off. */
+  readonly authFailures: BucketPolicy | null;
+  /** Express's `trust proxy` setting: which proxies' X-Forwarded-For gives the source address (false: the socket's peer). */
+  readonly trustProxy: boolean | number | string;
+}
+
+export function rateLimitConfig(env: Env): RateLimitConfig {
+  const rps = intVar(env, 'WCS_RATE_LIMIT_RPS', 100, 0, 1_000_000);
+  const burst = intVar(env, 'WCS_RATE_LIMIT_BURST', Math.max(1, rps * 2), 1, 10_000_000);
+  const failBurst = intVar(env, 'WCS_AUTH_FAILURE_BURST', 100, 0, 1_000_000);
+  const failPerMinute = intVar(env, 'WCS_AUTH_FAILURE_PER_MINUTE', 60, 1, 6_000_000);
+  const rawProxy = (env.WCS_TRUST_PROXY ?? '').trim();
+  let trustProxy: boolean | number | string = false;
+  if (rawProxy === '' || rawProxy === '0' || rawProxy === 'false') trustProxy = false;
+  else if (/^[1-9]\d{0,1}$/.test(rawProxy)) trustProxy = Number(rawProxy);
+  else if (/^(loopback|linklocal|uniquelocal|[0-9a-fA-F:.]+(\/\d{1,3})?)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9a-fA-F:.]+(\/\d{1,3})?))*$/.test(rawProxy)) trustProxy = rawProxy;
+  else throw new ConfigError(`WCS_TRUST_PROXY: must be 0, a hop count (1-99), or a comma list of loopback, linklocal, uniquelocal and IP addresses or CIDR ranges, got "${rawProxy}"`);
+  return {
+    apiKey: rps === 0 ? null : { ratePerSecond: rps, burst },
+    authFailures: failBurst === 0 ? null : { ratePerSecond: failPerMinute / 60, burst: failBurst },
+    trustProxy,
+  };
+}
+
 const FEE_CAP_VAR = /^WCS_WITHDRAW_FEE_CAP_(TEST|LIVE)_([A-Z][A-Z0-9_]{1,15})$/;
 
 export function withdrawConfig(env: Env): WithdrawConfig {
@@ -175,6 +204,7 @@ export interface ServiceConfig {
   callbacks: CallbackConfig;
   deposits: DepositConfig;
   withdrawals: WithdrawConfig;
+  rateLimits: RateLimitConfig;
   keystoreBackend: string;
   /** The environment the config was read from (backends read their own variables from it). */
   env: Readonly<Record<string, string | undefined>>;
@@ -278,6 +308,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     deposits: depositConfig(env),
     withdrawals: withdrawConfig(env),
+    rateLimits: rateLimitConfig(env),
     keystoreBackend: enumVar(env, 'WCS_KEYSTORE_BACKEND', 'software', Object.keys(KEYSTORE_PACKAGES)),
     env: Object.freeze({ ...env }),
   };

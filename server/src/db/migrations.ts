@@ -523,6 +523,24 @@ CREATE TABLE sequence_allocators (
 );
 `,
   },
+  {
+    version: 8,
+    name: 'rate limits: shared token buckets, per-application overrides',
+    sql: `
+-- one row per bucket (today: per API key); tokens are request counts, not money
+CREATE TABLE api_rate_buckets (
+  bucket      VARCHAR(80) PRIMARY KEY,
+  tokens      DOUBLE PRECISION NOT NULL,
+  refilled_at TIMESTAMPTZ NOT NULL,
+  last_grant  INTEGER NOT NULL DEFAULT 0
+);
+-- an application's own limit (both set) instead of WCS_RATE_LIMIT_RPS / _BURST (both null)
+ALTER TABLE applications
+  ADD COLUMN rate_limit_rps   INTEGER NULL CHECK (rate_limit_rps BETWEEN 1 AND 1000000),
+  ADD COLUMN rate_limit_burst INTEGER NULL CHECK (rate_limit_burst BETWEEN 1 AND 10000000),
+  ADD CONSTRAINT applications_rate_limit_pair CHECK ((rate_limit_rps IS NULL) = (rate_limit_burst IS NULL));
+`,
+  },
 ];
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations

@@ -9,6 +9,9 @@ export class ApplicationModel extends Model<InferAttributes<ApplicationModel>, I
   declare apiKey: string;
   declare status: CreationOptional<'ACTIVE' | 'DISABLED'>;
   declare enabledChains: string[];
+  /** Own rate limit (both set) or the service default (both null). */
+  declare rateLimitRps: CreationOptional<number | null>;
+  declare rateLimitBurst: CreationOptional<number | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 }
@@ -82,6 +85,8 @@ export function defineModels(sequelize: Sequelize): Models {
       apiKey: { type: DataTypes.STRING(64), allowNull: false, unique: true },
       status: { type: DataTypes.STRING(16), allowNull: false, defaultValue: 'ACTIVE' },
       enabledChains: { type: DataTypes.ARRAY(DataTypes.TEXT), allowNull: false, defaultValue: [] },
+      rateLimitRps: { type: DataTypes.INTEGER, allowNull: true, field: 'rate_limit_rps' },
+      rateLimitBurst: { type: DataTypes.INTEGER, allowNull: true, field: 'rate_limit_burst' },
       createdAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW },
       updatedAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW },
     },

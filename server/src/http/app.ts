@@ -6,9 +6,13 @@ import { TextDecoder } from 'node:util';
 import { WcsError, isWcsError, isKeyStoreError, ErrorCodes, KEYSTORE_UNAVAILABLE_CODES, type KeyStoreError } from '@wcs/core';
 import type { Logger } from '../config/logger';
 import type { Authenticator } from '../auth/authenticate';
+import type { AppCredentials } from '../auth/credentials';
 import { sendError, sendOk } from './envelope';
 import { QueryReader } from './query';
 import { API_PREFIX, type ApiRoute } from './routes';
+import type { ApiKeyLimiter } from '../ratelimit/api-key-limiter';
+import type { AuthFailureLimiter } from '../ratelimit/auth-failure-limiter';
+import { policyHeader, remainingHeader, retryAfterSeconds, type BucketPolicy } from '../ratelimit/token-bucket';
 
 export interface ReadyReport {
   ready: boolean;
@@ -23,7 +27,24 @@ export interface HttpAppOptions {
   readiness: () => Promise<ReadyReport>;
   /** Counts API handlers still running (shutdown waits for it to reach 0). */
   inFlight?: { count: number };
+  /** Rate limits (docs/api.md "Rate limits"); absent: none. */
+  rateLimits?: HttpRateLimits;
 }
+
+export interface HttpRateLimits {
+  /** Express `trust proxy`: which X-Forwarded-For hops name the source address. */
+  readonly trustProxy: boolean | number | string;
+  /** Failed authentications per source address, checked before any database work. */
+  readonly authFailures: AuthFailureLimiter | null;
+  /** Per API key; the policy is the application's own when it has one, else this default (null: no default limit). */
+  readonly apiKey: { readonly limiter: ApiKeyLimiter; readonly defaultPolicy: BucketPolicy | null } | null;
+}
+
+/** Authentication failures that do not prove the caller holds the secret (those with a valid signature are not counted). */
+const COUNTED_AUTH_FAILURES = new Set<string>([
+  'AUTH_HEADER_MISSING', 'AUTH_TIMESTAMP_INVALID', 'AUTH_TIMESTAMP_EXPIRED', 'AUTH_NONCE_INVALID',
+  'AUTH_API_KEY_UNKNOWN', 'AUTH_SIGNATURE_INVALID', 'AUTH_SIGNATURE_MALFORMED',
+]);
 
 const OPENAPI_TEXT = fs.readFileSync(path.resolve(__dirname, '../../openapi.json'), 'utf8');
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -101,6 +122,9 @@ export function createHttpApp(opts: HttpAppOptions): express.Express {
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
   app.set('query parser', 'simple');
+  app.set('trust proxy', opts.rateLimits?.trustProxy ?? false);
+  const authFailures = opts.rateLimits?.authFailures ?? null;
+  const apiKeyLimit = opts.rateLimits?.apiKey ?? null;
 
   app.use((_req: Request, res: Response, next: NextFunction) => {
     const id = crypto.randomUUID();
@@ -136,7 +160,29 @@ export function createHttpApp(opts: HttpAppOptions): express.Express {
         try {
           const raw: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
           req.body = undefined;
-          const credentials = await opts.authenticator.authenticate(req, raw);
+          const source = req.ip ?? req.socket.remoteAddress ?? '';
+          if (authFailures) {
+            const wait = authFailures.waitMs(source);
+            if (wait > 0) throw new WcsError('AUTH_RATE_LIMITED', { headers: { 'Retry-After': String(retryAfterSeconds(wait)) } });
+          }
+          // the per-key limit runs inside authentication: after the signature, before the nonce is claimed
+          const admit = apiKeyLimit
+            ? async (app: AppCredentials) => {
+                const policy = app.rateLimit ?? apiKeyLimit.defaultPolicy;
+                if (!policy) return;
+                const d = await apiKeyLimit.limiter.take(app.apiKey, policy);
+                res.setHeader('RateLimit-Policy', policyHeader(policy));
+                res.setHeader('RateLimit', remainingHeader(d.allowed ? d.remaining : 0, policy));
+                if (!d.allowed) throw new WcsError('RATE_LIMITED', { headers: { 'Retry-After': String(retryAfterSeconds(d.waitMs)) } });
+              }
+            : undefined;
+          let credentials: AppCredentials;
+          try {
+            credentials = await opts.authenticator.authenticate(req, raw, admit);
+          } catch (e) {
+            if (authFailures && isWcsError(e) && COUNTED_AUTH_FAILURES.has(e.errorName)) authFailures.recordFailure(source);
+            throw e;
+          }
           res.locals.applicationId = credentials.applicationId;
           let body: unknown;
           if (route.body === 'json') body = parseJson(req, raw);
