@@ -28,7 +28,7 @@ import {
 } from './lib/report';
 import { intEnv, readLoadSettings } from './lib/settings';
 import { signedHeaders, signedJsonPost, type Credentials } from './lib/signing';
-import { createAppViaCli, prepareBenchStorage, printProfiles, startApiServer } from './lib/wcs';
+import { createAppViaCli, prepareBenchStorage, printProfiles, startApiServer, LIMITS_FAR_ABOVE_LOAD } from './lib/wcs';
 
 const CHAINS_PATH = '/api/v1/wallet/support/chains';
 const CREATE_PATH = '/api/v1/wallet/address/create';
@@ -408,7 +408,7 @@ async function main(): Promise<number> {
     const creds = await createAppViaCli({ ...process.env, ...testEnv(db.url) }, 'bench-addresses', CHAINS);
     checkAborted();
     const server = await startApiServer({
-      env: (port) => ({ ...process.env, ...testEnv(db.url, { PORT: String(port), WCS_LOG_LEVEL: 'warn' }) }),
+      env: (port) => ({ ...process.env, ...testEnv(db.url, { PORT: String(port), WCS_LOG_LEVEL: 'warn', ...LIMITS_FAR_ABOVE_LOAD }) }),
       nodeArgs: s.serverNodeArgs,
       cpuProf: s.cpuProf,
       cleanup,

@@ -36,7 +36,7 @@ import {
 } from './lib/report';
 import { intEnv, readLoadSettings, type LoadSettings } from './lib/settings';
 import { signedHeaders, signedJsonPost } from './lib/signing';
-import { createAppViaCli, prepareBenchStorage, printProfiles, setCallbackViaCli, startApiServer, WCS_BIN } from './lib/wcs';
+import { createAppViaCli, prepareBenchStorage, printProfiles, setCallbackViaCli, startApiServer, WCS_BIN, LIMITS_FAR_ABOVE_LOAD } from './lib/wcs';
 
 const GOAL_ACCEPT_PERCENT = 30;
 const GOAL_PAYOUT_PERCENT = 50;
@@ -260,7 +260,7 @@ async function main(): Promise<number> {
     const receiver = new Receiver();
     await receiver.start();
     cleanup.push('stop receiver', () => receiver.stop());
-    const env: NodeJS.ProcessEnv = { ...process.env, ...testEnv(db.url, { WCS_LOG_LEVEL: process.env.WCS_LOG_LEVEL ?? 'warn' }), WCS_RPC_TEST_ETH: url };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...testEnv(db.url, { WCS_LOG_LEVEL: process.env.WCS_LOG_LEVEL ?? 'warn', ...LIMITS_FAR_ABOVE_LOAD }), WCS_RPC_TEST_ETH: url };
     const appA = await createAppViaCli(env, 'bench-wd-accept', ['ETH']);
     const appB = await createAppViaCli(env, 'bench-wd-payout', ['ETH']);
     if (appA.id === null || appB.id === null) throw new Error('wcs app create printed no application id');

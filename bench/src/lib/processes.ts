@@ -188,6 +188,7 @@ export async function runNode(name: string, args: string[], env: NodeJS.ProcessE
 export interface HttpResponse {
   status: number;
   body: string;
+  headers: http.IncomingHttpHeaders;
 }
 
 /** One request over a fresh connection to 127.0.0.1 (no agent, no keep-alive). */
@@ -198,7 +199,7 @@ export function httpRequest(port: number, method: string, p: string, headers: Re
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
       res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));

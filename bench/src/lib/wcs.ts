@@ -25,7 +25,7 @@ export async function setCallbackViaCli(env: NodeJS.ProcessEnv, appId: number, b
 }
 
 /** `node [--cpu-prof ...] [nodeArgs] wcs.js start <mode>`; the profile directory when profiling. */
-function wcsStartArgs(mode: '--api-only' | '--workers-only', nodeArgs: string[], cpuProf: boolean, profileName: string): { args: string[]; profileDir: string | null } {
+export function wcsStartArgs(mode: '--api-only' | '--workers-only', nodeArgs: string[], cpuProf: boolean, profileName: string): { args: string[]; profileDir: string | null } {
   const args = [...nodeArgs, WCS_BIN, 'start', mode];
   if (!cpuProf) return { args, profileDir: null };
   const profileDir = path.join(RESULTS_DIR, 'profiles');
@@ -33,6 +33,13 @@ function wcsStartArgs(mode: '--api-only' | '--workers-only', nodeArgs: string[],
   args.unshift('--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${profileName}-${Date.now()}.cpuprofile`);
   return { args, profileDir };
 }
+
+/**
+ * API rate limits far above any load a benchmark makes: the limiter stays on its normal path (a
+ * token taken per request, leased from the shared bucket) but never refuses. The ops-overhead
+ * scenario measures what that path costs against limits off.
+ */
+export const LIMITS_FAR_ABOVE_LOAD: Readonly<Record<string, string>> = { WCS_RATE_LIMIT_RPS: '1000000', WCS_RATE_LIMIT_BURST: '10000000' };
 
 export interface ApiServer {
   child: Child;
