@@ -23,6 +23,8 @@ export interface HttpAppOptions {
   readiness: () => Promise<ReadyReport>;
   /** Counts API handlers still running (shutdown waits for it to reach 0). */
   inFlight?: { count: number };
+  /** Prometheus request metrics (server/src/metrics), when metrics are on: one middleware ahead of everything. */
+  metrics?: { readonly middleware: express.RequestHandler };
 }
 
 const OPENAPI_TEXT = fs.readFileSync(path.resolve(__dirname, '../../openapi.json'), 'utf8');
@@ -101,6 +103,7 @@ export function createHttpApp(opts: HttpAppOptions): express.Express {
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
   app.set('query parser', 'simple');
+  if (opts.metrics) app.use(opts.metrics.middleware);
 
   app.use((_req: Request, res: Response, next: NextFunction) => {
     const id = crypto.randomUUID();
