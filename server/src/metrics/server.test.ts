@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import * as crypto from 'node:crypto';
 import { testLogger } from '../testing';
 import { bearerMatches, MetricsServer } from './server';
+import { ServiceMetrics } from './service-metrics';
 
 describe('metrics: the /metrics server (own port, optional bearer token)', () => {
   const token = crypto.randomBytes(24).toString('base64url');
@@ -88,5 +89,17 @@ describe('metrics: the /metrics server (own port, optional bearer token)', () =>
       err = e;
     }
     expect((err as NodeJS.ErrnoException)?.code).to.equal('EADDRINUSE');
+    // the service names the settings
+    const metrics = new ServiceMetrics({ host: '127.0.0.1', port, token }, testLogger());
+    let svcErr: unknown;
+    try {
+      await metrics.start();
+    } catch (e) {
+      svcErr = e;
+    } finally {
+      await metrics.stop();
+    }
+    expect((svcErr as Error)?.message).to.match(new RegExp(`^WCS_METRICS_PORT / WCS_METRICS_HOST: cannot serve metrics on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`));
+    expect((svcErr as Error).message).not.to.include(token);
   });
 });

@@ -74,7 +74,12 @@ export class ServiceMetrics {
 
   async start(): Promise<void> {
     const server = new MetricsServer({ host: this.config.host, port: this.config.port, token: this.config.token, render: () => this.render(), logger: this.logger });
-    await server.start();
+    try {
+      await server.start();
+    } catch (e) {
+      // e.g. EADDRINUSE: name the settings, as a bad value would
+      throw new Error(`WCS_METRICS_PORT / WCS_METRICS_HOST: cannot serve metrics on ${this.config.host}:${this.config.port}: ${(e as Error).message}`, { cause: e });
+    }
     this.server = server;
     this.logger.info(`metrics listening on ${server.url}`, { url: server.url, auth: this.config.token !== null ? 'bearer token' : 'none' });
     if (this.config.token === null && !isLoopback(this.config.host)) {
