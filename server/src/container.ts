@@ -29,6 +29,7 @@ import { HotWalletLedger, HotWallets } from './withdrawals/hot-wallets';
 import { WithdrawWorker } from './withdrawals/withdraw-worker';
 import { ScanWorker, scanStatus } from './deposits/scan-worker';
 import type { AdapterRegistry } from '@wcs/core';
+import { ServiceMetrics } from './metrics/service-metrics';
 
 /** Injection tokens. The composition root below is the only place that wires them. */
 export const TOKENS = {
@@ -51,6 +52,8 @@ export const TOKENS = {
   CallbackService: Symbol('CallbackService'),
   RechargeService: Symbol('RechargeService'),
   WithdrawService: Symbol('WithdrawService'),
+  /** ServiceMetrics, or null when WCS_METRICS_PORT is unset. */
+  Metrics: Symbol('Metrics'),
 } as const;
 
 /**
@@ -63,6 +66,7 @@ export function createContainer(config: ServiceConfig, logger: Logger): Dependen
   c.register(TOKENS.Logger, { useValue: logger });
   c.register(TOKENS.Database, { useFactory: instanceCachingFactory(() => new Database(config, logger)) });
   c.register(TOKENS.SecretBox, { useFactory: instanceCachingFactory(() => SecretBox.fromConfig(config)) });
+  c.register(TOKENS.Metrics, { useFactory: instanceCachingFactory(() => (config.metrics ? new ServiceMetrics(config.metrics, logger) : null)) });
   return c;
 }
 
@@ -117,7 +121,7 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
           const n = await nonces.sweep();
           if (n > 0) logger.debug('expired nonces removed', { count: n });
         }, logger),
-        new CallbackDispatcher(db, x.resolve(TOKENS.CredentialStore), config.callbacks, logger),
+        new CallbackDispatcher(db, x.resolve(TOKENS.CredentialStore), config.callbacks, logger, x.resolve<ServiceMetrics | null>(TOKENS.Metrics)?.callbacks()),
         new ScanWorker(db, catalogue, x.resolve(TOKENS.AdapterRegistry), config.deposits, logger),
         ...withdrawalWorkers(x, db, catalogue, config, logger),
       ];

@@ -20,6 +20,7 @@ import { payoutChains } from './withdrawals/hot-wallets';
 import { ApiKeyLimiter } from './ratelimit/api-key-limiter';
 import { AuthFailureLimiter } from './ratelimit/auth-failure-limiter';
 import { PgBucketStore } from './ratelimit/bucket-store';
+import type { ServiceMetrics } from './metrics/service-metrics';
 
 export interface StorageHandle {
   readonly container: DependencyContainer;
@@ -73,6 +74,7 @@ export class WcsService {
   private keystore: KeyStore | null = null;
   private keystoreSupervisor: KeyStoreSupervisor | null = null;
   private stopping: Promise<void> | null = null;
+  private metrics: ServiceMetrics | null = null;
   /** Requests whose handlers have not finished; shutdown waits for them before closing the key store and pool. */
   private readonly inFlight = { count: 0 };
 
@@ -86,8 +88,13 @@ export class WcsService {
     const storage = await openStorage(config, logger, options.extraRoutes);
     const svc = new WcsService(config, logger, storage);
     try {
+      svc.metrics = storage.container.resolve<ServiceMetrics | null>(TOKENS.Metrics);
       if (options.api) await svc.startApi();
       if (options.workers) await svc.startWorkers();
+      if (svc.metrics) {
+        svc.metrics.watchKeyStore(config.keystoreBackend, () => svc.keystoreSupervisor);
+        await svc.metrics.start();
+      }
     } catch (e) {
       await svc.stop();
       throw e;
@@ -100,6 +107,12 @@ export class WcsService {
     if (!a) throw new Error('API not started');
     const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
     return `http://${host}:${a.port}`;
+  }
+
+  /** The Prometheus endpoint (http://host:port/metrics) when WCS_METRICS_PORT is set. */
+  get metricsUrl(): string {
+    if (!this.metrics) throw new Error('metrics are off (WCS_METRICS_PORT is unset)');
+    return this.metrics.url;
   }
 
   async readiness(): Promise<ReadyReport> {
@@ -149,6 +162,7 @@ export class WcsService {
         // always present: an application's own limit applies even when the default is off
         apiKey: { limiter: new ApiKeyLimiter(new PgBucketStore(this.storage.database.sequelize)), defaultPolicy: this.config.rateLimits.apiKey },
       },
+      ...(this.metrics ? { metrics: this.metrics.http(c.resolve<ApiRoute[]>(TOKENS.ApiRoutes)) } : {}),
     });
     await new Promise<void>((resolve, reject) => {
       const server = app.listen(this.config.port, this.config.host);
@@ -174,6 +188,7 @@ export class WcsService {
       this.keystore = this.keystoreSupervisor.store;
       await this.keystoreSupervisor.start();
     }
+    this.metrics?.enableWorkers(this.storage.database.url);
     this.workers = this.storage.container.resolve<Worker[]>(TOKENS.Workers);
     for (const w of this.workers) await w.start();
     this.logger.info('workers started', { workers: this.workers.map((w) => w.name) });
@@ -207,6 +222,7 @@ export class WcsService {
       while (this.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     }
     for (const w of this.workers) await w.stop();
+    await this.metrics?.stop();
     if (this.credentials) await this.credentials.stop();
     if (this.keystore) await this.keystore.destroy().catch((e: unknown) => this.logger.error('keystore destroy failed', { error: e }));
     await this.storage.close();

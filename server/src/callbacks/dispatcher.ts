@@ -10,6 +10,7 @@ import type { Worker } from '../workers/worker';
 import { deliver, DeliveryAgents, sha256Hex, summarize, type DeliveryResult } from './delivery';
 import { Batcher } from '../db/batcher';
 import { CALLBACK_DUE_CHANNEL, endpointOf, endpointSql } from './outbox';
+import type { CallbackObserver } from '../metrics/callback-metrics';
 
 /**
  * Claimed tasks a process holds (queued in p-queue or running), per endpoint and in all, as a
@@ -39,6 +40,8 @@ interface Claimed {
   max_retry_times: number;
   attempts: number;
   is_retry: boolean;
+  /** When the task came due for this attempt (metrics); for a reclaimed task, its retry time or creation. */
+  due_time: Date | null;
   url: string;
   api_key: string;
   environment: 'test' | 'live';
@@ -85,6 +88,8 @@ export class CallbackDispatcher implements Worker {
     private readonly credentials: CredentialStore,
     private readonly config: CallbackConfig,
     private readonly logger: Logger,
+    /** Metrics of recorded attempts (server/src/metrics), when metrics are on. */
+    private readonly observer?: CallbackObserver,
   ) {
     this.agents = new DeliveryAgents(config.perEndpoint);
     this.queue = new PQueue({ concurrency: config.concurrency });
@@ -224,13 +229,13 @@ export class CallbackDispatcher implements Worker {
           ORDER BY due_at LIMIT $5
           FOR UPDATE SKIP LOCKED
        ), r AS (
-         SELECT c.id FROM (SELECT c.*, row_number() OVER (PARTITION BY c.endpoint ORDER BY c.due_at, c.id) AS rn FROM c) c
+         SELECT c.id, c.due_at FROM (SELECT c.*, row_number() OVER (PARTITION BY c.endpoint ORDER BY c.due_at, c.id) AS rn FROM c) c
            LEFT JOIN unnest($6::text[], $7::int[]) AS room(endpoint, n) ON room.endpoint = c.endpoint
           WHERE c.rn <= coalesce(room.n, $8)
        )
        UPDATE callback_tasks t SET status = 'PROCESSING', lease_owner = $2, lease_until = $3, due_at = NULL, updated_at = $1
          FROM r WHERE t.id = r.id
-        ${CLAIM_RETURNING}`,
+        ${CLAIM_RETURNING}, r.due_at AS due_time`,
       [
         now.toISOString(), this.owner, new Date(now.getTime() + this.leaseMs).toISOString(), full, limit,
         partial.map(([e]) => e), partial.map(([, n]) => perEndpointMax - n), perEndpointMax,
@@ -248,7 +253,7 @@ export class CallbackDispatcher implements Worker {
     const claimed = await this.database.raw<Claimed>(
       `UPDATE callback_tasks t SET lease_owner = $2, lease_until = $3, updated_at = $1
         WHERE t.id IN (SELECT id FROM callback_tasks WHERE status = 'PROCESSING' AND lease_until < $1 ORDER BY lease_until LIMIT $4 FOR UPDATE SKIP LOCKED)
-        ${CLAIM_RETURNING}`,
+        ${CLAIM_RETURNING}, coalesce(t.next_retry_time, t.created_at) AS due_time`,
       [now.toISOString(), this.owner, new Date(now.getTime() + this.leaseMs).toISOString(), limit],
     );
     for (const task of claimed) this.startDelivery(task);
@@ -306,7 +311,20 @@ export class CallbackDispatcher implements Worker {
         : notSent('the application has no current API secret to sign with');
     }
     const written = await this.recorder.submit({ task, url: task.url, result, startedAt });
+    if (written && this.observer) {
+      this.observer.attemptRecorded({ bizType: task.biz_type, accepted: result.accepted, exhausted: this.exhausted(task, result.accepted), dueAt: task.due_time, finishedAt: new Date() });
+    }
     if (!written) this.logger.warn('callback attempt not recorded: the lease was lost (another worker took the task over)', { taskId: task.id });
+  }
+
+  /** The task's retry count once this attempt is recorded. */
+  private retryTimes(task: Claimed): number {
+    return task.is_retry ? task.retry_times + 1 : task.retry_times;
+  }
+
+  /** A failed attempt with no retry left. */
+  private exhausted(task: Claimed, accepted: boolean): boolean {
+    return !accepted && this.retryTimes(task) >= task.max_retry_times;
   }
 
   /**
@@ -317,8 +335,8 @@ export class CallbackDispatcher implements Worker {
   private async record(items: Finished[]): Promise<boolean[]> {
     const now = new Date();
     const rows = items.map(({ task, url, result: r, startedAt }) => {
-      const retryTimes = task.is_retry ? task.retry_times + 1 : task.retry_times;
-      const exhausted = !r.accepted && retryTimes >= task.max_retry_times;
+      const retryTimes = this.retryTimes(task);
+      const exhausted = this.exhausted(task, r.accepted);
       const next = r.accepted || exhausted ? null : new Date(now.getTime() + this.config.retryBaseSeconds * 1000 * 2 ** retryTimes);
       const responseSummary = r.responseBody === null ? null : summarize(r.responseBody.toString('utf8'));
       return { task, url, r, startedAt, retryTimes, next, responseSummary };

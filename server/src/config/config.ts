@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { CHAIN_CODE_RE, CHAIN_FAMILIES, ENVIRONMENTS, type ChainEndpoint } from '@wcs/core';
@@ -186,6 +187,32 @@ export function depositConfig(env: Env): DepositConfig {
   };
 }
 
+/** The Prometheus endpoint (docs/operations.md), on its own port; null when WCS_METRICS_PORT is unset. */
+export interface MetricsConfig {
+  /** 0: a free port, chosen at start and logged. */
+  readonly port: number;
+  readonly host: string;
+  /** When set, scrapes must send `Authorization: Bearer <token>`. Never logged. */
+  readonly token: string | null;
+}
+
+const HOSTNAME_RE = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/** The metrics settings; the token is checked for shape only and never echoed in an error. */
+export function metricsConfig(env: Env, apiPort: number): MetricsConfig | null {
+  const rawPort = env.WCS_METRICS_PORT;
+  if (rawPort === undefined || rawPort === '') return null;
+  const port = intVar(env, 'WCS_METRICS_PORT', 0, 0, 65535);
+  if (port !== 0 && port === apiPort) throw new ConfigError(`WCS_METRICS_PORT: must differ from PORT (${apiPort}); metrics are served on their own port`);
+  const host = env.WCS_METRICS_HOST && env.WCS_METRICS_HOST !== '' ? env.WCS_METRICS_HOST : '127.0.0.1';
+  if (net.isIP(host) === 0 && !HOSTNAME_RE.test(host)) throw new ConfigError(`WCS_METRICS_HOST: must be an IP address or a host name, got "${host}"`);
+  const token = env.WCS_METRICS_TOKEN && env.WCS_METRICS_TOKEN !== '' ? env.WCS_METRICS_TOKEN : null;
+  if (token !== null && !/^[\x21-\x7e]{16,512}$/.test(token)) {
+    throw new ConfigError(`WCS_METRICS_TOKEN: must be 16 to 512 printable ASCII characters without spaces (got ${token.length} characters)`);
+  }
+  return { port, host, token };
+}
+
 export interface ServiceConfig {
   port: number;
   host: string;
@@ -206,6 +233,8 @@ export interface ServiceConfig {
   withdrawals: WithdrawConfig;
   rateLimits: RateLimitConfig;
   keystoreBackend: string;
+  /** Prometheus metrics on their own port (null: off). */
+  metrics: MetricsConfig | null;
   /** The environment the config was read from (backends read their own variables from it). */
   env: Readonly<Record<string, string | undefined>>;
 }
@@ -281,8 +310,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     );
   }
 
+  const port = intVar(env, 'PORT', 8080, 0, 65535);
   return {
-    port: intVar(env, 'PORT', 8080, 0, 65535),
+    port,
     host: env.HOST && env.HOST !== '' ? env.HOST : '127.0.0.1',
     databaseUrl,
     dataDir,
@@ -310,6 +340,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     withdrawals: withdrawConfig(env),
     rateLimits: rateLimitConfig(env),
     keystoreBackend: enumVar(env, 'WCS_KEYSTORE_BACKEND', 'software', Object.keys(KEYSTORE_PACKAGES)),
+    metrics: metricsConfig(env, port),
     env: Object.freeze({ ...env }),
   };
 }

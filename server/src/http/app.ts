@@ -29,6 +29,8 @@ export interface HttpAppOptions {
   inFlight?: { count: number };
   /** Rate limits (docs/api.md "Rate limits"); absent: none. */
   rateLimits?: HttpRateLimits;
+  /** Prometheus request metrics (server/src/metrics), when metrics are on: one middleware ahead of everything. */
+  metrics?: { readonly middleware: express.RequestHandler };
 }
 
 export interface HttpRateLimits {
@@ -125,6 +127,7 @@ export function createHttpApp(opts: HttpAppOptions): express.Express {
   app.set('trust proxy', opts.rateLimits?.trustProxy ?? false);
   const authFailures = opts.rateLimits?.authFailures ?? null;
   const apiKeyLimit = opts.rateLimits?.apiKey ?? null;
+  if (opts.metrics) app.use(opts.metrics.middleware);
 
   app.use((_req: Request, res: Response, next: NextFunction) => {
     const id = crypto.randomUUID();
