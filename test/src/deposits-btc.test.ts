@@ -18,7 +18,6 @@
  */
 import { expect } from 'chai';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Pool } from 'pg';
 import { formatUnits } from '@wcs/core';
@@ -31,6 +30,7 @@ import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { expectOk, pollUntil } from './support/expect';
 import { inMempool as inMempoolOf, sendOutputs as sendToOutputs } from './support/regtest-wallet';
 import { ADDRESS_CREATE, EVENT_FIELDS, RECHARGE_FIELDS, RECHARGE_GET, RECHARGE_LIST, type Recharge, type RechargeEvent } from './support/recharge-types';
+import { tempDir } from './support/temp';
 
 const CHAIN_ID = 150;
 const CODE = 'BTCREG';
@@ -113,7 +113,7 @@ describe('Bitcoin deposit detection on a bcoin regtest node (scanner worker, con
     node = await startRegtest();
     elsewhere = await node.newAddress();
     startHeight = Number(await tip()) + 1;
-    configFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-dep-btc-')), 'config.json');
+    configFile = path.join(tempDir('wcs-dep-btc-'), 'config.json');
     fs.writeFileSync(configFile, JSON.stringify({
       chains: [{ id: CHAIN_ID, code: CODE, name: 'Bitcoin regtest (bcoin)', family: 'bitcoin', environment: 'test', network: 'regtest', nativeSymbol: 'BTC', decimals: 8, confirmations: MIN_CONF, options: { bech32Hrp: 'rb' } }],
       // native coins are created for the built-in chains only: a config-file chain lists its own

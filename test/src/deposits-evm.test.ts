@@ -8,7 +8,6 @@
  */
 import { expect } from 'chai';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Pool } from 'pg';
 import { anvilRpc, deployErc20, mine, mintErc20, sendNative, setAutomine, startAnvil, transferErc20, waitForReceipt, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
@@ -19,6 +18,7 @@ import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { Codes, expectError, expectOk, pollUntil } from './support/expect';
 import { ADDRESS_CREATE, EVENT_FIELDS, RECHARGE_FIELDS, RECHARGE_GET, RECHARGE_LIST, type Recharge, type RechargeEvent } from './support/recharge-types';
+import { tempDir } from './support/temp';
 
 /** The test-network ETH chain of the built-in catalogue (Sepolia definition), scanned on anvil. */
 const ETH_TEST_CHAIN_ID = 102;
@@ -101,7 +101,7 @@ describe('deposit detection on anvil (scanner worker, confirmations, reorgs, cal
     await mintErc20(anvil.url, otherToken, '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', 1_000_000n * ETHER);
     const deployed = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: DEV_ACCOUNT, data: batchEmitterInitCode(3) }]);
     multiToken = (await waitForReceipt<{ contractAddress: string }>(anvil.url, deployed)).contractAddress;
-    configFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-dep-')), 'config.json');
+    configFile = path.join(tempDir('wcs-dep-'), 'config.json');
     fs.writeFileSync(configFile, JSON.stringify({
       tokens: [
         { id: TOKEN_ID, chainCode: 'ETH', environment: 'test', symbol: 'TUSD', name: 'Test USD (anvil)', contract: token, decimals: 18, minDeposit: '1' },

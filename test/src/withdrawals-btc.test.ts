@@ -16,7 +16,6 @@
  */
 import { expect } from 'chai';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Pool } from 'pg';
 import { secp256k1 } from '@noble/curves/secp256k1';
@@ -33,6 +32,7 @@ import { expectOk, pollUntil } from './support/expect';
 import { sendOutputs as sendToOutputs } from './support/regtest-wallet';
 import { cliJson, runCli } from './support/processes';
 import type { BatchResult, Withdraw, WithdrawEvent } from './support/payouts';
+import { tempDir } from './support/temp';
 
 const BATCH = '/api/v1/wallet/withdraw/batch-create';
 const CREATE = '/api/v1/wallet/withdraw/create';
@@ -185,7 +185,7 @@ describe('bitcoin withdrawals on a bcoin regtest node (ledger, UTXO selection, p
   before(async function () {
     this.timeout(120_000);
     node = await startRegtest();
-    configFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-wd-btc-')), 'config.json');
+    configFile = path.join(tempDir('wcs-wd-btc-'), 'config.json');
     fs.writeFileSync(configFile, JSON.stringify({
       chains: [{ id: CHAIN_ID, code: CODE, name: 'Bitcoin regtest (bcoin)', family: 'bitcoin', environment: 'test', network: 'regtest', nativeSymbol: 'BTC', decimals: 8, confirmations: MIN_CONF, options: { bech32Hrp: HRP } }],
       tokens: [{ id: TOKEN_ID, chainCode: CODE, environment: 'test', symbol: 'BTC', name: 'Bitcoin regtest native coin', contract: null, decimals: 8 }],

@@ -22,7 +22,6 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Pool } from 'pg';
 import { SerialBuffer, createInitialTypes, createTransactionTypes, getTypesFromAbi } from 'eosjs/dist/eosjs-serialize';
@@ -38,6 +37,7 @@ import { expectOk, pollUntil } from './support/expect';
 import { cliJson, describeCli, runCli } from './support/processes';
 import { EOS, EOS_FIXTURES, fixtureJson, fixtureText } from './support/recorded-nodes';
 import type { BatchResult, Withdraw, WithdrawEvent } from './support/payouts';
+import { tempDir } from './support/temp';
 
 const BATCH = '/api/v1/wallet/withdraw/batch-create';
 const GET = '/api/v1/wallet/withdraw/get';
@@ -130,7 +130,7 @@ describe('EOS withdrawals through the service (registered hot account, controls 
     this.timeout(60_000);
     node = await eosPayoutNode();
     node.activeKey = 'EOS88T1B86LmH3GNhFfKx268N6LnFBVCGzLBWGLMZ9wAQDr6e3ezk'; // the recorded account's own key: not the hot key
-    configFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-wd-eos-')), 'config.json');
+    configFile = path.join(tempDir('wcs-wd-eos-'), 'config.json');
     fs.writeFileSync(configFile, JSON.stringify({
       chains: [{ id: CHAIN_ID, code: 'EOS', name: 'EOS Jungle Testnet', family: 'eos', environment: 'test', network: 'jungle4', nativeSymbol: 'EOS', decimals: 4, confirmations: 1, evmChainId: null, options: { depositAccount: EOS.RECEIVER } }],
     }));

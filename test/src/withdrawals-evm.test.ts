@@ -10,7 +10,6 @@
  */
 import { expect } from 'chai';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Pool } from 'pg';
 import { anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, startAnvil, startBlockClock, waitForReceipt, type AnvilDevnet, type BlockClock } from '@wcs/adapter-evm/devnet';
@@ -22,6 +21,7 @@ import { freshEvmAddress, settleOnAnvil, waitForFunded, waitForHotWallet, type B
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { Codes, expectError, expectOk, pollUntil } from './support/expect';
 import { cliJson, runCli } from './support/processes';
+import { tempDir } from './support/temp';
 
 const BATCH = '/api/v1/wallet/withdraw/batch-create';
 const CREATE = '/api/v1/wallet/withdraw/create';
@@ -94,7 +94,7 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
     // batches, and automine now and then strands one of a batch (see startBlockClock)
     clock = await startBlockClock(anvil.url, 100);
     token = await deployErc20(anvil.url, { name: 'Test USD', symbol: 'TUSD' });
-    configFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-wd-')), 'config.json');
+    configFile = path.join(tempDir('wcs-wd-'), 'config.json');
     fs.writeFileSync(configFile, JSON.stringify({ tokens: [{ id: TOKEN_ID, chainCode: 'ETH', environment: 'test', symbol: 'TUSD', name: 'Test USD (anvil)', contract: token, decimals: 18 }] }));
     await prepareTestKeystore();
     await receiver.start();

@@ -7,7 +7,6 @@
  */
 import { expect } from 'chai';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { anvilRpc, deployErc20, erc20Balance, mintErc20, sendNative, startAnvil, startBlockClock, type AnvilDevnet, type BlockClock } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
@@ -16,6 +15,7 @@ import { SigningClient } from './client/signing-client';
 import { freshEvmAddress, settleOnAnvil, waitForFunded, waitForHotWallet } from './support/payouts';
 import { expectOk, pollUntil } from './support/expect';
 import { createTestToken, type TestToken } from './support/softhsm';
+import { tempDir } from './support/temp';
 
 const CREATE = '/api/v1/wallet/withdraw/create';
 const ETH_TEST_CHAIN_ID = 102;
@@ -41,7 +41,7 @@ describe('withdrawals signed by the PKCS#11 key store (SoftHSM2) on anvil', func
     anvil = await startAnvil({ chainId: 11155111 });
     clock = await startBlockClock(anvil.url, 100); // the worker's batched sends: see startBlockClock
     token = await deployErc20(anvil.url, { name: 'Test USD', symbol: 'TUSD' });
-    const config = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-wd-hsm-')), 'config.json');
+    const config = path.join(tempDir('wcs-wd-hsm-'), 'config.json');
     fs.writeFileSync(config, JSON.stringify({ tokens: [{ id: TOKEN_ID, chainCode: 'ETH', environment: 'test', symbol: 'TUSD', name: 'Test USD (anvil)', contract: token, decimals: 18 }] }));
     hsm = createTestToken();
     const { SOFTHSM2_CONF: _conf, ...tokenEnv } = hsm.env;
