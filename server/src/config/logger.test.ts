@@ -37,4 +37,15 @@ describe('logger: masks secrets itself', () => {
       expect(out).to.contain('application/json');
     });
   }
+
+  it('a coded error (an expected condition) is logged with its code and message, no stack; an uncoded fault keeps its stack', async () => {
+    const { logger, text } = capture('json');
+    const rpc = Object.assign(new Error('ETH RPC http://127.0.0.1:8545 unavailable: ECONNREFUSED'), { name: 'EvmRpcError', code: 'RPC_UNAVAILABLE' });
+    logger.warn('scan step failed', { error: rpc });
+    logger.error('bug', { error: new TypeError('x is not a function') });
+    await new Promise((r) => setImmediate(r));
+    const [first, second] = text().trim().split('\n').map((l) => JSON.parse(l));
+    expect(first.error).to.deep.equal({ name: 'EvmRpcError', code: 'RPC_UNAVAILABLE', message: 'ETH RPC http://127.0.0.1:8545 unavailable: ECONNREFUSED' });
+    expect(second.error.stack).to.match(/^TypeError: x is not a function\n\s+at /);
+  });
 });

@@ -22,13 +22,27 @@ export function scrubText(s: string): string {
   return out;
 }
 
+/** An error code in the stable upper-case style (RPC_UNAVAILABLE, ECONNREFUSED). */
+const STABLE_CODE = /^[A-Z][A-Z0-9_]{2,63}$/;
+
 /** Deep-copies a log record with secret keys masked and secret-looking text scrubbed. */
 export function redact(value: unknown, depth = 0): unknown {
   if (depth > 6) return '[depth]';
   if (typeof value === 'string') return scrubText(value);
   if (Buffer.isBuffer(value)) return `[${value.length} bytes]`;
   if (value instanceof Error) {
-    return { name: value.name, message: scrubText(value.message), ...(value.stack ? { stack: scrubText(value.stack) } : {}) };
+    // A coded error (RPC_UNAVAILABLE, ECONNREFUSED, KEYSTORE_LOGIN, a WcsError below INTERNAL) is an
+    // expected condition: its code and message say it all, so no stack. Anything else is a fault
+    // worth a stack.
+    const code = (value as { code?: unknown }).code;
+    const errorClass = (value as { errorClass?: unknown }).errorClass;
+    const expected = (typeof code === 'string' && STABLE_CODE.test(code)) || (typeof code === 'number' && typeof errorClass === 'string' && errorClass !== 'INTERNAL');
+    return {
+      name: value.name,
+      ...(expected ? { code } : {}),
+      message: scrubText(value.message),
+      ...(value.stack && !expected ? { stack: scrubText(value.stack) } : {}),
+    };
   }
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   if (value && typeof value === 'object') {
