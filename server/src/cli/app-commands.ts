@@ -1,8 +1,7 @@
 import { Option, type Command } from 'commander';
 import { ENVIRONMENTS } from '@wcs/core';
-import { ConfigError } from '../config/config';
 import { BIZ_TYPES } from '../apps/applications';
-import { jsonOpt, parseChains, parseId, type CliContext } from './context';
+import { UsageError, jsonOpt, parseChains, parseId, type CliContext } from './context';
 import { appTable, describeApp } from './output';
 
 /** wcs app create|list|show|set-callback|set-chains|rotate-secret|disable|enable. */
@@ -73,7 +72,7 @@ export function registerAppCommands(program: Command, ctx: CliContext): void {
       const cfg = ctx.config();
       let grace = cfg.secretGraceSeconds;
       if (o.grace !== undefined) {
-        if (!/^\d{1,8}$/.test(o.grace)) throw new ConfigError(`--grace: must be a whole number of seconds, got "${o.grace}"`);
+        if (!/^\d{1,8}$/.test(o.grace)) throw new UsageError(`--grace: must be a whole number of seconds, got "${o.grace}"`);
         grace = Number(o.grace);
       }
       const r = await ctx.withStorage((s) => s.applications.rotateSecret(o.app, grace), cfg);

@@ -1,5 +1,5 @@
-import { Option } from 'commander';
-import { loadConfig, ConfigError, type ServiceConfig } from '../config/config';
+import { InvalidArgumentError, Option } from 'commander';
+import { loadConfig, type ServiceConfig } from '../config/config';
 import { createLogger, type Logger } from '../config/logger';
 import { openStorage, type StorageHandle } from '../service';
 
@@ -50,8 +50,21 @@ export class CliContext {
 
 export const jsonOpt = () => new Option('--json', 'print machine-readable JSON');
 
+/**
+ * A command-line argument with a bad value, found by the command itself (exit 2, like commander's
+ * own usage errors; with --json its code is commander's "commander.invalidArgument").
+ */
+export class UsageError extends Error {
+  readonly code = 'commander.invalidArgument';
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** Option parser: a positive integer id (application, token). A bad value is a usage error. */
 export function parseId(v: string): number {
-  if (!/^\d{1,10}$/.test(v)) throw new ConfigError(`--app: must be a positive integer application id, got "${v}"`);
+  if (!/^\d{1,10}$/.test(v) || Number(v) === 0) throw new InvalidArgumentError("Must be a positive integer id.");
   return Number(v);
 }
 

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
-import { ConfigError } from '../config/config';
 import type { RechargeService } from '../deposits/recharge-service';
 import { TOKENS } from '../container';
-import { jsonOpt, parseId, type CliContext } from './context';
+import { UsageError, jsonOpt, parseId, type CliContext } from './context';
 
 /** wcs deposits unattributed|assign. */
 export function registerDepositCommands(program: Command, ctx: CliContext): void {
@@ -29,7 +28,7 @@ export function registerDepositCommands(program: Command, ctx: CliContext): void
     .addOption(jsonOpt())
     .action(async (id: string, o: { app: number; user: string; json?: boolean }) => {
       ctx.setJson(o);
-      if (!/^\d{1,15}$/.test(id)) throw new ConfigError(`id: must be the numeric id shown by wcs deposits unattributed, got "${id}"`);
+      if (!/^\d{1,15}$/.test(id)) throw new UsageError(`id: must be the numeric id shown by wcs deposits unattributed, got "${id}"`);
       const r = await ctx.withStorage(async (s) => {
         await s.applications.get(o.app);
         return s.container.resolve<RechargeService>(TOKENS.RechargeService).assign(Number(id), o.app, o.user);

@@ -1,7 +1,6 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ConfigError } from '../config/config';
 import { createLogger } from '../config/logger';
 import { WcsService } from '../service';
 import { generateMasterKeyText } from '../crypto/secret-box';
@@ -15,10 +14,10 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
   program
     .command('start')
     .description('run the API and the background workers (PORT, default 8080)')
-    .option('--api-only', 'run only the HTTP API')
-    .option('--workers-only', 'run only the background workers')
+    .addOption(new Option('--api-only', 'run only the HTTP API').conflicts('workersOnly'))
+    .addOption(new Option('--workers-only', 'run only the background workers'))
+    .addOption(jsonOpt().default(false, 'errors as JSON'))
     .action(async (o: { apiOnly?: boolean; workersOnly?: boolean }) => {
-      if (o.apiOnly && o.workersOnly) throw new ConfigError('--api-only and --workers-only exclude each other');
       let cfg = ctx.config();
       const logger = createLogger({ level: cfg.logLevel, format: cfg.logFormat });
       // dev mode (no DATABASE_URL, no WCS_RPC_*): local anvil devnets for the test EVM chains

@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
 import type { AdapterRegistry } from '@wcs/core';
-import { ConfigError } from '../config/config';
 import type { StorageHandle } from '../service';
 import { WithdrawWorker } from '../withdrawals/withdraw-worker';
 import { RiskRules } from '../withdrawals/risk-rules';
 import { TOKENS } from '../container';
-import { jsonOpt, parseId, type CliContext } from './context';
+import { UsageError, jsonOpt, parseId, type CliContext } from './context';
 import { describeRules } from './output';
 
 /** wcs withdraw limits|block|unblock|allow|disallow|allowlist-only|rules|approve|reject. */
@@ -51,7 +50,7 @@ export function registerWithdrawCommands(program: Command, ctx: CliContext): voi
     .addOption(jsonOpt())
     .action(async (onOrOff: string, o: { app: number; json?: boolean }) => {
       ctx.setJson(o);
-      if (onOrOff !== 'on' && onOrOff !== 'off') throw new ConfigError(`allowlist-only: say on or off, got "${onOrOff}"`);
+      if (onOrOff !== 'on' && onOrOff !== 'off') throw new UsageError(`allowlist-only: say on or off, got "${onOrOff}"`);
       const view = await ctx.withStorage(async (s) => {
         await rules(s).setAllowlistOnly(o.app, onOrOff === 'on');
         return rules(s).show(o.app);
@@ -78,7 +77,7 @@ export function registerWithdrawCommands(program: Command, ctx: CliContext): voi
       .addOption(jsonOpt())
       .action(async (id: string, o: { note?: string; json?: boolean }) => {
         ctx.setJson(o);
-        if (!/^\d{1,15}$/.test(id)) throw new ConfigError(`id: must be a withdrawal record id, got "${id}"`);
+        if (!/^\d{1,15}$/.test(id)) throw new UsageError(`id: must be a withdrawal record id, got "${id}"`);
         const decision = await ctx.withStorage((s) => WithdrawWorker.decide(s.database.sequelize, Number(id), approve, o.note ?? null));
         ctx.emit({ id: Number(id), approval: decision }, () => `withdrawal ${id}: ${decision}`);
       });

@@ -1,0 +1,97 @@
+/**
+ * `wcs --json` makes every error one JSON document on stdout, `{"error": {"code", "name", "msg"}}`,
+ * with the documented exit code: 2 for usage errors (commander's own, raised before a command's
+ * --json is parsed, and bad option values), 1 for runtime errors. `wcs --version` prints the
+ * server package's version.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { expect } from 'chai';
+import * as pg from 'pg';
+import { createTestDatabase, testEnv, type TestDatabase } from '@wcs/server/testing';
+import { Codes } from './support/expect';
+import { cliJson, describeCli, runCli } from './support/processes';
+
+type Env = Record<string, string | undefined>;
+
+describe('wcs --json errors, exit codes and --version', function () {
+  let db: TestDatabase;
+  let env: Env;
+
+  before(async function () {
+    db = await createTestDatabase();
+    env = { ...process.env, ...testEnv(db.url) };
+  });
+  after(async function () {
+    if (db) await db.drop();
+  });
+
+  /** Runs the command, asserts the exit code, an empty stderr and one JSON error document; returns error. */
+  async function jsonError(args: string[], exit: number): Promise<{ code: string | number | null; name: string; msg: string }> {
+    const r = await runCli(args, env);
+    expect(r.code, describeCli(args, r)).to.equal(exit);
+    expect(r.stderr, describeCli(args, r)).to.equal('');
+    const out = cliJson(args, r);
+    expect(Object.keys(out.error).sort(), describeCli(args, r)).to.deep.equal(['code', 'msg', 'name']);
+    return out.error;
+  }
+
+  it('usage errors (unknown command, unknown option, missing option or argument) are JSON with exit 2', async function () {
+    expect(await jsonError(['bogus', '--json'], 2)).to.deep.equal({ code: 'commander.unknownCommand', name: 'UsageError', msg: "unknown command 'bogus'" });
+    expect(await jsonError(['app', 'list', '--bogus', '--json'], 2)).to.deep.equal({ code: 'commander.unknownOption', name: 'UsageError', msg: "unknown option '--bogus'" });
+    expect(await jsonError(['app', 'show', '--json'], 2)).to.deep.equal({ code: 'commander.missingMandatoryOptionValue', name: 'UsageError', msg: "required option '--app <id>' not specified" });
+    expect(await jsonError(['withdraw', 'approve', '--json'], 2)).to.include({ code: 'commander.missingArgument', name: 'UsageError' });
+    expect(await jsonError(['app', 'list', 'extra', '--json'], 2)).to.include({ code: 'commander.excessArguments', name: 'UsageError' });
+  });
+
+  it('option value errors (choices, a bad id, a bad argument) are JSON with exit 2', async function () {
+    const env1 = await jsonError(['app', 'create', '--name', 'X', '--env', 'prod', '--json'], 2);
+    expect(env1).to.include({ code: 'commander.invalidArgument', name: 'UsageError' });
+    expect(env1.msg).to.include('--env').and.to.include('prod').and.to.include('test, live');
+    const id = await jsonError(['app', 'show', '--app', 'abc', '--json'], 2);
+    expect(id).to.include({ code: 'commander.invalidArgument', name: 'UsageError' });
+    expect(id.msg).to.include('--app').and.to.include('abc');
+    expect(await jsonError(['withdraw', 'allowlist-only', 'maybe', '--app', '1', '--json'], 2)).to.deep.equal({
+      code: 'commander.invalidArgument', name: 'UsageError', msg: 'allowlist-only: say on or off, got "maybe"',
+    });
+    expect(await jsonError(['start', '--api-only', '--workers-only', '--json'], 2)).to.include({ code: 'commander.conflictingOption' });
+  });
+
+  it('without --json a usage error is commander\'s text on stderr, stdout empty, exit 2', async function () {
+    const args = ['app', 'show', '--app', 'abc'];
+    const r = await runCli(args, env);
+    expect(r.code, describeCli(args, r)).to.equal(2);
+    expect(r.stdout).to.equal('');
+    expect(r.stderr).to.match(/^error: option '--app <id>' argument 'abc' is invalid/);
+  });
+
+  it('runtime errors are JSON with the catalogue code and exit 1; without --json one line, no stack', async function () {
+    expect(await jsonError(['app', 'show', '--app', '999', '--json'], 1)).to.include({ code: Codes.APPLICATION_NOT_FOUND, name: 'APPLICATION_NOT_FOUND' });
+    const bad = await jsonError(['app', 'create', '--name', 'X', '--env', 'test', '--chains', 'NOPE', '--json'], 1);
+    expect(bad).to.include({ code: Codes.CHAIN_UNKNOWN });
+    const args = ['app', 'show', '--app', '999'];
+    const r = await runCli(args, env);
+    expect(r.code, describeCli(args, r)).to.equal(1);
+    expect(r.stdout).to.equal('');
+    expect(r.stderr.trim().split('\n'), r.stderr).to.have.length(1);
+    expect(r.stderr).to.match(/^wcs: .*999/);
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query('SELECT count(*)::int AS n FROM applications');
+      expect(rows[0].n, 'a refused command created nothing').to.equal(0);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('`wcs --version` and `wcs -V` print the server package version', async function () {
+    const version = JSON.parse(fs.readFileSync(path.join(path.dirname(require.resolve('@wcs/server/package.json')), 'package.json'), 'utf8')).version;
+    expect(version).to.match(/^\d+\.\d+\.\d+/);
+    for (const flag of ['--version', '-V']) {
+      const r = await runCli([flag], env);
+      expect(r.code, describeCli([flag], r)).to.equal(0);
+      expect(r.stdout.trim()).to.equal(version);
+    }
+  });
+});
