@@ -11,9 +11,10 @@ import { registerCallbackCommands } from './callback-commands';
 import { registerDepositCommands } from './deposit-commands';
 import { registerChainsCommand, registerHotWalletCommands } from './chain-commands';
 import { registerWithdrawCommands } from './withdraw-commands';
+import { DataDirLockedError } from './data-dir-lock';
 
 /** Exit codes (README, "Operator CLI"). */
-export const EXIT = { OK: 0, RUNTIME: 1, USAGE: 2 } as const;
+export const EXIT = { OK: 0, RUNTIME: 1, USAGE: 2, DATA_DIR_LOCKED: 3 } as const;
 
 /** The server package's version (`wcs --version`). */
 export function serverVersion(): string {
@@ -73,6 +74,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         jsonError(e.code, 'UsageError', msg);
       }
       return EXIT.USAGE;
+    }
+    if (e instanceof DataDirLockedError) {
+      if (ctx.json) jsonError(e.code, e.name, e.message);
+      else io.err(`wcs: ${e.message}`);
+      return EXIT.DATA_DIR_LOCKED;
     }
     if (e instanceof UsageError) {
       if (ctx.json) jsonError(e.code, e.name, e.message);

@@ -1,11 +1,10 @@
 import { Option, type Command } from 'commander';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { createLogger } from '../config/logger';
 import { WcsService } from '../service';
 import { generateMasterKeyText } from '../crypto/secret-box';
 import { resolveCatalogue } from '../catalogue/catalogue';
-import { startDevnets, wantsDevnets } from '../deposits/devnets';
+import { devnetsFile, startDevnets, wantsDevnets, writeDevnetsInfo, type Devnets } from '../deposits/devnets';
+import { DataDirLock } from './data-dir-lock';
 import { loadAdapters, loadKeyStorePlugin } from '../plugins/loader';
 import { jsonOpt, type CliContext } from './context';
 
@@ -19,30 +18,37 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
     .addOption(jsonOpt().default(false, 'errors as JSON'))
     .action(async (o: { apiOnly?: boolean; workersOnly?: boolean }) => {
       let cfg = ctx.config();
-      const logger = createLogger({ level: cfg.logLevel, format: cfg.logFormat });
-      // dev mode (no DATABASE_URL, no WCS_RPC_*): local anvil devnets for the test EVM chains
-      const devnets = !o.apiOnly && wantsDevnets(cfg) ? await startDevnets(cfg, logger) : null;
-      if (devnets) {
-        cfg = devnets.config;
-        fs.mkdirSync(cfg.dataDir, { recursive: true });
-        fs.writeFileSync(path.join(cfg.dataDir, 'devnets.json'), JSON.stringify(devnets.info, null, 2) + '\n');
-        logger.info('dev mode: deposits on local devnets', { devnets: path.join(cfg.dataDir, 'devnets.json'), chains: Object.keys(devnets.info.chains) });
-      }
+      // Before anything else: what the data directory owns (the embedded cluster, the devnets and
+      // devnets.json) belongs to one `wcs start` at a time. With DATABASE_URL the directory owns
+      // nothing a start uses, and any number of processes may share the database.
+      const lock = cfg.databaseUrl === null ? DataDirLock.acquire(cfg.dataDir) : null;
+      let devnets: Devnets | null = null;
       let svc: WcsService;
+      const logger = createLogger({ level: cfg.logLevel, format: cfg.logFormat });
       try {
+        // dev mode (no DATABASE_URL, no WCS_RPC_*): local anvil devnets for the test EVM chains
+        devnets = !o.apiOnly && wantsDevnets(cfg) ? await startDevnets(cfg, logger) : null;
+        if (devnets) {
+          cfg = devnets.config;
+          writeDevnetsInfo(cfg.dataDir, devnets.info);
+          logger.info('dev mode: deposits on local devnets', { devnets: devnetsFile(cfg.dataDir), chains: Object.keys(devnets.info.chains) });
+        }
         svc = await WcsService.start(cfg, logger, { api: !o.workersOnly, workers: !o.apiOnly });
       } catch (e) {
         await devnets?.stop();
+        lock?.release();
         throw e;
       }
+      const running = devnets;
       await new Promise<void>((resolve) => {
         const stop = (sig: string) => {
           logger.info('shutting down', { signal: sig });
-          void svc.stop().then(() => devnets?.stop()).then(resolve, resolve);
+          void svc.stop().then(() => running?.stop()).then(resolve, resolve);
         };
         process.once('SIGINT', () => stop('SIGINT'));
         process.once('SIGTERM', () => stop('SIGTERM'));
       });
+      lock?.release();
     });
 
   program

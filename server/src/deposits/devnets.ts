@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { ChainEndpoint } from '@wcs/core';
 import type { ServiceConfig, TokenConfig } from '../config/config';
 import { resolveCatalogue } from '../catalogue/catalogue';
@@ -14,6 +16,19 @@ export interface Devnets {
   /** What the operator (and the demo) needs: chain code → RPC URL, and the token. */
   readonly info: { chains: Record<string, { url: string; chainId: number; evmChainId: number }>; token: { id: number; symbol: string; contract: string } | null };
   stop(): Promise<void>;
+}
+
+/** Where a dev-mode `wcs start` records its devnets (the demo merchant and the CLI read it). */
+export function devnetsFile(dataDir: string): string {
+  return path.join(dataDir, 'devnets.json');
+}
+
+/** Writes devnets.json whole (a reader never sees it half-written). */
+export function writeDevnetsInfo(dataDir: string, info: Devnets['info']): void {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const tmp = `${devnetsFile(dataDir)}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(info, null, 2) + '\n');
+  fs.renameSync(tmp, devnetsFile(dataDir));
 }
 
 /** Dev mode: no DATABASE_URL, no WCS_RPC_* at all, and not switched off with WCS_DEVNETS=0. */
