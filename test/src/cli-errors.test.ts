@@ -85,6 +85,26 @@ describe('wcs --json errors, exit codes and --version', function () {
     }
   });
 
+  it('--chains errors name the valid codes of the environment; EOS without a deposit account cannot be enabled (create, set-chains), nothing changes', async function () {
+    const testCodes = (cliJson(['chains'], await runCli(['chains', '--env', 'test', '--json'], env)) as Array<{ code: string }>).map((c) => c.code).sort();
+    expect(testCodes).to.include.members(['BTC', 'EOS', 'ETH']);
+    const unknown = await jsonError(['app', 'create', '--name', 'X', '--env', 'test', '--chains', 'ETH,NOPE', '--json'], 1);
+    expect(unknown).to.include({ code: Codes.CHAIN_UNKNOWN });
+    expect(unknown.msg).to.include(`NOPE (valid: ${testCodes.join(', ')})`);
+    const eos = await jsonError(['app', 'create', '--name', 'X', '--env', 'test', '--chains', 'ETH,EOS', '--json'], 1);
+    expect(eos).to.include({ code: Codes.CHAIN_NOT_CONFIGURED, name: 'CHAIN_NOT_CONFIGURED' });
+    expect(eos.msg).to.match(/^EOS cannot be enabled: .*depositAccount/);
+    const created = cliJson([], await runCli(['app', 'create', '--name', 'Y', '--env', 'test', '--chains', 'ETH', '--json'], env));
+    const refused = await jsonError(['app', 'set-chains', '--app', String(created.id), '--chains', 'EOS,ETH', '--json'], 1);
+    expect(refused).to.include({ code: Codes.CHAIN_NOT_CONFIGURED });
+    const unknown2 = await jsonError(['app', 'set-chains', '--app', String(created.id), '--chains', 'ETHX', '--json'], 1);
+    expect(unknown2.msg).to.include('(valid: ');
+    const shown = cliJson([], await runCli(['app', 'show', '--app', String(created.id), '--json'], env));
+    expect(shown.chains).to.deep.equal(['ETH']);
+    const list = cliJson([], await runCli(['app', 'list', '--json'], env)) as Array<{ name: string }>;
+    expect(list.map((a) => a.name)).to.deep.equal(['Y']);
+  });
+
   it('`wcs --version` and `wcs -V` print the server package version', async function () {
     const version = JSON.parse(fs.readFileSync(path.join(path.dirname(require.resolve('@wcs/server/package.json')), 'package.json'), 'utf8')).version;
     expect(version).to.match(/^\d+\.\d+\.\d+/);
