@@ -105,6 +105,20 @@ describe('wcs --json errors, exit codes and --version', function () {
     expect(list.map((a) => a.name)).to.deep.equal(['Y']);
   });
 
+  it('`wcs hotwallets` says why an enabled chain has no hot wallet', async function () {
+    const app = cliJson([], await runCli(['app', 'create', '--name', 'Z', '--env', 'test', '--chains', 'ETH,BTC', '--json'], env));
+    const args = ['hotwallets', '--app', String(app.id), '--json'];
+    const rows = cliJson(args, await runCli(args, env)) as Array<{ chainCode: string; address: string | null; reason: string }>;
+    expect(rows.map((r) => [r.chainCode, r.address, r.reason])).to.deep.equal([
+      ['ETH', null, 'no RPC endpoint (set WCS_RPC_TEST_ETH)'],
+      ['BTC', null, 'no RPC endpoint (set WCS_RPC_TEST_BTC)'],
+    ]);
+    const withRpc = cliJson(args, await runCli(args, { ...env, WCS_RPC_TEST_ETH: 'http://127.0.0.1:9' })) as Array<{ chainCode: string; reason: string }>;
+    expect(withRpc.find((r) => r.chainCode === 'ETH')?.reason).to.match(/^not made yet: a running worker \(wcs start\)/);
+    const human = await runCli(['hotwallets', '--app', String(app.id)], env);
+    expect(human.stdout).to.include(`app ${app.id} test:BTC no hot wallet: no RPC endpoint (set WCS_RPC_TEST_BTC)`);
+  });
+
   it('`wcs --version` and `wcs -V` print the server package version', async function () {
     const version = JSON.parse(fs.readFileSync(path.join(path.dirname(require.resolve('@wcs/server/package.json')), 'package.json'), 'utf8')).version;
     expect(version).to.match(/^\d+\.\d+\.\d+/);

@@ -1,7 +1,8 @@
 import { Option, type Command } from 'commander';
 import { QueryTypes } from 'sequelize';
-import { ENVIRONMENTS, type AdapterRegistry } from '@wcs/core';
-import { hotWalletReport, registerHotAccount } from '../withdrawals/hot-wallets';
+import { ENVIRONMENTS, type AdapterRegistry, type ChainEndpoint } from '@wcs/core';
+import { hotWalletReport, missingHotWallets, registerHotAccount } from '../withdrawals/hot-wallets';
+import { recordedDevnets } from '../deposits/devnets';
 import { TOKENS } from '../container';
 import { keyStoreOptions, loadKeyStorePlugin } from '../plugins/loader';
 import { jsonOpt, parseId, type CliContext } from './context';
@@ -40,11 +41,23 @@ export function registerHotWalletCommands(program: Command, ctx: CliContext): vo
     .addOption(jsonOpt())
     .action(async (o: { app?: number; json?: boolean }) => {
       ctx.setJson(o);
-      const rows = await ctx.withStorage((s) => hotWalletReport(s.database.sequelize, o.app ?? null));
+      const cfg = ctx.config();
+      // the endpoints the running workers use: WCS_RPC_*, and in dev mode the devnets `wcs start` recorded
+      const endpoints = new Map<string, ChainEndpoint>(cfg.deposits.endpoints);
+      for (const [code, d] of Object.entries(recordedDevnets(cfg)?.chains ?? {})) endpoints.set(`test:${code}`, { url: d.url, timeoutMs: cfg.deposits.rpcTimeoutMs });
+      const { wallets, missing } = await ctx.withStorage(async (s) => ({
+        wallets: await hotWalletReport(s.database.sequelize, o.app ?? null),
+        missing: await missingHotWallets(s.database.sequelize, s.catalogue, s.container.resolve<AdapterRegistry>(TOKENS.AdapterRegistry), endpoints, o.app ?? null),
+      }), cfg);
+      // one row per wallet and token; then one per enabled chain without a hot wallet (address null, and the reason)
+      const rows = [...wallets, ...missing];
       ctx.emit(rows, () =>
         rows.length === 0
-          ? 'no hot wallets yet (they are made by a running worker, wcs start, for chains with an RPC endpoint)'
-          : rows.map((r) => `app ${r.applicationId} ${r.environment}:${r.chainCode} ${r.address} ${r.token}: on chain ${r.onChain ?? '(not read)'}, reserved ${r.reserved}${r.observedTime ? ` (read ${r.observedTime})` : ''}`).join('\n'),
+          ? 'no hot wallets (no application has a chain enabled)'
+          : [
+            ...wallets.map((r) => `app ${r.applicationId} ${r.environment}:${r.chainCode} ${r.address} ${r.token}: on chain ${r.onChain ?? '(not read)'}, reserved ${r.reserved}${r.observedTime ? ` (read ${r.observedTime})` : ''}`),
+            ...missing.map((r) => `app ${r.applicationId} ${r.environment}:${r.chainCode} no hot wallet: ${r.reason}`),
+          ].join('\n'),
       );
     });
 }

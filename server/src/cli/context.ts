@@ -2,6 +2,7 @@ import { InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type ServiceConfig } from '../config/config';
 import { createLogger, type Logger } from '../config/logger';
 import { openStorage, type StorageHandle } from '../service';
+import { withRecordedDevnetToken } from '../deposits/devnets';
 
 /** Where the CLI writes: stdout and stderr (tests pass their own). */
 export interface Io {
@@ -19,8 +20,9 @@ export class CliContext {
     readonly io: Io,
   ) {}
 
+  /** The configuration; in dev mode with the devnet token the running `wcs start` credits (see devnets.ts). */
   config(): ServiceConfig {
-    return loadConfig(this.env);
+    return withRecordedDevnetToken(loadConfig(this.env));
   }
 
   /** The CLI's own logger: warnings only unless WCS_LOG_LEVEL / WCS_LOG_FORMAT say otherwise. */
