@@ -292,6 +292,13 @@ export interface ChainAdapter {
    * registers the name with the service (`wcs hotwallets register`).
    */
   readonly hotAddress?: 'derived' | 'registered';
+  /**
+   * Why this chain cannot issue deposit addresses with its configured options (e.g. EOS without
+   * `options.depositAccount`); absent when it can. The service refuses to enable such a chain for
+   * an application and answers CHAIN_NOT_CONFIGURED to an address request on it; the adapter's
+   * address.addressFromPublicKey throws AdapterConfigError with this message.
+   */
+  readonly addressesUnavailable?: string;
   /** Withdrawal crafting; absent when the adapter cannot pay out yet. */
   readonly transfers?: TransferCrafter;
   /** Withdrawal I/O over an RPC endpoint; present with `transfers`. */

@@ -83,7 +83,7 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
     useFactory: instanceCachingFactory((x) => new Authenticator(x.resolve(TOKENS.CredentialStore), x.resolve(TOKENS.NonceStore))),
   });
   c.register(TOKENS.ApplicationService, {
-    useFactory: instanceCachingFactory((x) => new ApplicationService(db.sequelize, models, x.resolve(TOKENS.SecretBox), catalogue, config.callbacks.allowPrivateTargets)),
+    useFactory: instanceCachingFactory((x) => new ApplicationService(db.sequelize, models, x.resolve(TOKENS.SecretBox), catalogue, config.callbacks.allowPrivateTargets, x.resolve(TOKENS.AdapterRegistry))),
   });
   // Adapters and the key store are loaded on first use (the API), not by every CLI command.
   c.register(TOKENS.AdapterRegistry, { useFactory: instanceCachingFactory(() => loadAdapters(config)) });

@@ -29,7 +29,10 @@ describe('deposit addresses through the signed API (real Postgres, software key 
     const cfg = path.join(tmp, 'chains.json');
     // EOS deposit accounts are created on chain by the operator and configured, not derived.
     fs.writeFileSync(cfg, JSON.stringify({
-      chains: [{ id: 108, code: 'EOS', name: 'EOS Jungle Testnet', family: 'eos', environment: 'test', network: 'jungle4', nativeSymbol: 'EOS', decimals: 4, confirmations: 1, evmChainId: null, options: { depositAccount: 'wcsdeposit11' } }],
+      chains: [
+        { id: 108, code: 'EOS', name: 'EOS Jungle Testnet', family: 'eos', environment: 'test', network: 'jungle4', nativeSymbol: 'EOS', decimals: 4, confirmations: 1, evmChainId: null, options: { depositAccount: 'wcsdeposit11' } },
+        { id: 8, code: 'EOS', name: 'EOS', family: 'eos', environment: 'live', network: 'mainnet', nativeSymbol: 'EOS', decimals: 4, confirmations: 1, evmChainId: null, options: { depositAccount: 'wcsdeposit11' } },
+      ],
     }));
     svc = await startTestService({ env: { WCS_CONFIG: cfg } });
     client = (a) => new SigningClient(svc.url, { apiKey: a.apiKey, apiSecret: a.apiSecret });
@@ -214,10 +217,19 @@ describe('deposit addresses through the signed API (real Postgres, software key 
     expectError(await c.get(`${LIST}?externalUserId=u&page=2`), 400, Codes.INVALID_PARAMETER);
   });
 
-  it('a chain missing a required adapter setting answers CHAIN_NOT_CONFIGURED', async function () {
+  it('a chain missing a required adapter setting answers CHAIN_NOT_CONFIGURED (enabled before the setting was removed)', async function () {
     const plain = await startTestService();
     try {
-      const app = await plain.createApp({ chains: ['EOS'] });
+      // an application cannot enable it (wcs app create / set-chains refuse) ...
+      try {
+        await plain.createApp({ chains: ['EOS'] });
+        expect.fail('EOS without depositAccount enabled');
+      } catch (e) {
+        expect((e as { code?: number }).code, String(e)).to.equal(Codes.CHAIN_NOT_CONFIGURED);
+      }
+      // ... but one enabled while the chain had it keeps it when the setting is gone
+      const app = await plain.createApp({ chains: ['ETH'] });
+      await plain.service.storage.database.sequelize.query(`UPDATE applications SET enabled_chains = '{EOS}' WHERE id = $1`, { bind: [app.id] });
       const c = new SigningClient(plain.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
       expectError(await c.post(CREATE, { chainCode: 'EOS', externalUserId: 'u' }), 200, Codes.CHAIN_NOT_CONFIGURED, /depositAccount/);
       const [rows] = await plain.service.storage.database.sequelize.query(`SELECT count(*) AS n FROM addresses`);

@@ -76,6 +76,22 @@ describe('dev mode: wcs start with local devnets, and the README\'s demo merchan
     expect(demo.out).to.match(/recharge\/get \d+: 25 DUSD on ETH, SETTLED/);
   });
 
+  it('`wcs chains` and `wcs hotwallets` (run while the service runs) list the devnet token; CLI commands keep it active', async () => {
+    const args = ['chains', '--env', 'test', '--json'];
+    const r = await runCli(args, env);
+    expect(r.code, describeCli(args, r)).to.equal(0);
+    const eth = (cliJson(args, r) as Array<{ code: string; tokens: Array<{ id: number; symbol: string }> }>).find((c) => c.code === 'ETH')!;
+    expect(eth.tokens.map((t) => [t.id, t.symbol])).to.deep.include([10299, 'DUSD']);
+    const hw = ['hotwallets', '--json'];
+    const h = await runCli(hw, env);
+    expect(h.code, describeCli(hw, h)).to.equal(0);
+    const rows = (cliJson(hw, h) as Array<{ chainCode: string; token: string | null; reason?: string }>).filter((x) => x.chainCode === 'ETH');
+    expect(rows.length, h.stdout).to.be.above(0);
+    // either the worker made the ETH hot wallet (then DUSD is one of its tokens) or it is about to: never "no RPC endpoint"
+    if (rows[0]!.token === null) expect(rows[0]!.reason, h.stdout).to.match(/^not made yet/);
+    else expect(rows.map((x) => x.token), h.stdout).to.include('DUSD');
+  });
+
   it('stopping the service stops its devnets', async () => {
     const devnets = JSON.parse(fs.readFileSync(path.join(dataDir, 'devnets.json'), 'utf8'));
     const stopped = await server.stop('SIGTERM', 30_000);

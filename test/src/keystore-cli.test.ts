@@ -78,7 +78,10 @@ describe('wcs keystore init / status (software backend, production-style configu
       const bad = ['keystore', cmd, '--backend', 'hsm', '--json'];
       const u = await runCli(bad, env);
       expect(u.code, describeCli(bad, u)).to.equal(2);
-      expect(u.stderr).to.match(/hsm/).and.to.match(/software/).and.to.match(/pkcs11/);
+      // with --json the usage error is JSON on stdout too
+      const err = cliJson(bad, u).error;
+      expect(err, describeCli(bad, u)).to.include({ code: 'commander.invalidArgument', name: 'UsageError' });
+      expect(err.msg).to.match(/hsm/).and.to.match(/software/).and.to.match(/pkcs11/);
     }
   });
 });

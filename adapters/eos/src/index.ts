@@ -68,9 +68,13 @@ export function createEosAdapter(chain: ChainDefinition): ChainAdapter {
       `EOS chain ${chain.code} option depositAccount ${JSON.stringify(depositAccount)} is not an EOS account name (${ACCOUNT_NAME_RULE})`,
     );
   }
+  const addressesUnavailable = depositAccount === undefined
+    ? `EOS chain ${chain.code} has no depositAccount option: create the account on chain and set chains[].options.depositAccount`
+    : undefined;
   return Object.freeze({
     chain,
     addressing: 'memo' as const,
+    ...(addressesUnavailable ? { addressesUnavailable } : {}),
     spendModel: 'expiring' as const,
     curve: 'secp256k1' as const,
     keySpec: (purpose) => {
@@ -80,11 +84,7 @@ export function createEosAdapter(chain: ChainDefinition): ChainAdapter {
     },
     address: Object.freeze<AddressCodec>({
       addressFromPublicKey(publicKey) {
-        if (depositAccount === undefined) {
-          throw new AdapterConfigError(
-            `EOS chain ${chain.code} has no depositAccount option: create the account on chain and set chains[].options.depositAccount`,
-          );
-        }
+        if (depositAccount === undefined) throw new AdapterConfigError(addressesUnavailable!);
         checkK1PublicKey(publicKey);
         return depositAccount;
       },

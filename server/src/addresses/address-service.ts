@@ -161,6 +161,8 @@ export class AddressService {
   private async createUncached(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, spec: KeySpec | null, userId: string): Promise<AddressRecord> {
     const found = await this.lookups.submit({ applicationId: app.applicationId, chainId: chain.id, externalUserId: userId, namespace: spec?.namespace ?? null });
     if (found.id !== null) return this.remember(app, found as unknown as AddressRow);
+    // a chain enabled before it lost a required setting (applications refuse to enable it without one)
+    if (adapter.addressesUnavailable) throw new WcsError('CHAIN_NOT_CONFIGURED', { message: adapter.addressesUnavailable });
     try {
       return spec
         ? await this.createHd(app, chain, adapter, spec, userId, found.key_id !== null)

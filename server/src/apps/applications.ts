@@ -1,6 +1,6 @@
 import * as crypto from 'node:crypto';
 import type { Sequelize, Transaction } from 'sequelize';
-import { WcsError, invalidParameter, formatLocalDateTime, type Environment } from '@wcs/core';
+import { WcsError, invalidParameter, formatLocalDateTime, type AdapterRegistry, type Environment } from '@wcs/core';
 import type { ApplicationRow, Models } from '../db/models';
 import type { SecretBox } from '../crypto/secret-box';
 import type { Catalogue } from '../catalogue/catalogue';
@@ -46,16 +46,26 @@ export class ApplicationService {
     private readonly catalogue: Catalogue,
     /** WCS_CALLBACK_ALLOW_PRIVATE: live callback URLs may point at loopback/private/link-local targets (on-premise). */
     private readonly allowPrivateCallbackTargets = false,
+    /** The adapters: a chain that cannot issue deposit addresses (adapter.addressesUnavailable) is not enabled. */
+    private readonly registry: AdapterRegistry | null = null,
   ) {}
 
+  /**
+   * The chain codes, upper-cased and de-duplicated. Each must be in the environment's catalogue
+   * (CHAIN_UNKNOWN, naming the valid codes) and able to issue deposit addresses with its
+   * configured options (CHAIN_NOT_CONFIGURED, e.g. EOS without options.depositAccount).
+   */
   private normaliseChains(env: Environment, chains: readonly string[]): string[] {
     const out: string[] = [];
     for (const raw of chains) {
       const code = raw.trim().toUpperCase();
       if (code === '') continue;
       if (!this.catalogue.has(env, code)) {
-        throw new WcsError('CHAIN_UNKNOWN', { message: `Unknown chain code for ${env} applications: ${code}`, details: { chainCode: code } });
+        const valid = this.catalogue.chains(env).map((c) => c.code).sort().join(', ');
+        throw new WcsError('CHAIN_UNKNOWN', { message: `Unknown chain code for ${env} applications: ${code} (valid: ${valid})`, details: { chainCode: code } });
       }
+      const why = this.registry?.forChain(this.catalogue.chain(env, code)).addressesUnavailable;
+      if (why) throw new WcsError('CHAIN_NOT_CONFIGURED', { message: `${code} cannot be enabled: ${why}`, details: { chainCode: code } });
       if (!out.includes(code)) out.push(code);
     }
     return out;

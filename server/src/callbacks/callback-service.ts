@@ -159,6 +159,11 @@ export class CallbackService {
    * URL is the application's and none is configured: CALLBACK_URL_INVALID.
    */
   async resend(applicationId: number, taskId: number, now = new Date()): Promise<CallbackTaskView> {
+    return (await this.resendTask(applicationId, taskId, now, false))!;
+  }
+
+  /** resend(); with onlyFailed, a task no longer FAILED is left as it is (null). */
+  private async resendTask(applicationId: number, taskId: number, now: Date, onlyFailed: boolean): Promise<CallbackTaskView | null> {
     return this.sequelize.transaction(async (transaction) => {
       const [row] = await this.sequelize.query<TaskRow & { url_source: string; configured: string | null }>(
         `SELECT ${TASK_COLUMNS}, url_source,
@@ -167,6 +172,7 @@ export class CallbackService {
         { bind: [taskId, applicationId], type: QueryTypes.SELECT, transaction },
       );
       if (!row) throw new WcsError('CALLBACK_TASK_NOT_FOUND', { details: { callbackTaskId: taskId } });
+      if (onlyFailed && row.status !== 'FAILED') return null;
       if (row.status === 'WAITING' || row.status === 'PROCESSING') {
         throw new WcsError('CALLBACK_TASK_BUSY', { message: `Callback task ${taskId} is ${row.status}: it is queued or being delivered`, details: { callbackTaskId: taskId, status: row.status } });
       }
@@ -182,6 +188,37 @@ export class CallbackService {
       await notifyDue(this.sequelize, transaction);
       return taskView(updated!);
     });
+  }
+
+  /** The application a task belongs to (the operator names a task by its id alone: `wcs callback resend --task`). */
+  async taskApplication(taskId: number): Promise<number> {
+    const [row] = await this.sequelize.query<{ application_id: number }>('SELECT application_id FROM callback_tasks WHERE id = $1', {
+      bind: [taskId],
+      type: QueryTypes.SELECT,
+    });
+    if (!row) throw new WcsError('CALLBACK_TASK_NOT_FOUND', { message: `Callback task ${taskId} not found`, details: { callbackTaskId: taskId } });
+    return row.application_id;
+  }
+
+  /**
+   * Resends every FAILED task of an application and bizType (`wcs callback resend --app --biz-type`),
+   * each as resend() does, in its own transaction. A task that is no longer FAILED when its turn
+   * comes (a worker retried it meanwhile, perhaps delivered it) is skipped, never sent again; a
+   * refusal (no callback URL configured) stops before that task, the ones before it queued.
+   */
+  async resendFailed(applicationId: number, bizType: BizType, now = new Date()): Promise<{ resent: CallbackTaskView[]; skipped: number[] }> {
+    const ids = await this.sequelize.query<{ id: string }>(
+      `SELECT id FROM callback_tasks WHERE application_id = $1 AND biz_type = $2 AND status = 'FAILED' ORDER BY id`,
+      { bind: [applicationId, bizType], type: QueryTypes.SELECT },
+    );
+    const resent: CallbackTaskView[] = [];
+    const skipped: number[] = [];
+    for (const { id } of ids) {
+      const task = await this.resendTask(applicationId, Number(id), now, true);
+      if (task) resent.push(task);
+      else skipped.push(Number(id));
+    }
+    return { resent, skipped };
   }
 
   /** A test event through the real pipeline (`wcs callback test`): bizId 0, event "test". */

@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { ChainEndpoint } from '@wcs/core';
 import type { ServiceConfig, TokenConfig } from '../config/config';
 import { resolveCatalogue } from '../catalogue/catalogue';
@@ -14,6 +16,44 @@ export interface Devnets {
   /** What the operator (and the demo) needs: chain code → RPC URL, and the token. */
   readonly info: { chains: Record<string, { url: string; chainId: number; evmChainId: number }>; token: { id: number; symbol: string; contract: string } | null };
   stop(): Promise<void>;
+}
+
+/** Where a dev-mode `wcs start` records its devnets (the demo merchant and the CLI read it). */
+export function devnetsFile(dataDir: string): string {
+  return path.join(dataDir, 'devnets.json');
+}
+
+/** Writes devnets.json whole (a reader never sees it half-written). */
+export function writeDevnetsInfo(dataDir: string, info: Devnets['info']): void {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const tmp = `${devnetsFile(dataDir)}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(info, null, 2) + '\n');
+  fs.renameSync(tmp, devnetsFile(dataDir));
+}
+
+/** The devnets a dev-mode `wcs start` on this data directory recorded (null when not dev mode or none recorded). */
+export function recordedDevnets(config: ServiceConfig): Devnets['info'] | null {
+  if (!wantsDevnets(config)) return null;
+  try {
+    return JSON.parse(fs.readFileSync(devnetsFile(config.dataDir), 'utf8')) as Devnets['info'];
+  } catch {
+    return null;
+  }
+}
+
+function devnetToken(contract: string): TokenConfig {
+  return { id: DEVNET_TOKEN.id, chainCode: 'ETH', environment: 'test', symbol: DEVNET_TOKEN.symbol, name: DEVNET_TOKEN.name, contract, decimals: DEVNET_TOKEN.decimals };
+}
+
+/**
+ * The configuration as a dev-mode `wcs start` on this data directory runs it: with the devnet
+ * token it recorded (its contract, deployed anew by each start at the same address). CLI commands
+ * use it so that their catalogue seeding keeps the token active and `wcs chains` lists it.
+ */
+export function withRecordedDevnetToken(config: ServiceConfig): ServiceConfig {
+  const contract = recordedDevnets(config)?.token?.contract;
+  if (!contract) return config;
+  return { ...config, file: { ...config.file, tokens: [...(config.file.tokens ?? []).filter((t) => t.id !== DEVNET_TOKEN.id), devnetToken(contract)] } };
 }
 
 /** Dev mode: no DATABASE_URL, no WCS_RPC_* at all, and not switched off with WCS_DEVNETS=0. */
@@ -45,7 +85,7 @@ export async function startDevnets(config: ServiceConfig, logger: Logger): Promi
       if (chain.code === 'ETH') {
         const contract = await devnet.deployErc20(node.url, { name: DEVNET_TOKEN.name, symbol: DEVNET_TOKEN.symbol, fromPrivateKey: devnet.ANVIL_DEV_KEYS[9] });
         tokens = tokens.filter((t) => t.id !== DEVNET_TOKEN.id);
-        tokens.push({ id: DEVNET_TOKEN.id, chainCode: 'ETH', environment: 'test', symbol: DEVNET_TOKEN.symbol, name: DEVNET_TOKEN.name, contract, decimals: DEVNET_TOKEN.decimals });
+        tokens.push(devnetToken(contract));
         info.token = { id: DEVNET_TOKEN.id, symbol: DEVNET_TOKEN.symbol, contract };
       }
     }

@@ -127,11 +127,38 @@ export async function registerHotAccount(sequelize: Sequelize, registry: Adapter
   });
 }
 
+/** Why the service cannot pay out on a chain (then it has no hot wallets there), or null when it can. */
+export function payoutUnavailable(chain: ChainDefinition, registry: AdapterRegistry, endpoints: ReadonlyMap<string, ChainEndpoint>): string | null {
+  const adapter = registry.forChain(chain);
+  if (adapter.transfers === undefined || adapter.createTransferNode === undefined) return `no payout support in the ${chain.family} adapter`;
+  if (!endpoints.has(`${chain.environment}:${chain.code}`)) return `no RPC endpoint (set WCS_RPC_${chain.environment.toUpperCase()}_${chain.code})`;
+  return null;
+}
+
 /** The chains a service can pay out on: an RPC endpoint, and an adapter that crafts transfers and talks to the node. */
 export function payoutChains(catalogue: Catalogue, registry: AdapterRegistry, endpoints: ReadonlyMap<string, ChainEndpoint>): ChainView[] {
-  return (['test', 'live'] as const).flatMap((env) => catalogue.chains(env)).filter((c) => {
-    const adapter = registry.forChain(c);
-    return endpoints.has(`${c.environment}:${c.code}`) && adapter.transfers !== undefined && adapter.createTransferNode !== undefined;
+  return (['test', 'live'] as const).flatMap((env) => catalogue.chains(env)).filter((c) => payoutUnavailable(c, registry, endpoints) === null);
+}
+
+/**
+ * For `wcs hotwallets`: every enabled chain of the applications (one, or all) that has no hot
+ * wallet row, and why. endpoints: the RPC endpoints the running workers use.
+ */
+export async function missingHotWallets(sequelize: Sequelize, catalogue: Catalogue, registry: AdapterRegistry, endpoints: ReadonlyMap<string, ChainEndpoint>, applicationId: number | null) {
+  const rows = await sequelize.query<{ id: number; environment: 'test' | 'live'; status: string; code: string }>(
+    `SELECT a.id, a.environment, a.status, e.code FROM applications a CROSS JOIN LATERAL unnest(a.enabled_chains) WITH ORDINALITY AS e(code, n)
+      WHERE ($1::int IS NULL OR a.id = $1)
+        AND NOT EXISTS (SELECT 1 FROM hot_wallets h JOIN chains c ON c.id = h.chain_id WHERE h.application_id = a.id AND c.environment = a.environment AND c.code = e.code)
+      ORDER BY a.id, e.n`,
+    { bind: [applicationId], type: QueryTypes.SELECT },
+  );
+  return rows.filter((r) => catalogue.has(r.environment, r.code)).map((r) => {
+    const chain = catalogue.chain(r.environment, r.code);
+    const reason = payoutUnavailable(chain, registry, endpoints)
+      ?? (r.status !== 'ACTIVE' ? 'application disabled'
+        : registry.forChain(chain).hotAddress === 'registered' ? `hot account not registered (wcs hotwallets register --app ${r.id} --chain ${r.code} --account NAME)`
+          : 'not made yet: a running worker (wcs start) makes it at its next balance refresh');
+    return { applicationId: r.id, environment: r.environment, chainCode: r.code, address: null, token: null, onChain: null, reserved: null, observedTime: null, reason };
   });
 }
 

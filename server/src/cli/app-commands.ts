@@ -1,0 +1,96 @@
+import { Option, type Command } from 'commander';
+import { ENVIRONMENTS } from '@wcs/core';
+import { BIZ_TYPES } from '../apps/applications';
+import { UsageError, jsonOpt, parseChains, parseId, type CliContext } from './context';
+import { appTable, describeApp } from './output';
+
+/** wcs app create|list|show|set-callback|set-chains|rotate-secret|disable|enable. */
+export function registerAppCommands(program: Command, ctx: CliContext): void {
+  const app = program.command('app').description('manage merchant applications');
+  app
+    .command('create')
+    .description('create an application; prints its API secret once')
+    .requiredOption('--name <name>', 'display name')
+    .addOption(new Option('--env <env>', 'environment').choices([...ENVIRONMENTS]).makeOptionMandatory())
+    .option('--chains <codes>', 'comma-separated chain codes, e.g. ETH,BTC', '')
+    .addOption(jsonOpt())
+    .action(async (o: { name: string; env: string; chains: string; json?: boolean }) => {
+      ctx.setJson(o);
+      const created = await ctx.withStorage((s) => s.applications.create({ name: o.name, environment: o.env, chains: parseChains(o.chains) }));
+      ctx.emit(created, () => `${describeApp(created)}\napiSecret:   ${created.apiSecret}\n\nStore the API secret now: it is not shown again.`);
+    });
+  app
+    .command('list')
+    .description('list applications')
+    .addOption(jsonOpt())
+    .action(async (o) => {
+      ctx.setJson(o);
+      const apps = await ctx.withStorage((s) => s.applications.list());
+      ctx.emit(apps, () => appTable(apps));
+    });
+  app
+    .command('show')
+    .description('show one application')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; json?: boolean }) => {
+      ctx.setJson(o);
+      const a = await ctx.withStorage((s) => s.applications.get(o.app));
+      ctx.emit(a, () => describeApp(a));
+    });
+  app
+    .command('set-callback')
+    .description('set the callback URL for one business type')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .addOption(new Option('--biz-type <type>', 'business type').choices([...BIZ_TYPES]).makeOptionMandatory())
+    .requiredOption('--url <url>', 'https URL (http allowed for test applications)')
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; bizType: string; url: string; json?: boolean }) => {
+      ctx.setJson(o);
+      const a = await ctx.withStorage((s) => s.applications.setCallback(o.app, o.bizType, o.url));
+      ctx.emit(a, () => describeApp(a));
+    });
+  app
+    .command('set-chains')
+    .description('replace the enabled chains')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .requiredOption('--chains <codes>', 'comma-separated chain codes')
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; chains: string; json?: boolean }) => {
+      ctx.setJson(o);
+      const a = await ctx.withStorage((s) => s.applications.setChains(o.app, parseChains(o.chains)));
+      ctx.emit(a, () => describeApp(a));
+    });
+  app
+    .command('rotate-secret')
+    .description('issue a new API secret; earlier secrets stay valid for the grace period')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .option('--grace <seconds>', 'grace period for the old secret (default WCS_SECRET_GRACE_SECONDS)')
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; grace?: string; json?: boolean }) => {
+      ctx.setJson(o);
+      const cfg = ctx.config();
+      let grace = cfg.secretGraceSeconds;
+      if (o.grace !== undefined) {
+        if (!/^\d{1,8}$/.test(o.grace)) throw new UsageError(`--grace: must be a whole number of seconds, got "${o.grace}"`);
+        grace = Number(o.grace);
+      }
+      const r = await ctx.withStorage((s) => s.applications.rotateSecret(o.app, grace), cfg);
+      ctx.emit(
+        { ...r.application, apiSecret: r.apiSecret, previousSecretsValidUntil: r.previousSecretsValidUntil },
+        () => `${describeApp(r.application)}\napiSecret:   ${r.apiSecret}\nprevious secrets valid until ${r.previousSecretsValidUntil} (UTC)\n\nStore the API secret now: it is not shown again.`,
+      );
+    });
+  for (const [cmd, status, text] of [['disable', 'DISABLED', 'disable an application (its requests are refused)'], ['enable', 'ACTIVE', 're-enable an application']] as const) {
+    app
+      .command(cmd)
+      .description(text)
+      .requiredOption('--app <id>', 'application id', parseId)
+      .addOption(jsonOpt())
+      .action(async (o: { app: number; json?: boolean }) => {
+        ctx.setJson(o);
+        const a = await ctx.withStorage((s) => s.applications.setStatus(o.app, status));
+        ctx.emit(a, () => describeApp(a));
+      });
+  }
+}

@@ -1,0 +1,91 @@
+import { Option, type Command } from 'commander';
+import { createLogger } from '../config/logger';
+import { WcsService } from '../service';
+import { generateMasterKeyText } from '../crypto/secret-box';
+import { resolveCatalogue } from '../catalogue/catalogue';
+import { devnetsFile, startDevnets, wantsDevnets, writeDevnetsInfo, type Devnets } from '../deposits/devnets';
+import { DataDirLock } from './data-dir-lock';
+import { loadAdapters, loadKeyStorePlugin } from '../plugins/loader';
+import { jsonOpt, type CliContext } from './context';
+
+/** wcs start, migrate, keygen, config-check. */
+export function registerServiceCommands(program: Command, ctx: CliContext): void {
+  program
+    .command('start')
+    .description('run the API and the background workers (PORT, default 8080)')
+    .addOption(new Option('--api-only', 'run only the HTTP API').conflicts('workersOnly'))
+    .addOption(new Option('--workers-only', 'run only the background workers'))
+    .addOption(jsonOpt().default(false, 'errors as JSON'))
+    .action(async (o: { apiOnly?: boolean; workersOnly?: boolean }) => {
+      let cfg = ctx.config();
+      // Before anything else: what the data directory owns (the embedded cluster, the devnets and
+      // devnets.json) belongs to one `wcs start` at a time. With DATABASE_URL the directory owns
+      // nothing a start uses, and any number of processes may share the database.
+      const lock = cfg.databaseUrl === null ? DataDirLock.acquire(cfg.dataDir) : null;
+      let devnets: Devnets | null = null;
+      let svc: WcsService;
+      const logger = createLogger({ level: cfg.logLevel, format: cfg.logFormat });
+      try {
+        // dev mode (no DATABASE_URL, no WCS_RPC_*): local anvil devnets for the test EVM chains
+        devnets = !o.apiOnly && wantsDevnets(cfg) ? await startDevnets(cfg, logger) : null;
+        if (devnets) {
+          cfg = devnets.config;
+          writeDevnetsInfo(cfg.dataDir, devnets.info);
+          logger.info('dev mode: deposits on local devnets', { devnets: devnetsFile(cfg.dataDir), chains: Object.keys(devnets.info.chains) });
+        }
+        svc = await WcsService.start(cfg, logger, { api: !o.workersOnly, workers: !o.apiOnly });
+      } catch (e) {
+        await devnets?.stop();
+        lock?.release();
+        throw e;
+      }
+      const running = devnets;
+      await new Promise<void>((resolve) => {
+        const stop = (sig: string) => {
+          logger.info('shutting down', { signal: sig });
+          void svc.stop().then(() => running?.stop()).then(resolve, resolve);
+        };
+        process.once('SIGINT', () => stop('SIGINT'));
+        process.once('SIGTERM', () => stop('SIGTERM'));
+      });
+      lock?.release();
+    });
+
+  program
+    .command('migrate')
+    .description('apply pending database migrations and seed the catalogue')
+    .addOption(jsonOpt())
+    .action(async (o) => {
+      ctx.setJson(o);
+      const applied = await ctx.withStorage(async (s) => [...s.appliedMigrations]);
+      ctx.emit({ applied, status: 'up-to-date' }, () => (applied.length ? `applied ${applied.join(', ')}` : 'database is up to date'));
+    });
+
+  program
+    .command('keygen')
+    .description('print a new random master key for WCS_MASTER_KEY (stores nothing)')
+    .addOption(jsonOpt())
+    .action((o) => {
+      ctx.setJson(o);
+      const key = generateMasterKeyText();
+      ctx.emit({ masterKey: key }, () => key);
+    });
+
+  program
+    .command('config-check')
+    .description('validate the environment and the config file without touching the database')
+    .addOption(jsonOpt())
+    .action((o) => {
+      ctx.setJson(o);
+      const cfg = ctx.config();
+      const cat = resolveCatalogue(cfg.file);
+      // every chain needs an adapter, and the key-store backend must load
+      const registry = loadAdapters(cfg);
+      for (const chain of cat.chains) registry.forChain(chain);
+      loadKeyStorePlugin(cfg);
+      ctx.emit(
+        { ok: true, chains: cat.chains.length, tokens: cat.tokens.length, database: cfg.databaseUrl ? 'url' : 'embedded', dataDir: cfg.dataDir },
+        () => `configuration OK: ${cat.chains.length} chains, ${cat.tokens.length} tokens, database ${cfg.databaseUrl ? 'DATABASE_URL' : 'embedded under ' + cfg.dataDir}`,
+      );
+    });
+}
