@@ -4,7 +4,7 @@ import { BIZ_TYPES } from '../apps/applications';
 import { UsageError, jsonOpt, parseChains, parseId, type CliContext } from './context';
 import { appTable, describeApp } from './output';
 
-/** wcs app create|list|show|set-callback|set-chains|rotate-secret|disable|enable. */
+/** wcs app create|list|show|set-callback|set-chains|set-rate-limit|rotate-secret|disable|enable. */
 export function registerAppCommands(program: Command, ctx: CliContext): void {
   const app = program.command('app').description('manage merchant applications');
   app
@@ -59,6 +59,30 @@ export function registerAppCommands(program: Command, ctx: CliContext): void {
     .action(async (o: { app: number; chains: string; json?: boolean }) => {
       ctx.setJson(o);
       const a = await ctx.withStorage((s) => s.applications.setChains(o.app, parseChains(o.chains)));
+      ctx.emit(a, () => describeApp(a));
+    });
+  app
+    .command('set-rate-limit')
+    .description("the application's own API rate limit (a token bucket per API key), or --default for the service's (WCS_RATE_LIMIT_RPS / _BURST)")
+    .requiredOption('--app <id>', 'application id', parseId)
+    .option('--rps <n>', 'requests per second sustained (1-1000000)')
+    .option('--burst <n>', 'bucket size: requests accepted at once after a quiet period (1-10000000)')
+    .option('--default', 'go back to the service default')
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; rps?: string; burst?: string; default?: boolean; json?: boolean }) => {
+      ctx.setJson(o);
+      let limit: { ratePerSecond: number; burst: number } | null = null;
+      if (o.default) {
+        if (o.rps !== undefined || o.burst !== undefined) throw new UsageError('--default excludes --rps and --burst');
+      } else {
+        if (o.rps === undefined || o.burst === undefined) throw new UsageError('give both --rps and --burst, or --default');
+        const whole = (name: string, v: string) => {
+          if (!/^\d{1,8}$/.test(v)) throw new UsageError(`${name}: must be a whole number, got "${v}"`);
+          return Number(v);
+        };
+        limit = { ratePerSecond: whole('--rps', o.rps), burst: whole('--burst', o.burst) };
+      }
+      const a = await ctx.withStorage((s) => s.applications.setRateLimit(o.app, limit));
       ctx.emit(a, () => describeApp(a));
     });
   app

@@ -19,6 +19,7 @@ export function describeApp(a: ApplicationView): string {
     `status:      ${a.status}`,
     `apiKey:      ${a.apiKey}`,
     `chains:      ${a.chains.join(', ') || '(none)'}`,
+    `rate limit:  ${a.rateLimit ? `${a.rateLimit.ratePerSecond}/s, burst ${a.rateLimit.burst}` : 'service default'}`,
     `callbacks:${cbs.length ? '\n' + cbs.join('\n') : ' (none)'}`,
   ].join('\n');
 }
