@@ -39,7 +39,8 @@ describe('dev mode: wcs start with local devnets, and the README\'s demo merchan
 
   before(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-e2e-dev-'));
-    env = cleanEnv({ WCS_DATA_DIR: dataDir, WCS_EMBEDDED_PG_PORT: String(await freePort()) });
+    // as a fresh dev start logs (info); hot wallets read every second, so the catalogue tokens absent from the devnets are met during the test
+    env = cleanEnv({ WCS_DATA_DIR: dataDir, WCS_EMBEDDED_PG_PORT: String(await freePort()), WCS_HOT_WALLET_REFRESH_MS: '1000', WCS_LOG_LEVEL: 'info' });
     server = WcsProcess.spawn(['start'], env, await freePort());
     await server.waitHealthy(90_000);
   });
@@ -99,5 +100,12 @@ describe('dev mode: wcs start with local devnets, and the README\'s demo merchan
     for (const c of Object.values(devnets.chains) as Array<{ url: string }>) {
       expect(await portOpen(Number(new URL(c.url).port)), c.url).to.equal(false);
     }
+  });
+
+  it('the whole run logged no stack trace: expected conditions (a catalogue token absent from the devnet, an empty hot wallet) are one line each', () => {
+    const log = server.stderr;
+    expect(log).to.contain('hot wallet balance not read'); // the absent token was met
+    expect(log, log.slice(0, 4000)).to.not.match(/"stack"|\n\s+at \S+ \(/);
+    expect(log.split('\n').filter((l) => /"level":"error"/.test(l)), 'no error-level lines').to.deep.equal([]);
   });
 });
