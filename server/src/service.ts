@@ -19,7 +19,8 @@ import type { KeyStoreSupervisor } from './custody/keystore-supervisor';
 import { payoutChains } from './withdrawals/hot-wallets';
 import { ApiKeyLimiter } from './ratelimit/api-key-limiter';
 import { AuthFailureLimiter } from './ratelimit/auth-failure-limiter';
-import { PgBucketStore } from './ratelimit/bucket-store';
+import { PgBucketStore, type SharedBucketStore } from './ratelimit/bucket-store';
+import { RedisBucketStore } from './ratelimit/redis-bucket-store';
 import type { ServiceMetrics } from './metrics/service-metrics';
 
 export interface StorageHandle {
@@ -74,6 +75,7 @@ export class WcsService {
   private keystore: KeyStore | null = null;
   private keystoreSupervisor: KeyStoreSupervisor | null = null;
   private stopping: Promise<void> | null = null;
+  private redisBuckets: RedisBucketStore | null = null;
   private metrics: ServiceMetrics | null = null;
   /** Requests whose handlers have not finished; shutdown waits for them before closing the key store and pool. */
   private readonly inFlight = { count: 0 };
@@ -160,7 +162,7 @@ export class WcsService {
         trustProxy: this.config.rateLimits.trustProxy,
         authFailures: this.config.rateLimits.authFailures ? new AuthFailureLimiter(this.config.rateLimits.authFailures) : null,
         // always present: an application's own limit applies even when the default is off
-        apiKey: { limiter: new ApiKeyLimiter(new PgBucketStore(this.storage.database.sequelize)), defaultPolicy: this.config.rateLimits.apiKey },
+        apiKey: { limiter: new ApiKeyLimiter(await this.bucketStore()), defaultPolicy: this.config.rateLimits.apiKey },
       },
       ...(this.metrics ? { metrics: this.metrics.http(c.resolve<ApiRoute[]>(TOKENS.ApiRoutes)) } : {}),
     });
@@ -174,6 +176,20 @@ export class WcsService {
       this.server = server;
     });
     this.logger.info(`API listening on ${this.url}`, { url: this.url, database: this.storage.database.mode });
+  }
+
+  /** Where the per-key rate buckets live: Redis when WCS_RATE_LIMIT_REDIS_URL is set, else the service's Postgres. */
+  private async bucketStore(): Promise<SharedBucketStore> {
+    const url = this.config.rateLimits.redisUrl;
+    if (!url) return new PgBucketStore(this.storage.database.sequelize);
+    const redis = new RedisBucketStore(url);
+    this.redisBuckets = redis;
+    try {
+      await redis.init();
+    } catch (e) {
+      throw new Error(`WCS_RATE_LIMIT_REDIS_URL: cannot reach Redis: ${(e as Error).message}`);
+    }
+    return redis;
   }
 
   private async startWorkers(): Promise<void> {
@@ -221,6 +237,7 @@ export class WcsService {
       const deadline = Date.now() + 5_000;
       while (this.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     }
+    if (this.redisBuckets) await this.redisBuckets.destroy();
     for (const w of this.workers) await w.stop();
     await this.metrics?.stop();
     if (this.credentials) await this.credentials.stop();

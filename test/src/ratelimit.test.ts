@@ -20,9 +20,10 @@ function rateHeaders(res: ClientResponse): { policy: { q: number; w: number }; l
 
 /**
  * Rate limits across real OS processes: two `wcs start --api-only` servers on one Postgres
- * share each API key's bucket (WCS_RATE_LIMIT_RPS=2, WCS_RATE_LIMIT_BURST=40 here).
+ * share each API key's bucket (WCS_RATE_LIMIT_RPS=2, WCS_RATE_LIMIT_BURST=40 here), kept in
+ * Postgres or, with WCS_RATE_LIMIT_REDIS_URL, in Redis.
  */
-describe('rate limits across two API processes on one database', function () {
+for (const store of ['postgres', 'redis'] as const) describe(`rate limits across two API processes (buckets in ${store})`, function () {
   const RPS = 2;
   const BURST = 40;
   let db: TestDatabase;
@@ -57,7 +58,11 @@ describe('rate limits across two API processes on one database', function () {
     db = await createTestDatabase();
     env = {
       ...process.env,
-      ...testEnv(db.url, { WCS_RATE_LIMIT_RPS: String(RPS), WCS_RATE_LIMIT_BURST: String(BURST), WCS_AUTH_FAILURE_BURST: '5', WCS_AUTH_FAILURE_PER_MINUTE: '6' }),
+      ...testEnv(db.url, {
+        WCS_RATE_LIMIT_RPS: String(RPS), WCS_RATE_LIMIT_BURST: String(BURST), WCS_AUTH_FAILURE_BURST: '5', WCS_AUTH_FAILURE_PER_MINUTE: '6',
+        // this machine's Redis (and CI's); the keys are the applications' fresh API keys, so runs never share a bucket
+        ...(store === 'redis' ? { WCS_RATE_LIMIT_REDIS_URL: process.env.WCS_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/15' } : {}),
+      }),
     };
     [A, B] = await Promise.all([startApi(), startApi()]);
   });

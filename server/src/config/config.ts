@@ -108,6 +108,8 @@ export interface RateLimitConfig {
   readonly apiKey: BucketPolicy | null;
   /** Failed authentications per source address, per process, checked before any database work; null when off. */
   readonly authFailures: BucketPolicy | null;
+  /** redis:// URL of a Redis the per-key buckets live in instead of Postgres (WCS_RATE_LIMIT_REDIS_URL); null: Postgres. */
+  readonly redisUrl: string | null;
   /** Express's `trust proxy` setting: which proxies' X-Forwarded-For gives the source address (false: the socket's peer). */
   readonly trustProxy: boolean | number | string;
 }
@@ -123,7 +125,18 @@ export function rateLimitConfig(env: Env): RateLimitConfig {
   else if (/^[1-9]\d{0,1}$/.test(rawProxy)) trustProxy = Number(rawProxy);
   else if (/^(loopback|linklocal|uniquelocal|[0-9a-fA-F:.]+(\/\d{1,3})?)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9a-fA-F:.]+(\/\d{1,3})?))*$/.test(rawProxy)) trustProxy = rawProxy;
   else throw new ConfigError(`WCS_TRUST_PROXY: must be 0, a hop count (1-99), or a comma list of loopback, linklocal, uniquelocal and IP addresses or CIDR ranges, got "${rawProxy}"`);
+  const rawRedis = (env.WCS_RATE_LIMIT_REDIS_URL ?? '').trim();
+  if (rawRedis !== '') {
+    let u: URL | null = null;
+    try {
+      u = new URL(rawRedis);
+    } catch {
+      /* reported below */
+    }
+    if (!u || (u.protocol !== 'redis:' && u.protocol !== 'rediss:')) throw new ConfigError('WCS_RATE_LIMIT_REDIS_URL: must be a redis:// or rediss:// URL');
+  }
   return {
+    redisUrl: rawRedis === '' ? null : rawRedis,
     apiKey: rps === 0 ? null : { ratePerSecond: rps, burst },
     authFailures: failBurst === 0 ? null : { ratePerSecond: failPerMinute / 60, burst: failBurst },
     trustProxy,

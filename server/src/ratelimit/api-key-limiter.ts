@@ -1,3 +1,4 @@
+import { WcsError } from '@wcs/core';
 import type { SharedBucketStore } from './bucket-store';
 import { leaseSize, msUntilToken, type BucketPolicy } from './token-bucket';
 
@@ -66,7 +67,13 @@ export class ApiKeyLimiter {
 
   private async lease(bucket: string, s: Local): Promise<void> {
     const want = Math.min(Math.floor(s.policy.burst), Math.max(leaseSize(s.policy), s.waiting));
-    const g = await this.store.take(bucket, want, s.policy);
+    let g;
+    try {
+      g = await this.store.take(bucket, want, s.policy);
+    } catch (e) {
+      // the shared bucket cannot be read (database or Redis away): the request cannot be admitted now
+      throw new WcsError('SERVICE_UNAVAILABLE', { cause: e });
+    }
     const now = this.now();
     s.tokens = g.granted;
     s.expiresAt = now + LEASE_TTL_MS;

@@ -5,6 +5,11 @@ import { migrate } from '../db/migrations';
 import { PgBucketStore } from './bucket-store';
 import { ApiKeyLimiter, LEASE_TTL_MS } from './api-key-limiter';
 import { AuthFailureLimiter } from './auth-failure-limiter';
+import Redis from 'ioredis';
+import { RedisBucketStore } from './redis-bucket-store';
+
+/** The Redis of this machine and CI (the test fails loudly when it is not there); WCS_TEST_REDIS_URL overrides. */
+const REDIS_URL = process.env.WCS_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/15';
 
 describe('rate limiters', () => {
   describe('PgBucketStore and ApiKeyLimiter on real Postgres', () => {
@@ -80,6 +85,64 @@ describe('rate limiters', () => {
       expect(d.allowed).to.equal(true);
       const [rows] = await sequelize.query(`SELECT last_grant FROM api_rate_buckets WHERE bucket = 't5'`);
       expect(rows).to.deep.equal([{ last_grant: 5 }]);
+    });
+  });
+
+  describe('RedisBucketStore on a real Redis (WCS_RATE_LIMIT_REDIS_URL)', () => {
+    let store: RedisBucketStore;
+    const prefix = `wcs:test:${process.pid}:${Date.now()}:`;
+
+    before(async () => {
+      store = new RedisBucketStore(REDIS_URL, prefix);
+      await store.init();
+    });
+    after(async () => {
+      await store.destroy();
+      const r = new Redis(REDIS_URL);
+      const keys = await r.keys(`${prefix}*`);
+      if (keys.length) await r.del(...keys);
+      await r.quit();
+    });
+
+    it('a new bucket starts full; takes never exceed what it holds, whatever the concurrency', async () => {
+      const policy = { ratePerSecond: 0.001, burst: 50 };
+      const grants = await Promise.all(Array.from({ length: 40 }, () => store.take('r1', 3, policy)));
+      expect(grants.reduce((a, g) => a + g.granted, 0)).to.equal(50);
+      expect(grants.filter((g) => g.granted === 3)).to.have.length(16);
+    });
+
+    it('refills at the rate, capped at the burst', async () => {
+      const policy = { ratePerSecond: 100, burst: 10 };
+      expect((await store.take('r2', 10, policy)).granted).to.equal(10);
+      expect((await store.take('r2', 10, policy)).granted).to.be.below(3);
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await store.take('r2', 100, policy)).granted).to.equal(10);
+    });
+
+    it('two limiters (two processes) on one Redis bucket accept no more than it gives', async () => {
+      const other = new RedisBucketStore(REDIS_URL, prefix);
+      await other.init();
+      try {
+        const policy = { ratePerSecond: 2, burst: 30 };
+        const a = new ApiKeyLimiter(store);
+        const b = new ApiKeyLimiter(other);
+        const started = Date.now();
+        const decisions = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? a : b).take('r3', policy)));
+        const elapsed = (Date.now() - started) / 1000;
+        const accepted = decisions.filter((d) => d.allowed).length;
+        expect(accepted).to.be.at.least(30 - 2 * 3);
+        expect(accepted).to.be.at.most(Math.floor(30 + policy.ratePerSecond * (elapsed + LEASE_TTL_MS / 1000)));
+      } finally {
+        await other.destroy();
+      }
+    });
+
+    it('an unreachable Redis fails init at once (the service then refuses to start, naming WCS_RATE_LIMIT_REDIS_URL)', async () => {
+      const dead = new RedisBucketStore('redis://127.0.0.1:1/0', prefix);
+      let failed: unknown = null;
+      await dead.init().catch((e: unknown) => (failed = e));
+      expect(failed, 'init').to.be.instanceOf(Error);
+      await dead.destroy();
     });
   });
 
