@@ -17,11 +17,11 @@
 import * as http from 'node:http';
 import { freePort, testEnv } from '@wcs/server/testing';
 import { AUTOCANNON_VERSION } from './autocannon';
-import { load, problems, type LoadTarget, type RunRecord } from './lib/load';
+import { load, problems, signedGetTarget, type LoadTarget, type RunRecord } from './lib/load';
 import { checkAborted, CleanupStack, httpGet, runMain, sleep, startChild, stopChild, waitReady } from './lib/processes';
 import { fmtInt, fmtMs, fmtPct, machineInfo, machineLine, noiseWarning, out, summarise, table, printFailures, writeResults } from './lib/report';
 import { readLoadSettings } from './lib/settings';
-import { signedHeaders, type Credentials } from './lib/signing';
+import { signedHeaders } from './lib/signing';
 import { createAppViaCli, prepareBenchStorage, wcsStartArgs } from './lib/wcs';
 
 const SIGNED_PATH = '/api/v1/wallet/support/chains';
@@ -39,24 +39,6 @@ const SETTINGS: Record<Variant, (metricsPort: number) => Record<string, string>>
   ratelimit: () => ({ WCS_RATE_LIMIT_RPS: '1000000', WCS_RATE_LIMIT_BURST: '10000000', WCS_AUTH_FAILURE_BURST: '100' }),
   metrics: (port) => ({ ...OFF, WCS_METRICS_PORT: String(port), WCS_METRICS_TOKEN: METRICS_TOKEN }),
 };
-
-function target(name: Variant, port: number, child: LoadTarget['child'], creds: Credentials): LoadTarget {
-  return {
-    name,
-    port,
-    child,
-    requests: () => [
-      {
-        method: 'GET',
-        path: SIGNED_PATH,
-        setupRequest: (req) => {
-          Object.assign(req.headers, signedHeaders(creds, 'GET', SIGNED_PATH));
-          return req;
-        },
-      },
-    ],
-  };
-}
 
 function scrape(port: number): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -114,7 +96,7 @@ async function main(): Promise<number> {
     if (first.status !== 200 || !first.body.includes('wcs_http_requests_total')) throw new Error(`metrics scrape: HTTP ${first.status} ${first.body.slice(0, 300)}`);
     out(`probe: all three answer 8 chains; RateLimit headers only from "ratelimit"; /metrics answers (${Buffer.byteLength(first.body)} bytes)`);
 
-    const targets = Object.fromEntries(VARIANTS.map((v) => [v, target(v, ports[v], children[v], creds)])) as Record<Variant, LoadTarget>;
+    const targets = Object.fromEntries(VARIANTS.map((v) => [v, signedGetTarget(v, ports[v], children[v], creds, SIGNED_PATH)])) as Record<Variant, LoadTarget>;
     const lo = { connections: s.connections, pipelining: s.pipelining };
     let scrapes = 0;
     let scrapeFailures = 0;

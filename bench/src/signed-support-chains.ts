@@ -15,12 +15,12 @@
 import * as path from 'node:path';
 import { freePort, testEnv } from '@wcs/server/testing';
 import { AUTOCANNON_VERSION } from './autocannon';
-import { load, problems, type LoadTarget, type RunRecord } from './lib/load';
+import { load, problems, signedGetTarget, type LoadTarget, type RunRecord } from './lib/load';
 import { dbCounters, dbDelta, openStatsConnection } from './lib/postgres';
 import { checkAborted, CleanupStack, httpGet, runMain, sleep, startChild, stopChild, waitReady } from './lib/processes';
 import { fmtInt, fmtMs, fmtPct, machineInfo, machineLine, noiseWarning, out, summarise, table, printFailures, writeResults } from './lib/report';
 import { readLoadSettings } from './lib/settings';
-import { signedHeaders, type Credentials } from './lib/signing';
+import { signedHeaders } from './lib/signing';
 import { createAppViaCli, prepareBenchStorage, printProfiles, startApiServer, LIMITS_FAR_ABOVE_LOAD } from './lib/wcs';
 
 const SIGNED_PATH = '/api/v1/wallet/support/chains';
@@ -32,25 +32,6 @@ const NOISE_WARN_PERCENT = 20;
 const HELLO_SERVER = path.join(__dirname, 'hello-server.js');
 
 type TargetName = 'hello' | 'signed';
-
-/** Identical client work for both targets: a fresh signature (for the signed path) on every request. */
-function target(name: TargetName, port: number, p: string, child: LoadTarget['child'], creds: Credentials): LoadTarget {
-  return {
-    name,
-    port,
-    child,
-    requests: () => [
-      {
-        method: 'GET',
-        path: p,
-        setupRequest: (req) => {
-          Object.assign(req.headers, signedHeaders(creds, 'GET', SIGNED_PATH));
-          return req;
-        },
-      },
-    ],
-  };
-}
 
 async function main(): Promise<number> {
   const s = readLoadSettings();
@@ -108,8 +89,9 @@ async function main(): Promise<number> {
     out(`probe: signed request OK (HTTP 200, code 0, ${envelope.data.length} chains, ${Buffer.byteLength(probe.body)} bytes); hello ${HELLO_PATH} OK`);
 
     const targets: Record<TargetName, LoadTarget> = {
-      hello: target('hello', helloPort, HELLO_PATH, hello, creds),
-      signed: target('signed', serverPort, SIGNED_PATH, server.child, creds),
+      // identical client work for both targets: a fresh signature for the signed path on every request
+      hello: signedGetTarget('hello', helloPort, hello, creds, HELLO_PATH, SIGNED_PATH),
+      signed: signedGetTarget('signed', serverPort, server.child, creds, SIGNED_PATH),
     };
 
     // A side connection for the nonce-batching counters (diagnostic only).

@@ -5,6 +5,7 @@
 import { runAutocannon, type AutocannonRequest, type AutocannonResult } from '../autocannon';
 import { cpuPercent, cpuPerRequest, cpuSnapshot, CLK_TCK, type CpuPercent } from './cpu';
 import { checkAborted, onAbort, type Child } from './processes';
+import { signedHeaders, type Credentials } from './signing';
 
 export interface LoadTarget {
   name: string;
@@ -15,6 +16,29 @@ export interface LoadTarget {
   requests: () => AutocannonRequest[];
   /** Body check per response; default: the body starts with a code 0 envelope. */
   verifyBody?: (body: string) => boolean;
+}
+
+/**
+ * A target loaded with GET requestPath, every request carrying a fresh signature for a GET of
+ * signedPath (the same path by default; the signed-support-chains baseline signs the API path
+ * while it loads the hello app, so the client's work per request is the same for both).
+ */
+export function signedGetTarget(name: string, port: number, child: Child, creds: Credentials, requestPath: string, signedPath = requestPath): LoadTarget {
+  return {
+    name,
+    port,
+    child,
+    requests: () => [
+      {
+        method: 'GET',
+        path: requestPath,
+        setupRequest: (req) => {
+          Object.assign(req.headers, signedHeaders(creds, 'GET', signedPath));
+          return req;
+        },
+      },
+    ],
+  };
 }
 
 export interface LoadOptions {
