@@ -22,7 +22,7 @@ import { checkAborted, CleanupStack, httpGet, runMain, sleep, startChild, stopCh
 import { fmtInt, fmtMs, fmtPct, machineInfo, machineLine, noiseWarning, out, summarise, table, printFailures, writeResults } from './lib/report';
 import { readLoadSettings } from './lib/settings';
 import { signedHeaders } from './lib/signing';
-import { createAppViaCli, prepareBenchStorage, wcsStartArgs } from './lib/wcs';
+import { createAppViaCli, prepareBenchStorage, wcsStartArgs, allChainsConfigEnv } from './lib/wcs';
 
 const SIGNED_PATH = '/api/v1/wallet/support/chains';
 const CHAINS = ['BTC', 'ETH', 'BSC', 'POLYGON', 'SOL', 'XRP', 'XLM', 'EOS'];
@@ -68,7 +68,8 @@ async function main(): Promise<number> {
   const cleanup = new CleanupStack();
   try {
     const db = await prepareBenchStorage(cleanup);
-    const creds = await createAppViaCli({ ...process.env, ...testEnv(db.url) }, 'bench-ops', CHAINS);
+    const chainsEnv = allChainsConfigEnv(cleanup);
+    const creds = await createAppViaCli({ ...process.env, ...testEnv(db.url, chainsEnv) }, 'bench-ops', CHAINS);
     checkAborted();
 
     const ports = {} as Record<Variant, number>;
@@ -76,9 +77,9 @@ async function main(): Promise<number> {
     const metricsPort = await freePort();
     for (const v of VARIANTS) {
       const port = await freePort();
-      const { args } = wcsStartArgs('--api-only', s.serverNodeArgs, false, v);
-      const child = startChild(v, args, { ...process.env, ...testEnv(db.url, { PORT: String(port), WCS_LOG_LEVEL: 'warn', ...SETTINGS[v](metricsPort) }) });
-      cleanup.push(`stop ${v}`, () => stopChild(child, 15_000));
+      const { args } = wcsStartArgs('--api-only', s.serverNodeArgs, s.cpuProf, `ops-${v}`);
+      const child = startChild(v, args, { ...process.env, ...testEnv(db.url, { ...chainsEnv, PORT: String(port), WCS_LOG_LEVEL: 'warn', ...SETTINGS[v](metricsPort) }) });
+      cleanup.push(`stop ${v}`, () => stopChild(child, s.cpuProf ? 60_000 : 15_000));
       await waitReady(child, port, '/healthz', 60_000);
       ports[v] = port;
       children[v] = child;

@@ -21,7 +21,7 @@ import { checkAborted, CleanupStack, httpGet, runMain, sleep, startChild, stopCh
 import { fmtInt, fmtMs, fmtPct, machineInfo, machineLine, noiseWarning, out, summarise, table, printFailures, writeResults } from './lib/report';
 import { readLoadSettings } from './lib/settings';
 import { signedHeaders } from './lib/signing';
-import { createAppViaCli, prepareBenchStorage, printProfiles, startApiServer, LIMITS_FAR_ABOVE_LOAD } from './lib/wcs';
+import { createAppViaCli, prepareBenchStorage, printProfiles, startApiServer, LIMITS_FAR_ABOVE_LOAD, allChainsConfigEnv } from './lib/wcs';
 
 const SIGNED_PATH = '/api/v1/wallet/support/chains';
 const HELLO_PATH = '/hello';
@@ -54,12 +54,13 @@ async function main(): Promise<number> {
     const db = await prepareBenchStorage(cleanup);
 
     // 1. An application with all eight test chains, created by the operator CLI.
-    const creds = await createAppViaCli({ ...process.env, ...testEnv(db.url) }, 'bench', CHAINS);
+    const chainsEnv = allChainsConfigEnv(cleanup);
+    const creds = await createAppViaCli({ ...process.env, ...testEnv(db.url, chainsEnv) }, 'bench', CHAINS);
     checkAborted();
 
     // 2. The server under test: the real `wcs start --api-only`.
     const server = await startApiServer({
-      env: (port) => ({ ...process.env, ...testEnv(db.url, { PORT: String(port), WCS_LOG_LEVEL: 'warn', ...LIMITS_FAR_ABOVE_LOAD }) }),
+      env: (port) => ({ ...process.env, ...testEnv(db.url, { ...chainsEnv, PORT: String(port), WCS_LOG_LEVEL: 'warn', ...LIMITS_FAR_ABOVE_LOAD }) }),
       nodeArgs: s.serverNodeArgs,
       cpuProf: s.cpuProf,
       cleanup,

@@ -114,3 +114,17 @@ export async function prepareBenchStorage(cleanup: CleanupStack): Promise<TestDa
   checkAborted();
   return db;
 }
+
+/**
+ * A WCS_CONFIG for scenarios that enable every test chain: EOS issues addresses only with a
+ * deposit account (the service refuses to enable it otherwise), so the EOS test chain gets one
+ * (never used on a node: no benchmark reaches EOS). The file is removed by the cleanup stack.
+ */
+export function allChainsConfigEnv(cleanup: CleanupStack): Record<string, string> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-bench-config-'));
+  cleanup.push('remove bench config', async () => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'config.json');
+  const eos = { id: 108, code: 'EOS', name: 'EOS Jungle Testnet', family: 'eos', environment: 'test', network: 'jungle4', nativeSymbol: 'EOS', decimals: 4, confirmations: 1, evmChainId: null, options: { depositAccount: 'wcsdeposit11' } };
+  fs.writeFileSync(file, JSON.stringify({ chains: [eos] }));
+  return { WCS_CONFIG: file };
+}

@@ -42,6 +42,14 @@ export interface HttpRateLimits {
   readonly apiKey: { readonly limiter: ApiKeyLimiter; readonly defaultPolicy: BucketPolicy | null } | null;
 }
 
+const policyHeaders = new WeakMap<BucketPolicy, string>();
+/** RateLimit-Policy of a policy object (policies are long-lived: the default, or an application's cached credentials). */
+function cachedPolicyHeader(policy: BucketPolicy): string {
+  let h = policyHeaders.get(policy);
+  if (h === undefined) policyHeaders.set(policy, (h = policyHeader(policy)));
+  return h;
+}
+
 /** Authentication failures that do not prove the caller holds the secret (those with a valid signature are not counted). */
 const COUNTED_AUTH_FAILURES = new Set<string>([
   'AUTH_HEADER_MISSING', 'AUTH_TIMESTAMP_INVALID', 'AUTH_TIMESTAMP_EXPIRED', 'AUTH_NONCE_INVALID',
@@ -174,7 +182,7 @@ export function createHttpApp(opts: HttpAppOptions): express.Express {
                 const policy = app.rateLimit ?? apiKeyLimit.defaultPolicy;
                 if (!policy) return;
                 const d = await apiKeyLimit.limiter.take(app.apiKey, policy);
-                res.setHeader('RateLimit-Policy', policyHeader(policy));
+                res.setHeader('RateLimit-Policy', cachedPolicyHeader(policy));
                 res.setHeader('RateLimit', remainingHeader(d.allowed ? d.remaining : 0, policy));
                 if (!d.allowed) throw new WcsError('RATE_LIMITED', { headers: { 'Retry-After': String(retryAfterSeconds(d.waitMs)) } });
               }

@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { ErrorCodes } from '@wcs/core';
 import { API_PREFIX, type ApiRoute } from '../http/routes';
+import { ENVELOPE_CODE } from '../http/envelope';
 import { METRIC_PREFIX } from './registry';
 
 /** The unauthenticated paths of the HTTP app (server/src/http/app.ts). */
@@ -22,7 +23,8 @@ type Timer = { observe(v: number): void };
  * Request counts and latency of the API, by route template (an unknown path is `other`: no raw
  * URL ever becomes a label), method, HTTP status and envelope code, and authentication failures
  * by reason. One middleware, no I/O: per request a clock read, a listener and two
- * cached-series updates when the response is finished.
+ * cached-series updates when the response is finished (the envelope code is read from
+ * res.locals, where http/envelope.ts leaves it).
  */
 export class HttpMetrics {
   private readonly requests: Counter<'route' | 'method' | 'status' | 'code'>;
@@ -63,14 +65,8 @@ export class HttpMetrics {
 
   readonly middleware: RequestHandler = (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
-    let code: unknown;
-    const json = res.json;
-    // every answer of the app is an envelope sent with res.json: its code is read on the way out
-    res.json = function (this: Response, body?: unknown) {
-      code = body !== null && typeof body === 'object' ? (body as { code?: unknown }).code : undefined;
-      return json.call(this, body);
-    };
-    res.once('finish', () => this.record(req, res, code, started));
+    // every answer of the app is an envelope sent by http/envelope.ts, which leaves its code in res.locals
+    res.once('finish', () => this.record(req, res, res.locals[ENVELOPE_CODE], started));
     next();
   };
 
