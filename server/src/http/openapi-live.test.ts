@@ -4,7 +4,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ErrorCodes } from '@wcs/core';
 import { startTestService, testLogger, type TestService } from '../testing';
-import { documentedOperations, documentedResponse, expressRoutes, jsonShape, loadOpenApi, SchemaChecker, type DocumentedOperation, type ExampleObject } from '../testing/openapi';
+import { deref, documentedOperations, documentedResponse, expressRoutes, jsonShape, loadOpenApi, SchemaChecker, type DocumentedOperation, type ExampleObject } from '../testing/openapi';
 import type { CreatedApplication } from '../apps/applications';
 import { TOKENS } from '../container';
 import type { CallbackService } from '../callbacks/callback-service';
@@ -41,14 +41,15 @@ describe('openapi.json against the live service (real Postgres)', function () {
   /** Ids this test created, substituted into the examples before sending. */
   const live = { address: '', addressId: 0, callbackTaskId: 0, rechargeId: 0 };
 
-  async function send(method: string, target: string, opts: { body?: unknown; signed: boolean }): Promise<Answer> {
+  async function send(method: string, target: string, opts: { body?: unknown; signed: boolean; as?: CreatedApplication }): Promise<Answer> {
+    const signer = opts.as ?? app;
     const body = opts.body === undefined ? '' : JSON.stringify(opts.body);
     const headers: Record<string, string> = body ? { 'Content-Type': 'application/json' } : {};
     if (opts.signed) {
       const ts = String(Date.now());
       const nonce = crypto.randomUUID();
       const p = target.split('?')[0]!;
-      Object.assign(headers, { 'X-Api-Key': app.apiKey, 'X-Timestamp': ts, 'X-Nonce': nonce, 'X-Signature': hmacHex(app.apiSecret, stringToSign(method, p, ts, nonce, sha256Hex(body))) });
+      Object.assign(headers, { 'X-Api-Key': signer.apiKey, 'X-Timestamp': ts, 'X-Nonce': nonce, 'X-Signature': hmacHex(signer.apiSecret, stringToSign(method, p, ts, nonce, sha256Hex(body))) });
     }
     const res = await fetch(svc.url + target, { method, headers, ...(body ? { body } : {}) });
     return { status: res.status, headers: res.headers, json: (await res.json()) as Answer['json'] };
@@ -92,8 +93,12 @@ describe('openapi.json against the live service (real Postgres)', function () {
     const schema = r!.content?.['application/json']?.schema;
     expect(schema, `${at}: no JSON schema`).not.to.equal(undefined);
     expect(checker.errors(schema, a.json), at).to.deep.equal([]);
-    for (const [name, h] of Object.entries(r!.headers ?? {})) {
-      if ('required' in h && h.required) expect(a.headers.get(name), `${at}: header ${name}`).to.be.a('string');
+    for (const [name, ref] of Object.entries(r!.headers ?? {})) {
+      const h = deref(doc, ref) as { required?: boolean; schema?: { type?: string } };
+      const value = a.headers.get(name);
+      if (h.required) expect(value, `${at}: header ${name}`).to.be.a('string');
+      // a header that is sent satisfies its documented schema (Retry-After an integer, RateLimit its pattern)
+      if (value !== null && h.schema) expect(checker.errors(h.schema, h.schema.type === 'integer' ? Number(value) : value), `${at}: header ${name}: ${value}`).to.deep.equal([]);
     }
   }
 
@@ -161,6 +166,28 @@ describe('openapi.json against the live service (real Postgres)', function () {
     }
     const miss = await send('GET', `${API_PREFIX}/wallet/nothing`, { signed: true });
     expect([miss.status, miss.json.code]).to.deep.equal([404, ErrorCodes.NOT_FOUND.code]);
+  });
+
+  it('rate limits as documented: 200 answers carry RateLimit and RateLimit-Policy, an empty bucket answers the documented 429', async () => {
+    const chains = ops.find((o) => o.path === `${API_PREFIX}/wallet/support/chains`)!;
+    // an application of its own, so the other checks never meet its empty bucket
+    const limitedApp = await svc.createApp({ name: 'rate limited', chains: ['ETH'] });
+    await svc.service.storage.applications.setRateLimit(limitedApp.id, { ratePerSecond: 1, burst: 3 });
+    const answers: Answer[] = [];
+    for (let i = 0; i < 6; i++) answers.push(await send('GET', chains.path, { signed: true, as: limitedApp }));
+    const ok = answers.filter((a) => a.status === 200);
+    const limited = answers.filter((a) => a.status === 429);
+    expect(ok.length + limited.length).to.equal(6);
+    expect(limited.length, 'some requests over a bucket of 3').to.be.at.least(2);
+    for (const a of ok) {
+      expectDocumented(chains, a, 'within the limit');
+      expect(a.headers.get('RateLimit-Policy')).to.equal('"api-key";q=3;w=3');
+    }
+    for (const a of limited) {
+      expectDocumented(chains, a, 'over the limit');
+      expect(a.json.code).to.equal(ErrorCodes.RATE_LIMITED.code);
+      expect(a.headers.get('RateLimit')).to.match(/^"api-key";r=0;t=[1-3]$/);
+    }
   });
 
   it('GET /openapi.json serves exactly this document', async () => {
