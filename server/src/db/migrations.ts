@@ -545,7 +545,7 @@ ALTER TABLE applications
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations
 
-/** Applies pending migrations in order, each in its own transaction, under an advisory lock. Returns versions applied. */
+/** Applies pending migrations in order, all in one transaction under an advisory lock (all or none). Returns versions applied. */
 export async function migrate(sequelize: Sequelize, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
   const applied: number[] = [];
   await sequelize.transaction(async (t: Transaction) => {
