@@ -11,6 +11,7 @@ import type { Worker } from '../workers/worker';
 import { raiseAlert } from '../deposits/scan-lease';
 import type { HotWallet, HotWalletLedger, HotWallets } from './hot-wallets';
 import type { WithdrawStatus } from './withdraw-service';
+import { decideRisk } from './risk-decision';
 
 /** Transactions signed for one order at most (the first, fee bumps, re-signings after expiry). */
 const MAX_ATTEMPTS = 10;
@@ -27,15 +28,7 @@ type MinedState = Extract<TransactionState, { state: 'MINED' }>;
 
 const WITHDRAW_NOTICES: NoticeTable = { table: 'withdraw_notices', recordColumn: 'withdrawal_id', stateColumn: 'status', bizType: 'WITHDRAW' };
 
-/** riskLevel values (docs/withdrawals.md). */
-export type RiskLevel = 'LOW' | 'HIGH' | 'BLOCKED';
-/** riskReason values (docs/withdrawals.md); null with LOW. */
-export type RiskReason =
-  | 'AMOUNT_OVER_APPROVAL_THRESHOLD'
-  | 'PER_ORDER_LIMIT_EXCEEDED'
-  | 'DAILY_LIMIT_EXCEEDED'
-  | 'DESTINATION_BLOCKED'
-  | 'DESTINATION_NOT_ALLOWED';
+export type { RiskLevel, RiskReason } from './risk-decision';
 
 export interface WithdrawWorkerConfig {
   /** Steps of each payout chain this often. */
@@ -207,30 +200,22 @@ export class WithdrawWorker implements Worker {
       if (rows.length === 0) return 0;
       const notices = new WithdrawNotices();
       const usedToday = new Map<string, bigint>();
-      const verdicts: Array<{ id: string; level: RiskLevel; reason: RiskReason | null; fail: string | null }> = [];
+      const verdicts: Array<{ id: string; level: string; reason: string | null; fail: string | null }> = [];
       for (const o of rows) {
         const key = `${o.application_id}/${o.chain_token_id}`;
         const used = usedToday.get(key) ?? BigInt(o.used_today);
         const amount = BigInt(o.amount);
-        let level: RiskLevel = 'LOW';
-        let reason: RiskReason | null = null;
-        let fail: string | null = null;
-        const fmt = (v: string) => formatUnits(BigInt(v), o.decimals);
-        if (o.blocked) {
-          [level, reason, fail] = ['BLOCKED', 'DESTINATION_BLOCKED', 'risk: the destination is on the application\'s blocklist'];
-        } else if (o.allowlist_only && !o.allowed) {
-          [level, reason, fail] = ['BLOCKED', 'DESTINATION_NOT_ALLOWED', 'risk: the application only pays out to allowlisted destinations and this one is not on it'];
-        } else if (o.per_order_max !== null && amount > BigInt(o.per_order_max)) {
-          [level, reason, fail] = ['BLOCKED', 'PER_ORDER_LIMIT_EXCEEDED', `risk: the amount is above the per-order limit of ${fmt(o.per_order_max)}`];
-        } else if (o.daily_max !== null && used + amount > BigInt(o.daily_max)) {
-          [level, reason, fail] = ['BLOCKED', 'DAILY_LIMIT_EXCEEDED', `risk: ${fmt((used + amount).toString())} today would exceed the daily limit of ${fmt(o.daily_max)}`];
-        } else if (o.approval_threshold !== null && amount > BigInt(o.approval_threshold)) {
-          [level, reason] = ['HIGH', 'AMOUNT_OVER_APPROVAL_THRESHOLD'];
-        }
+        const big = (v: string | null) => (v === null ? null : BigInt(v));
+        const v = decideRisk({
+          amount, decimals: o.decimals, usedToday: used,
+          perOrderMax: big(o.per_order_max), dailyMax: big(o.daily_max), approvalThreshold: big(o.approval_threshold),
+          destinationBlocked: o.blocked, destinationAllowed: o.allowed, allowlistOnly: o.allowlist_only,
+        });
+        const fail = v.level === 'BLOCKED' ? v.message : null;
         if (fail === null) usedToday.set(key, used + amount);
-        verdicts.push({ id: o.id, level, reason, fail });
+        verdicts.push({ id: o.id, level: v.level, reason: v.reason, fail });
         if (fail !== null) notices.add(o, 'FAILED', null);
-        if (level !== 'LOW') this.logger.info('withdrawal risk', { id: o.id, chain: chain.code, riskLevel: level, riskReason: reason });
+        if (v.level !== 'LOW') this.logger.info('withdrawal risk', { id: o.id, chain: chain.code, riskLevel: v.level, riskReason: v.reason });
       }
       await this.sequelize.query(
         `UPDATE withdrawals w SET risk_level = v.level, risk_reason = v.reason, approval = CASE WHEN v.level = 'HIGH' THEN 'PENDING' ELSE w.approval END,
