@@ -195,6 +195,11 @@ export interface SignedTransaction {
   readonly raw: Uint8Array;
 }
 
+/** What an adapter's input selection found: the outputs to spend, or how much is missing. */
+export type InputSelectionResult =
+  | { readonly ok: true; readonly inputs: readonly SpendableOutput[] }
+  | { readonly ok: false; readonly shortfall: bigint };
+
 /** Offline transfer crafting: no I/O, deterministic for a (request, input). */
 export interface TransferCrafter {
   /**
@@ -204,6 +209,14 @@ export interface TransferCrafter {
    */
   craft(request: TransferRequest, input: TransferInput): UnsignedTransfer;
   combine(unsigned: UnsignedTransfer, signatures: readonly KeySignature[]): SignedTransaction;
+  /**
+   * `utxo` chains: the adapter's own input selection for this request at this input's fees, from
+   * `available` (each output spent at most once): the inputs to give craft(), or the shortfall
+   * when the outputs cannot cover amount and fee (the service then waits for more confirmed
+   * outputs). Throws when the request itself is invalid. Absent: the service tries the outputs
+   * largest first until craft() accepts them.
+   */
+  selectInputs?(available: readonly SpendableOutput[], request: Pick<TransferRequest, 'to' | 'amount' | 'changeAddress'>, input: TransferInput): InputSelectionResult;
   /**
    * `sequence` chains with a fee market: the input for a replacement of a stuck transaction at
    * the same sequence, its fee raised by at least `percent` and capped at `maxFee` per unit

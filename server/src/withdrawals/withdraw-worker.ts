@@ -742,16 +742,29 @@ export class WithdrawWorker implements Worker {
 }
 
 /**
- * utxo chains: outputs from the front of `pool` (largest first) until the crafter says they
- * cover amount and fee; they leave the pool. Null when the pool cannot cover it (the order waits
- * for more confirmed outputs); a refusal of the order itself (not its inputs) throws.
+ * utxo chains: the inputs of one order from `pool`; they leave the pool. The adapter's own
+ * selection when it has one (Bitcoin: branch-and-bound for a changeless spend, else largest
+ * first; tested in the adapter), else outputs from the front of `pool` (largest first) until the
+ * crafter says they cover amount and fee. Null when the pool cannot cover it (the order waits for
+ * more confirmed outputs); a refusal of the order itself (not its inputs) throws.
  */
 function pickInputs(adapter: ChainAdapter, pool: SpendableOutput[], request: TransferRequest, input: TransferInput): SpendableOutput[] | null {
+  const crafter = adapter.transfers!;
+  if (crafter.selectInputs) {
+    const selection = crafter.selectInputs(pool, request, input);
+    if (!selection.ok) return null;
+    const chosen = new Set(selection.inputs.map((o) => `${o.txHash}:${o.vout}`));
+    const picked = pool.filter((o) => chosen.has(`${o.txHash}:${o.vout}`));
+    if (picked.length !== chosen.size) throw new Error(`${adapter.chain.code}: the input selection returned outputs that are not in the pool`);
+    for (let i = pool.length - 1; i >= 0; i--) if (chosen.has(`${pool[i]!.txHash}:${pool[i]!.vout}`)) pool.splice(i, 1);
+    // craft() gets them in the order the adapter chose
+    return [...selection.inputs];
+  }
   for (let n = 1; n <= pool.length; n++) {
     const picked = pool.slice(0, n);
     try {
       // the crafter says whether these inputs cover amount and fee (INSUFFICIENT_INPUTS when they do not)
-      adapter.transfers!.craft({ ...request, inputs: picked }, input);
+      crafter.craft({ ...request, inputs: picked }, input);
     } catch (e) {
       if ((e as { code?: unknown }).code === 'INSUFFICIENT_INPUTS') continue;
       throw e;
