@@ -272,7 +272,17 @@ export class HotWalletLedger {
       }
     }
     const utxos = node.unspentOutputs ? await node.unspentOutputs(wallet.address) : null;
-    await this.sequelize.transaction(async (t) => {
+    const written = await this.sequelize.transaction(async (t) => {
+      // One writer per wallet at a time (the wallet row), and never an older reading over a newer
+      // one: a slow refresh (another worker process, a slow node) whose reading began before the
+      // one already stored would put back a balance from before payouts whose reservations that
+      // newer reading released, and withdrawals would be accepted against money already sent.
+      await this.sequelize.query('SELECT id FROM hot_wallets WHERE id = $1 FOR NO KEY UPDATE', { bind: [wallet.id], transaction: t });
+      const newer = await this.sequelize.query(
+        'SELECT 1 FROM hot_wallet_balances WHERE hot_wallet_id = $1 AND observed_at > $2 LIMIT 1',
+        { bind: [wallet.id, startedAt], type: QueryTypes.SELECT, transaction: t },
+      );
+      if (newer.length > 0) return false;
       if (utxos) await this.syncUtxos(t, wallet.id, utxos, startedAt);
       await this.sequelize.query(
         `INSERT INTO hot_wallet_balances (hot_wallet_id, chain_token_id, on_chain, reserved, observed_at)
@@ -293,7 +303,9 @@ export class HotWalletLedger {
           WHERE b.hot_wallet_id = $1 AND b.chain_token_id = s.token`,
         { bind: [wallet.id, startedAt], transaction: t },
       );
+      return true;
     });
+    if (!written) this.logger.debug('hot wallet reading dropped: a newer one is already stored', { chain: chain.code, wallet: wallet.id });
     return true;
   }
 
