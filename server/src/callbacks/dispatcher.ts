@@ -233,11 +233,11 @@ export class CallbackDispatcher implements Worker {
            LEFT JOIN unnest($6::text[], $7::int[]) AS room(endpoint, n) ON room.endpoint = c.endpoint
           WHERE c.rn <= coalesce(room.n, $8)
        )
-       UPDATE callback_tasks t SET status = 'PROCESSING', lease_owner = $2, lease_until = $3, due_at = NULL, updated_at = $1
+       UPDATE callback_tasks t SET status = 'PROCESSING', lease_owner = $2, lease_until = now() + $3::int * interval '1 millisecond', due_at = NULL, updated_at = $1
          FROM r WHERE t.id = r.id
         ${CLAIM_RETURNING}, r.due_at AS due_time`,
       [
-        now.toISOString(), this.owner, new Date(now.getTime() + this.leaseMs).toISOString(), full, limit,
+        now.toISOString(), this.owner, this.leaseMs, full, limit,
         partial.map(([e]) => e), partial.map(([, n]) => perEndpointMax - n), perEndpointMax,
       ],
     );
@@ -245,16 +245,20 @@ export class CallbackDispatcher implements Worker {
     return claimed.length;
   }
 
-  /** Tasks whose lease ran out (their process died or stalled): claimed again, oldest first. */
+  /**
+   * Tasks whose lease ran out (their process died or stalled): claimed again, oldest first. Leases
+   * are set and judged on the database's clock, so worker hosts whose clocks differ never take a
+   * task another still holds.
+   */
   private async reclaimExpired(): Promise<number> {
     const limit = Math.min(this.maxHeld - this.held, CLAIM_MAX);
     if (limit <= 0) return 0;
     const now = new Date();
     const claimed = await this.database.raw<Claimed>(
-      `UPDATE callback_tasks t SET lease_owner = $2, lease_until = $3, updated_at = $1
-        WHERE t.id IN (SELECT id FROM callback_tasks WHERE status = 'PROCESSING' AND lease_until < $1 ORDER BY lease_until LIMIT $4 FOR UPDATE SKIP LOCKED)
+      `UPDATE callback_tasks t SET lease_owner = $2, lease_until = now() + $3::int * interval '1 millisecond', updated_at = $1
+        WHERE t.id IN (SELECT id FROM callback_tasks WHERE status = 'PROCESSING' AND lease_until < now() ORDER BY lease_until LIMIT $4 FOR UPDATE SKIP LOCKED)
         ${CLAIM_RETURNING}, coalesce(t.next_retry_time, t.created_at) AS due_time`,
-      [now.toISOString(), this.owner, new Date(now.getTime() + this.leaseMs).toISOString(), limit],
+      [now.toISOString(), this.owner, this.leaseMs, limit],
     );
     for (const task of claimed) this.startDelivery(task);
     return claimed.length;
