@@ -81,8 +81,14 @@ describe('dev mode: wcs start with local devnets, and the README\'s demo merchan
     const args = ['chains', '--env', 'test', '--json'];
     const r = await runCli(args, env);
     expect(r.code, describeCli(args, r)).to.equal(0);
-    const eth = (cliJson(args, r) as Array<{ code: string; tokens: Array<{ id: number; symbol: string }> }>).find((c) => c.code === 'ETH')!;
+    type ChainRow = { code: string; tokens: Array<{ id: number; symbol: string }>; deposits: string; payouts: string; payoutsUnavailableReason: string | null };
+    const chains = cliJson(args, r) as ChainRow[];
+    const eth = chains.find((c) => c.code === 'ETH')!;
     expect(eth.tokens.map((t) => [t.id, t.symbol])).to.deep.include([10299, 'DUSD']);
+    // the devnet chains are scanned and paid on; a chain without a node says why
+    expect([eth.deposits, eth.payouts, eth.payoutsUnavailableReason]).to.deep.equal(['ENABLED', 'ENABLED', null]);
+    const btc = chains.find((c) => c.code === 'BTC')!;
+    expect([btc.deposits, btc.payouts, btc.payoutsUnavailableReason]).to.deep.equal(['NO_RPC', 'UNAVAILABLE', 'no RPC endpoint (set WCS_RPC_TEST_BTC)']);
     const hw = ['hotwallets', '--json'];
     const h = await runCli(hw, env);
     expect(h.code, describeCli(hw, h)).to.equal(0);

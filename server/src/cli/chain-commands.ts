@@ -1,11 +1,13 @@
 import { Option, type Command } from 'commander';
 import { QueryTypes } from 'sequelize';
 import { ENVIRONMENTS, type AdapterRegistry, type ChainEndpoint } from '@wcs/core';
-import { hotWalletReport, missingHotWallets, registerHotAccount } from '../withdrawals/hot-wallets';
+import { hotWalletReport, missingHotWallets, payoutUnavailable, registerHotAccount } from '../withdrawals/hot-wallets';
 import { recordedDevnets } from '../deposits/devnets';
 import { TOKENS } from '../container';
 import { keyStoreOptions, loadKeyStorePlugin } from '../plugins/loader';
 import { jsonOpt, parseId, type CliContext } from './context';
+import type { ServiceConfig } from '../config/config';
+import { scanStatus, type ScanStatus } from '../deposits/scan-worker';
 
 /** wcs hotwallets [register]. */
 export function registerHotWalletCommands(program: Command, ctx: CliContext): void {
@@ -42,9 +44,7 @@ export function registerHotWalletCommands(program: Command, ctx: CliContext): vo
     .action(async (o: { app?: number; json?: boolean }) => {
       ctx.setJson(o);
       const cfg = ctx.config();
-      // the endpoints the running workers use: WCS_RPC_*, and in dev mode the devnets `wcs start` recorded
-      const endpoints = new Map<string, ChainEndpoint>(cfg.deposits.endpoints);
-      for (const [code, d] of Object.entries(recordedDevnets(cfg)?.chains ?? {})) endpoints.set(`test:${code}`, { url: d.url, timeoutMs: cfg.deposits.rpcTimeoutMs });
+      const endpoints = workerEndpoints(cfg);
       const { wallets, missing } = await ctx.withStorage(async (s) => ({
         wallets: await hotWalletReport(s.database.sequelize, o.app ?? null),
         missing: await missingHotWallets(s.database.sequelize, s.catalogue, s.container.resolve<AdapterRegistry>(TOKENS.AdapterRegistry), endpoints, o.app ?? null),
@@ -62,18 +62,41 @@ export function registerHotWalletCommands(program: Command, ctx: CliContext): vo
     });
 }
 
+/** The RPC endpoints the running workers use: WCS_RPC_*, and in dev mode the devnets `wcs start` recorded. */
+function workerEndpoints(cfg: ServiceConfig): Map<string, ChainEndpoint> {
+  const endpoints = new Map<string, ChainEndpoint>(cfg.deposits.endpoints);
+  for (const [code, d] of Object.entries(recordedDevnets(cfg)?.chains ?? {})) endpoints.set(`test:${code}`, { url: d.url, timeoutMs: cfg.deposits.rpcTimeoutMs });
+  return endpoints;
+}
+
+const DEPOSITS_TEXT: Record<ScanStatus, string> = { ENABLED: 'scanned', NO_RPC: 'not scanned (no RPC endpoint)', NOT_SUPPORTED: 'not scanned (the adapter cannot scan)' };
+
 /** wcs chains. */
 export function registerChainsCommand(program: Command, ctx: CliContext): void {
   program
     .command('chains')
-    .description('list the chain catalogue')
+    .description('list the chain catalogue: tokens credited, and whether deposits are scanned and withdrawals paid on each chain (and why not)')
     .addOption(new Option('--env <env>', 'environment').choices([...ENVIRONMENTS]))
     .addOption(jsonOpt())
     .action(async (o: { env?: 'test' | 'live'; json?: boolean }) => {
       ctx.setJson(o);
-      const chains = await ctx.withStorage(async (s) => (o.env ? s.catalogue.chains(o.env) : [...s.catalogue.chains('live'), ...s.catalogue.chains('test')]));
+      const cfg = ctx.config();
+      const endpoints = workerEndpoints(cfg);
+      const chains = await ctx.withStorage(async (s) => {
+        const registry = s.container.resolve<AdapterRegistry>(TOKENS.AdapterRegistry);
+        const list = o.env ? s.catalogue.chains(o.env) : [...s.catalogue.chains('live'), ...s.catalogue.chains('test')];
+        return list.map((c) => {
+          // the rules support/chains and the workers use
+          const deposits = scanStatus({ ...cfg.deposits, endpoints }, registry, c);
+          const unavailable = payoutUnavailable(c, registry, endpoints);
+          return { ...c, deposits, payouts: unavailable === null ? 'ENABLED' : 'UNAVAILABLE', payoutsUnavailableReason: unavailable };
+        });
+      }, cfg);
       ctx.emit(chains, () =>
-        chains.map((c) => `${String(c.id).padEnd(4)} ${c.environment.padEnd(4)} ${c.code.padEnd(8)} ${c.network.padEnd(12)} ${c.tokens.map((t) => `${t.symbol}#${t.id}`).join(' ')}`).join('\n'),
+        chains
+          .map((c) => `${String(c.id).padEnd(4)} ${c.environment.padEnd(4)} ${c.code.padEnd(8)} ${c.network.padEnd(12)} ${c.tokens.map((t) => `${t.symbol}#${t.id}`).join(' ')}\n`
+            + `     deposits ${DEPOSITS_TEXT[c.deposits]}; withdrawals ${c.payoutsUnavailableReason ?? 'paid'}`)
+          .join('\n'),
       );
     });
 }
