@@ -51,7 +51,7 @@ function scrape(port: number): Promise<{ status: number; body: string }> {
   });
 }
 
-/** The value of the first sample of a metric family whose line starts with `prefix`, or null. */
+/** The sum of every sample whose line starts with `name` (e.g. every series of one counter). */
 function sampleSum(body: string, name: string): number {
   let sum = 0;
   for (const line of body.split('\n')) if (line.startsWith(name)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));

@@ -103,6 +103,8 @@ export class HotWalletCollector implements Collector {
 
 /** The unfinished withdrawal statuses (docs/withdrawals.md), always exported. */
 export const OPEN_WITHDRAWAL_STATUSES = ['PROCESSING', 'BROADCASTED', 'CONFIRMING'] as const;
+/** The same statuses as SQL literals: the planner matches them to the partial index of open orders (a bound array would not). */
+const OPEN_IN_LIST = OPEN_WITHDRAWAL_STATUSES.map((s) => `'${s}'`).join(',');
 
 /**
  * The withdrawal queue: unfinished orders per status in one GROUP BY over the partial index of
@@ -131,7 +133,7 @@ export class WithdrawalQueueCollector implements Collector {
   async collect(): Promise<() => void> {
     const rows = await this.query<{ status: string; n: number; oldest: number | null }>(
       `SELECT status, count(*)::int AS n, extract(epoch FROM now() - min(created_at))::float8 AS oldest
-         FROM withdrawals WHERE status IN ('PROCESSING','BROADCASTED','CONFIRMING') GROUP BY status`,
+         FROM withdrawals WHERE status IN (${OPEN_IN_LIST}) GROUP BY status`,
     );
     return () => {
       const counts = new Map(rows.map((r) => [r.status, r.n]));

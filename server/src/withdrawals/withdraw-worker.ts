@@ -28,8 +28,6 @@ type MinedState = Extract<TransactionState, { state: 'MINED' }>;
 
 const WITHDRAW_NOTICES: NoticeTable = { table: 'withdraw_notices', recordColumn: 'withdrawal_id', stateColumn: 'status', bizType: 'WITHDRAW' };
 
-export type { RiskLevel, RiskReason } from './risk-decision';
-
 export interface WithdrawWorkerConfig {
   /** Steps of each payout chain this often. */
   readonly pollMs: number;
