@@ -8,7 +8,7 @@ import { migrate, pendingMigrations } from './db/migrations';
 import { defineModels, type Models } from './db/models';
 import { Catalogue, seedCatalogue } from './catalogue/catalogue';
 import { createContainer, registerStorageDependents, TOKENS } from './container';
-import { createHttpApp, type ReadyReport } from './http/app';
+import { createHttpApp, type HttpRateLimits, type ReadyReport } from './http/app';
 import type { ApiRoute } from './http/routes';
 import type { CredentialStore } from './auth/credentials';
 import type { Worker } from './workers/worker';
@@ -151,20 +151,16 @@ export class WcsService {
     await this.keystoreSupervisor.start();
     this.credentials = c.resolve<CredentialStore>(TOKENS.CredentialStore);
     await this.credentials.start();
+    const routes = c.resolve<ApiRoute[]>(TOKENS.ApiRoutes);
     const app = createHttpApp({
       authenticator: c.resolve(TOKENS.Authenticator),
       logger: this.logger,
       bodyLimitBytes: this.config.bodyLimitBytes,
-      routes: c.resolve<ApiRoute[]>(TOKENS.ApiRoutes),
+      routes,
       readiness: () => this.readiness(),
       inFlight: this.inFlight,
-      rateLimits: {
-        trustProxy: this.config.rateLimits.trustProxy,
-        authFailures: this.config.rateLimits.authFailures ? new AuthFailureLimiter(this.config.rateLimits.authFailures) : null,
-        // always present: an application's own limit applies even when the default is off
-        apiKey: { limiter: new ApiKeyLimiter(await this.bucketStore()), defaultPolicy: this.config.rateLimits.apiKey },
-      },
-      ...(this.metrics ? { metrics: this.metrics.http(c.resolve<ApiRoute[]>(TOKENS.ApiRoutes)) } : {}),
+      rateLimits: await this.httpRateLimits(),
+      ...(this.metrics ? { metrics: this.metrics.http(routes) } : {}),
     });
     await new Promise<void>((resolve, reject) => {
       const server = app.listen(this.config.port, this.config.host);
@@ -176,6 +172,16 @@ export class WcsService {
       this.server = server;
     });
     this.logger.info(`API listening on ${this.url}`, { url: this.url, database: this.storage.database.mode });
+  }
+
+  private async httpRateLimits(): Promise<HttpRateLimits> {
+    const rl = this.config.rateLimits;
+    return {
+      trustProxy: rl.trustProxy,
+      authFailures: rl.authFailures ? new AuthFailureLimiter(rl.authFailures) : null,
+      // always present: an application's own limit applies even when the default is off
+      apiKey: { limiter: new ApiKeyLimiter(await this.bucketStore()), defaultPolicy: rl.apiKey },
+    };
   }
 
   /** Where the per-key rate buckets live: Redis when WCS_RATE_LIMIT_REDIS_URL is set, else the service's Postgres. */
