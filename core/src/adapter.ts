@@ -141,17 +141,28 @@ export type JsonValue = string | number | boolean | null | readonly JsonValue[] 
  */
 export type SpendModel = 'sequence' | 'utxo' | 'expiring';
 
-/** An unspent output of the hot wallet (utxo chains). */
+/** A key that signs (part of) a transfer: its address on the chain and its public key. */
+export interface TransferKey {
+  readonly address: string;
+  readonly publicKey: PublicKey;
+}
+
+/** An unspent output (utxo chains): of the hot wallet, or of a deposit address being collected. */
 export interface SpendableOutput {
   readonly txHash: string;
   readonly vout: number;
   /** Base units. */
   readonly amount: bigint;
+  /**
+   * The key that spends this output when it is not the request's `from` (a consolidation of
+   * many deposit addresses into one transaction). Absent: `from`'s key.
+   */
+  readonly owner?: TransferKey;
 }
 
-/** One withdrawal transfer, from a hot wallet key. */
+/** One outgoing transfer (a payout, a sweep, a gas top-up, a cold transfer) from a key the KeyStore holds. */
 export interface TransferRequest {
-  /** The hot wallet's address and public key. */
+  /** The sending account's address and public key (a hot, fee or deposit key). */
   readonly from: string;
   readonly fromPublicKey: PublicKey;
   /** Destination, in the chain's canonical form (AddressCodec.validate). */
@@ -167,6 +178,23 @@ export interface TransferRequest {
   /** `utxo` chains: the inputs chosen for this transaction, and the change address. */
   readonly inputs?: readonly SpendableOutput[];
   readonly changeAddress?: string;
+  /**
+   * `utxo` chains: the fee comes out of `amount`, which must equal the sum of the inputs; no
+   * change output (a consolidation). The payment is `amount` less the fee; the crafter refuses
+   * when that is dust.
+   */
+  readonly subtractFee?: boolean;
+  /**
+   * Chains where another account may pay the fee (Solana): that account, whose key signs too. A
+   * sweep out of a deposit address that holds no native coin for fees. Crafters of chains without
+   * a separate fee payer refuse a request that has one.
+   */
+  readonly feePayer?: TransferKey;
+  /**
+   * Solana token transfers: close `from`'s token account after the transfer (it must be emptied
+   * by it: amount is its whole balance), its rent going to the fee payer (else `from`).
+   */
+  readonly closeTokenAccount?: boolean;
 }
 
 /**
@@ -187,6 +215,11 @@ export interface UnsignedTransfer {
   readonly txHash: string | null;
   /** Adapter-private, JSON: what combine() needs. */
   readonly state: JsonValue;
+  /**
+   * The address whose key signs each payload, in order (`from`, a fee payer's, an input owner's).
+   * Absent: every payload is signed by `from`'s key.
+   */
+  readonly signers?: readonly string[];
 }
 
 export interface SignedTransaction {
@@ -223,6 +256,14 @@ export interface TransferCrafter {
    * (base units, the adapter's fee unit); null when the cap does not allow a valid replacement.
    */
   bumpFee?(input: TransferInput, percent: number, cap: bigint): TransferInput | null;
+  /**
+   * Chains whose charged fee can be below maxFee (EVM under EIP-1559): the same input made so
+   * that the fee charged is exactly `maxFee` of craft(), at most `maxFeePerUnit` per unit
+   * (base units, the adapter's fee unit; null: the input's own). Used where nothing may be left
+   * behind: a sweep of a whole native balance, a token sweep paid by a measured top-up. Absent:
+   * the chain charges maxFee exactly (or the adapter's sweeps account for it themselves).
+   */
+  exactFee?(input: TransferInput, maxFeePerUnit: bigint | null): TransferInput;
 }
 
 /** What the node answered to a broadcast. */
@@ -258,6 +299,13 @@ export interface TransferNode {
   unspentOutputs?(address: string): Promise<ReadonlyArray<SpendableOutput & { readonly confirmations: number }>>;
   /** The account's spendable balance of a token (null contract: native), base units. */
   balance(address: string, contract: string | null): Promise<bigint>;
+  /**
+   * What a sweep of this account may move when another account pays the fee (a deposit address
+   * swept with a fee payer), base units. Solana native: every lamport (the account is removed at
+   * 0, which the runtime allows for an account that is not the fee payer), where `balance`
+   * withholds the rent-exempt minimum a fee payer must keep. Absent: `balance` is that amount.
+   */
+  sweepableBalance?(address: string, contract: string | null): Promise<bigint>;
   broadcast(tx: SignedTransaction): Promise<BroadcastOutcome>;
   /**
    * `input`: the input the transaction was crafted on, when the caller has it (the service always
@@ -280,6 +328,10 @@ export interface TransferNode {
    */
   controls?(address: string, publicKey: PublicKey): Promise<boolean>;
   transferInputs?(requests: ReadonlyArray<Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>>): Promise<Array<TransferInput | Error>>;
+  /** balance for many (address, contract) pairs in one round trip (one answer or Error per pair, in order). */
+  balances?(pairs: ReadonlyArray<{ readonly address: string; readonly contract: string | null }>): Promise<Array<bigint | Error>>;
+  /** nextSequence for many accounts in one round trip (one answer or Error per address, in order). */
+  nextSequences?(addresses: readonly string[]): Promise<Array<bigint | Error>>;
   broadcastMany?(txs: readonly SignedTransaction[]): Promise<Array<BroadcastOutcome | Error>>;
   statusMany?(txHashes: readonly string[], inputs?: ReadonlyArray<TransferInput | undefined>): Promise<Array<TransactionState | Error>>;
 }

@@ -6,9 +6,11 @@ export { resolveNetwork, DEFAULT_REGTEST_HRP, type BitcoinNetwork } from './netw
 export { BitcoinBlockScanner, outputAddress, type BitcoinScannerOptions } from './scanner';
 export { BitcoinRpcClient, BitcoinRpcError, isBitcoinRpcError, RawJson, type BitcoinRpcErrorCode, type RpcCall, type RpcOutcome, type RpcClientOptions } from './rpc';
 export {
-  BitcoinTransferCrafter, BitcoinTransferError, isBitcoinTransferError, selectInputs, transferChange, parseFeeRate, formatFeeRate,
-  p2wpkhSpendWeight, p2wpkhSpendVsize, feeForVsize, dustThreshold, addressScript, MAX_MONEY, RBF_SEQUENCE, P2WPKH_INPUT_VBYTES, MAX_STANDARD_WEIGHT,
-  type BitcoinTransferErrorCode, type InputSelection, type SelectionOptions, type SpendPlan,
-} from './transfer';
+  BitcoinTransferError, isBitcoinTransferError, parseFeeRate, formatFeeRate, p2wpkhSpendWeight, p2wpkhSpendVsize, feeForVsize, dustThreshold, addressScript,
+  MAX_MONEY, RBF_SEQUENCE, P2WPKH_INPUT_VBYTES, MAX_STANDARD_WEIGHT, type BitcoinTransferErrorCode,
+} from './spend';
+export { selectInputs, type InputSelection, type SelectionOptions, type SpendPlan } from './select';
+export { BitcoinTransferCrafter, transferChange } from './transfer';
+export { consolidationVsize, maxConsolidationInputs, P2WPKH_SCRIPT_LENGTH } from './consolidate';
 export { BitcoinTransferNode, classifyBroadcastRefusal, btcToSats, type AddressUnspent, type BitcoinTransferNodeOptions } from './transfer-node';
 export { verifyDigest } from './ecdsa';

@@ -3,7 +3,7 @@ import type { BroadcastOutcome, ChainEndpoint, SignedTransaction, SpendableOutpu
 import { BitcoinAddressCodec } from './address';
 import type { BitcoinNetwork } from './network';
 import { BitcoinRpcClient, BitcoinRpcError, isBitcoinRpcError, type RpcClientOptions, type RpcOutcome } from './rpc';
-import { BitcoinTransferError, addressScript, formatFeeRate, parseFeeRate } from './transfer';
+import { BitcoinTransferError, addressScript, formatFeeRate, parseFeeRate } from './spend';
 
 const TXID_RE = /^[0-9a-f]{64}$/;
 /** Blocks before a coinbase output may be spent. */

@@ -1,50 +1,21 @@
 import { expect } from 'chai';
 import { createHash, generateKeyPairSync, sign as nodeSign } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1';
-import { HDKey } from '@scure/bip32';
 import { address as btcAddress, crypto as btcCrypto, Psbt, Transaction } from 'bitcoinjs-lib';
-import {
-  PLUGIN_API_VERSION, type KeyRef, type KeySignature, type KeyStore, type PublicKey, type SpendableOutput, type TransferInput, type TransferRequest, type UnsignedTransfer,
-} from '@wcs/core';
-import { fillPath, rejected, startReplayServer, testSeed, toHex, type ReplayServer } from '@wcs/core/testing';
+import type { KeyRef, KeySignature, PublicKey, SpendableOutput, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
+import { rejected, startReplayServer, toHex, type ReplayServer } from '@wcs/core/testing';
 import { startRegtest, type RegtestNode } from './regtest';
 import {
   BitcoinRpcError, BitcoinTransferCrafter, BitcoinTransferError, BitcoinTransferNode, addressScript, btcToSats, classifyBroadcastRefusal, dustThreshold,
   feeForVsize, formatFeeRate, p2wpkhSpendVsize, p2wpkhSpendWeight, parseFeeRate, plugin, resolveNetwork, selectInputs, transferChange, verifyDigest,
 } from './index';
 import { BTC_MAINNET, BTC_REGTEST_RB } from './fixtures.test-helper';
+import { TestKeyStore } from './keystore.test-helper';
 
 const adapter = plugin.create(BTC_REGTEST_RB);
 const NETWORK = resolveNetwork(BTC_REGTEST_RB);
 const crafter = adapter.transfers as BitcoinTransferCrafter;
 const APP = 7;
-
-/**
- * A test-side key store following the KeyStore contract for secp256k1: keys derived from the test
- * mnemonic at the ref's path template (@scure/bip32), sign(ref, digest) = r || s low-S (64 bytes)
- * with the recovery id (@noble/curves). Independent of custody/software.
- */
-class TestKeyStore implements KeyStore {
-  readonly name = 'test-hd';
-  readonly pluginApiVersion = PLUGIN_API_VERSION;
-  private readonly root = HDKey.fromMasterSeed(testSeed());
-  async init(): Promise<void> {}
-  async destroy(): Promise<void> {}
-  private key(ref: KeyRef): HDKey {
-    return this.root.derive(fillPath(ref.spec.pathTemplate, ref.applicationId, ref.index));
-  }
-  async getPublicKey(ref: KeyRef): Promise<PublicKey> {
-    return { curve: 'secp256k1', bytes: this.key(ref).publicKey! };
-  }
-  async sign(ref: KeyRef, payload: Uint8Array): Promise<KeySignature> {
-    if (payload.length !== 32) throw new Error('secp256k1 signs 32-byte digests');
-    const sig = secp256k1.sign(payload, this.key(ref).privateKey!, { lowS: true });
-    return { curve: 'secp256k1', bytes: sig.toCompactRawBytes(), recovery: sig.recovery };
-  }
-  async status(): Promise<Record<string, unknown>> {
-    return { backend: 'test-hd', unlocked: true };
-  }
-}
 
 const keys = new TestKeyStore();
 const hotRef = (index: number): KeyRef => ({ applicationId: APP, spec: adapter.keySpec('hot'), purpose: 'hot', index });
@@ -293,7 +264,7 @@ describe('BitcoinTransferCrafter (offline)', () => {
     expect(exact.maxFee).to.equal(110n);
   });
 
-  it('refuses what it cannot craft: memo, contract, another key\'s from, foreign or bad addresses, bad inputs or fee rate, dust payments', async () => {
+  it('refuses what it cannot craft: memo, contract, a fee payer, a token account to close, another key\'s from, foreign or bad addresses, bad inputs or fee rate, dust payments', async () => {
     const other = await hotWallet(1);
     const to = p2wpkhAddress();
     const ok = request(hot, { to, amount: 10_000n, inputs: [utxo(7, 50_000n)] });
@@ -313,6 +284,8 @@ describe('BitcoinTransferCrafter (offline)', () => {
       ['a numeric fee rate', ok, { feeRate: 1 }, 'INVALID_REQUEST'],
       ['dust to P2WPKH', { ...ok, amount: 293n }, input('1'), 'AMOUNT_BELOW_DUST'],
       ['dust to P2PKH', { ...ok, to: p2pkhAddress(), amount: 545n }, input('1'), 'AMOUNT_BELOW_DUST'],
+      ['a fee payer', { ...ok, feePayer: { address: other.address, publicKey: other.publicKey } }, input('1'), 'INVALID_REQUEST'],
+      ['closing a token account', { ...ok, closeTokenAccount: true }, input('1'), 'INVALID_REQUEST'],
     ];
     for (const [what, req, inp, code] of cases) {
       expect(crafterError(() => crafter.craft(req, inp)).code, what).to.equal(code);

@@ -137,13 +137,51 @@ export class EvmTransferNode implements TransferNode {
     return this.read.quantityResult(await this.rpc.call('eth_getTransactionCount', [a, 'pending']), 'eth_getTransactionCount');
   }
 
+  /** eth_getTransactionCount(address, 'pending') for every address in one JSON-RPC batch. */
+  async nextSequences(addresses: readonly string[]): Promise<Array<bigint | Error>> {
+    const list = addresses.map((a) => this.address(a, 'address'));
+    if (list.length === 0) return [];
+    await this.checkChain();
+    const outcomes = await this.rpc.batch(list.map((a) => ({ method: 'eth_getTransactionCount', params: [a, 'pending'] })));
+    return outcomes.map((o) => {
+      try {
+        return this.read.quantityResult(this.rpc.unwrap(o, 'eth_getTransactionCount'), 'eth_getTransactionCount');
+      } catch (e) {
+        return e instanceof Error ? e : new Error(String(e));
+      }
+    });
+  }
+
+  /** balance for many pairs in one JSON-RPC batch. */
+  async balances(pairs: ReadonlyArray<{ readonly address: string; readonly contract: string | null }>): Promise<Array<bigint | Error>> {
+    const list = pairs.map((p) => ({ a: this.address(p.address, 'address'), c: p.contract === null ? null : this.address(p.contract, 'contract') }));
+    if (list.length === 0) return [];
+    await this.checkChain();
+    const outcomes = await this.rpc.batch(list.map(({ a, c }) => (c === null
+      ? { method: 'eth_getBalance', params: [a, 'latest'] }
+      : { method: 'eth_call', params: [{ to: c, data: erc20BalanceOfData(a) }, 'latest'] })));
+    return outcomes.map((o, i) => {
+      try {
+        const { c } = list[i]!;
+        return c === null
+          ? this.read.quantityResult(this.rpc.unwrap(o, 'eth_getBalance'), 'eth_getBalance')
+          : this.tokenBalance(c, this.rpc.unwrap(o, 'eth_call'));
+      } catch (e) {
+        return e instanceof Error ? e : new Error(String(e));
+      }
+    });
+  }
+
   /** At the latest block: eth_getBalance (null contract), else ERC-20 balanceOf through eth_call. */
   async balance(address: string, contract: string | null): Promise<bigint> {
     const a = this.address(address, 'address');
     const c = contract === null ? null : this.address(contract, 'contract');
     await this.checkChain();
     if (c === null) return this.read.quantityResult(await this.rpc.call('eth_getBalance', [a, 'latest']), 'eth_getBalance');
-    const v = await this.rpc.call('eth_call', [{ to: c, data: erc20BalanceOfData(a) }, 'latest']);
+    return this.tokenBalance(c, await this.rpc.call('eth_call', [{ to: c, data: erc20BalanceOfData(a) }, 'latest']));
+  }
+
+  private tokenBalance(c: string, v: unknown): bigint {
     if (typeof v !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(v)) {
       throw this.read.bad(`balanceOf on ${c} answered ${JSON.stringify(v).slice(0, 80)}: not an ERC-20 contract (no code at the address?)`);
     }

@@ -186,6 +186,25 @@ describe('EvmTransferCrafter (offline)', () => {
     expect(Signature.from(Transaction.from(hexlify(signed.raw)).signature!).s <= `0x${(N >> 1n).toString(16)}`).to.equal(true);
   });
 
+  it('exactFee: tip = max fee = next block base fee bound + tip (never above the input max), capped; legacy gasPrice capped; the fee charged is maxFee', () => {
+    const input = fixedInput(); // base 1 gwei, max 3 gwei, tip 1 gwei
+    const e = crafter.exactFee(input, null);
+    expect([e.maxFeePerGas, e.maxPriorityFeePerGas]).to.deep.equal(['2125000000', '2125000000']);
+    expect(crafter.craft(request(key, to, 1n, 0n), e).maxFee).to.equal(21_000n * 2_125_000_000n);
+    const c = crafter.exactFee(input, 1_500_000_000n);
+    expect([c.maxFeePerGas, c.maxPriorityFeePerGas]).to.deep.equal(['1500000000', '1500000000']);
+    const high = crafter.exactFee(fixedInput({ maxFeePerGas: '1500000000' }), null);
+    expect(high.maxFeePerGas, 'never above the input max').to.equal('1500000000');
+    const legacy = crafter.exactFee(fixedInput({}, true), 1_000_000_000n);
+    expect(legacy.gasPrice).to.equal('1000000000');
+    expect(crafter.exactFee(fixedInput({}, true), null).gasPrice).to.equal('2000000000');
+    expect(() => crafter.exactFee(input, 0n)).to.throw(TypeError, /positive/);
+    // a token transfer: the gas limit is the estimate, not the payout margin above it
+    const token = crafter.exactFee(fixedInput({ gasEstimate: '51000', gasLimit: '61200' }), null);
+    expect(token.gasLimit).to.equal('51000');
+    expect(crafter.exactFee(fixedInput({ gasEstimate: '51000', gasLimit: '61200' }, true), null).gasLimit).to.equal('51000');
+  });
+
   it('bumpFee raises both 1559 fees (or gasPrice) by the percent, at least 10 %, capped; null when the cap leaves less than 10 %', () => {
     const input = fixedInput(); // max 3 gwei, tip 1 gwei
     const b = crafter.bumpFee(input, 25, 100n * GWEI)!;
@@ -633,6 +652,33 @@ describe('EvmTransferNode against a scripted node (answers anvil does not give)'
     }
     answers = { eth_sendRawTransaction: keccak256('0x02') };
     expect((await rejected(node().broadcast(signed), EvmRpcError)).code, 'the node answered another hash').to.equal('RPC_BAD_RESPONSE');
+  });
+
+  it('balances: native and ERC-20 balances in one batch, in order; a bad token answer is that pair\'s Error', async () => {
+    answers = { eth_getBalance: '0x2a', eth_call: '0x' + '0'.repeat(63) + '5' };
+    server.requests.length = 0;
+    const a = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+    const token = '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359';
+    expect(await node().balances([{ address: a, contract: null }, { address: a, contract: token }])).to.deep.equal([42n, 5n]);
+    const methods = server.requests.map((r) => JSON.parse(r.body) as unknown).filter((x): x is Array<{ method: string }> => Array.isArray(x)).flatMap((x) => x.map((c) => c.method));
+    expect(methods.filter((m) => m === 'eth_getBalance' || m === 'eth_call')).to.deep.equal(['eth_getBalance', 'eth_call']);
+    answers = { eth_getBalance: '0x2a', eth_call: '0x' };
+    const [native, bad] = await node().balances([{ address: a, contract: null }, { address: a, contract: token }]);
+    expect(native).to.equal(42n);
+    expect(bad).to.be.instanceOf(Error);
+    expect((bad as Error).message).to.match(/not an ERC-20 contract/);
+  });
+
+  it('nextSequences: every pending nonce in one batch, in order', async () => {
+    answers = { eth_getTransactionCount: '0x7' };
+    server.requests.length = 0;
+    const a = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+    const b = '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359';
+    expect(await node().nextSequences([a, b])).to.deep.equal([7n, 7n]);
+    const batches = server.requests.map((r) => JSON.parse(r.body) as unknown).filter((x): x is Array<{ method: string; params: unknown[] }> => Array.isArray(x));
+    const counts = batches.flatMap((x) => x).filter((c) => c.method === 'eth_getTransactionCount');
+    expect(counts.map((c) => c.params)).to.deep.equal([[a, 'pending'], [b, 'pending']]);
+    expect(await node().nextSequences([])).to.deep.equal([]);
   });
 
   it('uses the default tip when the node lacks eth_maxPriorityFeePerGas; status adds a rollup l1Fee and falls back to the gasPrice', async () => {

@@ -210,6 +210,31 @@ export class EvmTransferCrafter implements TransferCrafter {
     return { ...input, maxFeePerGas: maxFee.toString(), maxPriorityFeePerGas: tip.toString() };
   }
 
+  /**
+   * The input of a transfer whose fee charged is exactly craft()'s maxFee (gasLimit × the price),
+   * for sweeps that must leave nothing of the fee behind. EIP-1559: maxPriorityFeePerGas =
+   * maxFeePerGas = the price, so the effective price min(maxFee, baseFee + tip) is the price
+   * itself in any block that includes it; the price is the most the next block's base fee can be
+   * (the latest base fee + 12.5 %, rounded up) plus the tip, never above the input's own
+   * maxFeePerGas, and at most `maxFeePerUnit` when given. Legacy: gasPrice, capped the same way.
+   * A price below a later block's base fee waits in the pool (the tracker alerts when stuck).
+   * The gas limit is the node's estimate itself, without the payout margin: a sweep runs against
+   * the state it was estimated on (its sender is only ever spent by the service), so what its
+   * top-up funds beyond the gas it uses is only the estimate's own slack (refund headroom).
+   */
+  exactFee(input: TransferInput, maxFeePerUnit: bigint | null): TransferInput {
+    const fees = parseInput(input, this.chainId, 'exactFee input');
+    const estimate = decimal(input, 'gasEstimate', 'exactFee input');
+    const gasLimit = estimate >= 21_000n && estimate < fees.gasLimit ? estimate.toString() : input.gasLimit;
+    if (maxFeePerUnit !== null && (typeof maxFeePerUnit !== 'bigint' || maxFeePerUnit <= 0n)) throw new TypeError('exactFee: maxFeePerUnit must be a positive bigint (wei per gas) or null');
+    const capped = (p: bigint) => (maxFeePerUnit !== null && maxFeePerUnit < p ? maxFeePerUnit : p);
+    if (!fees.eip1559) return { ...input, gasLimit, gasPrice: capped(fees.gasPrice).toString() };
+    const base = decimal(input, 'baseFeePerGas', 'exactFee input');
+    const next = base + (base + 7n) / 8n + fees.maxPriorityFeePerGas;
+    const price = capped(next < fees.maxFeePerGas ? next : fees.maxFeePerGas);
+    return { ...input, gasLimit, maxFeePerGas: price.toString(), maxPriorityFeePerGas: price.toString() };
+  }
+
   private checkRequest(request: TransferRequest): { from: string; to: string; contract: string | null; amount: bigint; nonce: number } {
     if (!request || typeof request !== 'object') throw new TypeError('craft: request must be a TransferRequest');
     if (request.sequence === undefined || request.sequence === null) throw new TypeError('craft: request.sequence (the nonce allocated to this transfer) is required on EVM chains');

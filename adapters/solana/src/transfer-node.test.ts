@@ -8,7 +8,7 @@ import { SolanaRpcError } from './rpc-error';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from './scanner';
 import { SolanaTransferCrafter, associatedTokenAddress, base58Encode } from './transfer';
 import { SolanaTransferNode, type SolanaTransferNodeOptions } from './transfer-node';
-import { hotKey, request, signAndCombine } from './transfer.test';
+import { depositKey, hotKey, request, sendRaw, signAndCombine, sweepRequest } from './transfer.test';
 
 /**
  * The Solana transfer node against recorded RPC responses (src/fixtures, sources in SOURCE.md)
@@ -191,6 +191,75 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
       expect(token).to.be.instanceOf(SolanaRpcError).and.to.include({ code: 'RPC_ERROR', rpcCode: -32602 });
     });
 
+    describe('sweeps (a fee payer; closing from\'s token account)', () => {
+      const deposit = depositKey(3);
+      const hot = from;
+      /** test-made: the recorded vines1 USDC account served as the deposit key's (its owner replaced) */
+      const DEPOSIT_USDC = { ...VINES_USDC, data: { ...VINES_USDC.data, parsed: { ...VINES_USDC.data.parsed, info: { ...VINES_USDC.data.parsed.info, owner: deposit.address } } } };
+
+      it('native with a fee payer: the same reads and input as a payout; nothing reads from\'s SOL', async () => {
+        const node = await nodeFor({ getLatestBlockhash: (c) => answer(LATEST, c), getFeeForMessage: (c) => answer(FEE, c) });
+        const input = await node.transferInput(sweepRequest(deposit, hot, hot.address, 1_000_000n));
+        expect(input).to.deep.equal({ recentBlockhash: BLOCKHASH, lastValidBlockHeight: '3090', lamportsPerSignature: '5000' });
+        expect(calls.map((c) => c.method)).to.deep.equal(['getLatestBlockhash', 'getFeeForMessage']);
+        expect(crafter.craft(sweepRequest(deposit, hot, hot.address, 1_000_000n), input).maxFee).to.equal(10_000n);
+      });
+
+      it('SPL with closeTokenAccount: from\'s associated accounts are read too; the one under the mint\'s program is sourceTokenBalance', async () => {
+        const node = await nodeFor({
+          getLatestBlockhash: (c) => answer(LATEST, c),
+          getMultipleAccounts: (c) => accounts([USDC_MINT, NULL_ACCOUNT, NULL_ACCOUNT, DEPOSIT_USDC, NULL_ACCOUNT], c),
+          getFeeForMessage: (c) => answer(FEE, c),
+          getMinimumBalanceForRentExemption: (c) => answer(RENT, c),
+        });
+        const req = sweepRequest(deposit, hot, hot.address, 36010000000n, USDC, true);
+        const input = await node.transferInput(req);
+        expect(input).to.deep.equal({
+          recentBlockhash: BLOCKHASH, lastValidBlockHeight: '3090', lamportsPerSignature: '5000',
+          mintDecimals: 6, tokenProgram: TOKEN_PROGRAM_ID, destinationTokenAccountExists: false, sourceTokenBalance: '36010000000', tokenAccountRent: '500',
+        });
+        expect(ofMethod('getMultipleAccounts')[0]!.params[0]).to.deep.equal([
+          USDC, associatedTokenAddress(hot.address, USDC, TOKEN_PROGRAM_ID), associatedTokenAddress(hot.address, USDC, TOKEN_2022_PROGRAM_ID),
+          associatedTokenAddress(deposit.address, USDC, TOKEN_PROGRAM_ID), associatedTokenAddress(deposit.address, USDC, TOKEN_2022_PROGRAM_ID),
+        ]);
+        expect(server!.requests).to.have.length(2);
+        expect(crafter.craft(req, input).maxFee).to.equal(10_000n + 500n);
+        // the crafter closes only an account it empties
+        expect(() => crafter.craft({ ...req, amount: 36009999999n }, input)).to.throw(/whole balance/);
+      });
+
+      it('SPL with closeTokenAccount: a missing source account is balance 0 (the crafter refuses), a foreign one the request\'s Error', async () => {
+        let node = await nodeFor({
+          getLatestBlockhash: (c) => answer(LATEST, c),
+          getMultipleAccounts: (c) => accounts([USDC_MINT, VINES_USDC, NULL_ACCOUNT, NULL_ACCOUNT, NULL_ACCOUNT], c),
+          getFeeForMessage: (c) => answer(FEE, c),
+        });
+        const input = await node.transferInput(sweepRequest(deposit, hot, VINES, 5n, USDC, true));
+        expect(input).to.deep.include({ destinationTokenAccountExists: true, sourceTokenBalance: '0' });
+        expect(() => crafter.craft(sweepRequest(deposit, hot, VINES, 5n, USDC, true), input)).to.throw(/whole balance/);
+        await server!.close();
+        // the recorded vines1 account (another owner) served at the deposit key's associated address
+        node = await nodeFor({
+          getLatestBlockhash: (c) => answer(LATEST, c),
+          getMultipleAccounts: (c) => accounts([USDC_MINT, VINES_USDC, NULL_ACCOUNT, VINES_USDC, NULL_ACCOUNT], c),
+          getFeeForMessage: (c) => answer(FEE, c),
+        });
+        const [sweep, payout] = await node.transferInputs([sweepRequest(deposit, hot, VINES, 5n, USDC, true), request(hot, VINES, 5n, USDC)]);
+        expect(sweep).to.be.instanceOf(SolanaRpcError).and.to.include({ code: 'RPC_ERROR' });
+        expect((sweep as Error).message).to.contain(`for ${deposit.address}`);
+        expect(payout).to.deep.include({ destinationTokenAccountExists: true });
+        expect(payout).not.to.have.property('sourceTokenBalance');
+      });
+
+      it('TypeError before anything is sent: a fee payer that is not its key, closing on a native transfer', async () => {
+        const node = await nodeFor({});
+        await rejected(node.transferInput({ ...sweepRequest(deposit, hot, hot.address, 1n), feePayer: { address: to, publicKey: { curve: 'ed25519', bytes: hot.publicKey } } }), TypeError);
+        await rejected(node.transferInput(sweepRequest(deposit, hot, hot.address, 1n, null, true)), TypeError);
+        await rejected(node.transferInput({ ...sweepRequest(deposit, hot, hot.address, 1n, USDC), closeTokenAccount: 'yes' as unknown as boolean }), TypeError);
+        expect(calls).to.have.length(0);
+      });
+    });
+
     it('throws when the shared reads fail, and TypeError for a malformed request before anything is sent', async () => {
       let node = await nodeFor({ getLatestBlockhash: (c) => errorAnswer(NODE_BEHIND, c) });
       const e = await rejected(node.transferInput(request(from, to, 1n)), SolanaRpcError);
@@ -221,6 +290,29 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
         getMinimumBalanceForRentExemption: (c) => answer(RENT, c),
       });
       expect(await node.balance(from.address, null)).to.equal(18446744073709551615n - 500n);
+    });
+
+    it('sweepableBalance, native: all of getBalance (confirmed), the rent-exempt minimum included, exact above 2^53; nothing else asked', async () => {
+      let node = await nodeFor({ getBalance: (c) => answer(BALANCE, c) });
+      expect(await node.sweepableBalance(from.address, null)).to.equal(0n);
+      expect(calls.map((c) => [c.method, c.params])).to.deep.equal([['getBalance', [from.address, { commitment: 'confirmed' }]]]);
+      await server!.close();
+      calls = [];
+      // test-made: the recorded answer with a u64 balance that a JS number cannot hold (served as text)
+      node = await nodeFor({ getBalance: (c) => ({ ...answer(BALANCE, c), result: { ...BALANCE.result, value: 'raw:18446744073709551615' } }), getMinimumBalanceForRentExemption: (c) => answer(RENT, c) });
+      expect(await node.sweepableBalance(from.address, null)).to.equal(18446744073709551615n);
+      expect(await node.balance(from.address, null), 'balance withholds the minimum (500)').to.equal(18446744073709551615n - 500n);
+      await server!.close();
+      node = await nodeFor({ getBalance: (c) => answer(INVALID_PARAM, c) });
+      expect(await rejected(node.sweepableBalance(from.address, null), SolanaRpcError)).to.include({ code: 'RPC_ERROR' });
+      await rejected(node.sweepableBalance('not-an-address', null), TypeError);
+    });
+
+    it('sweepableBalance, SPL: the whole token amount of the owner\'s associated account, as balance reads it', async () => {
+      const node = await nodeFor({ getMultipleAccounts: (c) => accounts([USDC_MINT, VINES_USDC, NULL_ACCOUNT], c) });
+      expect(await node.sweepableBalance(VINES, USDC)).to.equal(36010000000n);
+      expect(calls.map((c) => c.method)).to.deep.equal(['getMultipleAccounts']);
+      expect(calls[0]!.params[0]).to.deep.equal([USDC, associatedTokenAddress(VINES, USDC, TOKEN_PROGRAM_ID), associatedTokenAddress(VINES, USDC, TOKEN_2022_PROGRAM_ID)]);
     });
 
     it('SPL: the owner\'s associated token account under the mint\'s program; 0 without one', async () => {
@@ -523,6 +615,192 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
       expect(tokenAmount(svm, associatedTokenAddress(to, USDC))).to.equal(1_500_001n);
       expect(tokenAmount(svm, source)).to.equal(5_000_000n - 1_500_001n);
       expect(tokenInput).to.deep.include({ tokenAccountRent: svm.minimumBalanceForRentExemption(165n).toString(), destinationTokenAccountExists: false });
+    });
+  });
+
+  /**
+   * Sweeps from transferInput to status through a JSON-RPC endpoint whose every answer comes from
+   * litesvm (the real runtime in process): accounts (jsonParsed, decoded here from the runtime's
+   * bytes, in the recorded answers' shape), rent, the blockhash; sendTransaction executes the
+   * bytes (a failure is answered as a preflight failure, -32002 with data.err); statuses and
+   * getTransaction are the executed transactions', meta.fee measured as the lamports the
+   * transaction's accounts lost in all. Test-made: getFeeForMessage answers 5000 per signature of
+   * the message (litesvm's fee per signature; it has no such call); slots are a counter.
+   */
+  describe('sweeps end to end: a JSON-RPC endpoint over litesvm', () => {
+    const LAMPORTS = 10_000_000_000n;
+    type Address = Parameters<LiteSVM['getBalance']>[0];
+    const addr = (s: string): Address => s as Address;
+    const deposit = depositKey(3);
+    const hot = from;
+
+    function setAccount(svm: LiteSVM, address: string, owner: string, data: Uint8Array): void {
+      svm.setAccount({
+        address: addr(address), data, executable: false, lamports: svm.minimumBalanceForRentExemption(BigInt(data.length)), programAddress: addr(owner), space: BigInt(data.length),
+      } as unknown as Parameters<LiteSVM['setAccount']>[0]);
+    }
+    const lamportsOf = (svm: LiteSVM, a: string): bigint => svm.getBalance(addr(a)) ?? 0n;
+    const tokenAmount = (svm: LiteSVM, account: string): bigint | null => {
+      const a = svm.getAccount(addr(account));
+      return a.exists ? Buffer.from(a.data).readBigUInt64LE(64) : null;
+    };
+
+    /** An account as getMultipleAccounts (jsonParsed) gives it: token mints and accounts parsed, anything else base64. */
+    function parsedAccount(svm: LiteSVM, address: string): Json | null {
+      const a = svm.getAccount(addr(address));
+      if (!a.exists) return null;
+      const owner = String(a.programAddress);
+      const data = Buffer.from(a.data);
+      const common = { executable: false, lamports: Number(a.lamports), owner, rentEpoch: 0, space: data.length };
+      if (owner !== TOKEN_PROGRAM_ID && owner !== TOKEN_2022_PROGRAM_ID) return { ...common, data: [data.toString('base64'), 'base64'] };
+      const program = owner === TOKEN_PROGRAM_ID ? 'spl-token' : 'spl-token-2022';
+      if (data.length === 82 || (data.length > 165 && data[165] === 1)) {
+        return { ...common, data: { program, space: data.length, parsed: { type: 'mint', info: { decimals: data[44], isInitialized: data[45] === 1, supply: data.readBigUInt64LE(36).toString(), mintAuthority: null, freezeAuthority: null } } } };
+      }
+      const mint = new SolanaPublicKey(data.subarray(0, 32)).toBase58();
+      const mintAccount = svm.getAccount(addr(mint));
+      const decimals = mintAccount.exists ? mintAccount.data[44]! : 0;
+      const amount = data.readBigUInt64LE(64).toString();
+      return {
+        ...common,
+        data: {
+          program, space: data.length,
+          parsed: { type: 'account', info: { isNative: false, mint, owner: new SolanaPublicKey(data.subarray(32, 64)).toBase58(), state: data[108] === 2 ? 'frozen' : 'initialized', tokenAmount: { amount, decimals, uiAmountString: amount } } },
+        },
+      };
+    }
+
+    async function runtimeNode(svm: LiteSVM, options: SolanaTransferNodeOptions = {}) {
+      const executed = new Map<string, { slot: number; fee: bigint; err: unknown }>();
+      let slot = 1000;
+      const one = (c: Call): Json => {
+        switch (c.method) {
+          case 'getLatestBlockhash': return result({ context: { slot }, value: { blockhash: svm.latestBlockhash(), lastValidBlockHeight: slot + 150 } }, c);
+          case 'getFeeForMessage': return result({ context: { slot }, value: 5000 * Message.from(Buffer.from(c.params[0], 'base64')).header.numRequiredSignatures }, c);
+          case 'getMinimumBalanceForRentExemption': return result(Number(svm.minimumBalanceForRentExemption(BigInt(c.params[0]))), c);
+          case 'getMultipleAccounts': return accounts((c.params[0] as string[]).map((k) => parsedAccount(svm, k)), c);
+          case 'getBalance': return result({ context: { slot }, value: Number(lamportsOf(svm, c.params[0])) }, c);
+          case 'getEpochInfo': return result({ absoluteSlot: slot, blockHeight: slot, epoch: 0, slotIndex: slot, slotsInEpoch: 432000 }, c);
+          case 'sendTransaction': {
+            const raw = Buffer.from(c.params[0], 'base64');
+            const tx = VersionedTransaction.deserialize(raw);
+            const keys = tx.message.staticAccountKeys.map((k) => k.toBase58());
+            const before = keys.reduce((sum, k) => sum + lamportsOf(svm, k), 0n);
+            const out = sendRaw(svm, raw);
+            if (out.constructor.name !== 'TransactionMetadata') {
+              const err = (out as { err(): unknown }).err();
+              return errorAnswer({ code: -32002, message: `Transaction simulation failed: ${String(out)}`.slice(0, 300), data: { err: String(err) } }, c);
+            }
+            slot += 1;
+            const fee = before - keys.reduce((sum, k) => sum + lamportsOf(svm, k), 0n);
+            executed.set(base58Encode(tx.signatures[0]!), { slot, fee, err: null });
+            return result(base58Encode(tx.signatures[0]!), c);
+          }
+          case 'getSignatureStatuses': return statuses((c.params[0] as string[]).map((sig) => {
+            const x = executed.get(sig);
+            return x ? { slot: x.slot, confirmations: null, err: null, status: { Ok: null }, confirmationStatus: 'finalized' } : null;
+          }), c, slot);
+          case 'getTransaction': {
+            const x = executed.get(c.params[0]);
+            return result(x ? { slot: x.slot, meta: { err: null, fee: `raw:${x.fee}` }, transaction: { signatures: [c.params[0]] } } : null, c);
+          }
+          default: return errorAnswer({ code: -32601, message: `Method not found: ${c.method}` }, c);
+        }
+      };
+      const answers: Record<string, Handler> = {};
+      for (const m of ['getLatestBlockhash', 'getFeeForMessage', 'getMinimumBalanceForRentExemption', 'getMultipleAccounts', 'getBalance', 'getEpochInfo', 'sendTransaction', 'getSignatureStatuses', 'getTransaction']) answers[m] = one;
+      return nodeFor(answers, {}, options);
+    }
+
+    it('native: the whole balance of a deposit account to the hot wallet, which pays the fee; MINED with that fee', async () => {
+      const svm = new LiteSVM();
+      svm.airdrop(addr(hot.address), LAMPORTS as never);
+      const held = 2_500_000_123n;
+      svm.airdrop(addr(deposit.address), held as never);
+      const node = await runtimeNode(svm);
+      // what the planner reads: every lamport (balance would withhold the rent-exempt minimum)
+      expect(await node.sweepableBalance(deposit.address, null)).to.equal(held);
+      const req = sweepRequest(deposit, hot, hot.address, await node.sweepableBalance(deposit.address, null));
+      const input = await node.transferInput(req);
+      const unsigned = crafter.craft(req, input);
+      expect(unsigned.signers).to.deep.equal([hot.address, deposit.address]);
+      const tx = signAndCombine(crafter, unsigned, deposit, hot);
+      expect(await node.broadcast(tx)).to.deep.equal({ outcome: 'ACCEPTED', txHash: tx.txHash });
+      expect(await node.status(tx.txHash, input)).to.deep.include({ state: 'MINED', succeeded: true, fee: unsigned.maxFee });
+      expect(unsigned.maxFee).to.equal(10_000n);
+      expect(lamportsOf(svm, deposit.address)).to.equal(0n);
+      expect(lamportsOf(svm, hot.address)).to.equal(LAMPORTS + held - unsigned.maxFee);
+      // sent again: litesvm refuses the processed signature, the status read finds it
+      expect(await node.broadcast(tx)).to.deep.equal({ outcome: 'ALREADY_KNOWN', txHash: tx.txHash });
+      expect(lamportsOf(svm, hot.address)).to.equal(LAMPORTS + held - unsigned.maxFee);
+    });
+
+    for (const tokenProgram of [TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID]) {
+      const label = tokenProgram === TOKEN_PROGRAM_ID ? 'Token' : 'Token-2022';
+      it(`SPL (${label}) with closeTokenAccount, from holding 0 SOL, a priority fee: every unit to the hot wallet's new account, the source closed, its rent to the fee payer`, async () => {
+        const svm = new LiteSVM();
+        svm.airdrop(addr(hot.address), LAMPORTS as never);
+        const mint = hotKey(7).address;
+        const mintData = Buffer.alloc(82);
+        mintData.writeBigUInt64LE(10n ** 15n, 36);
+        mintData[44] = 9;
+        mintData[45] = 1;
+        setAccount(svm, mint, tokenProgram, mintData);
+        const held = 18_446_744_073_709_551_615n; // u64 max: exact through JSON as a decimal string
+        const account = Buffer.alloc(tokenProgram === TOKEN_PROGRAM_ID ? 165 : 170);
+        Buffer.from(new SolanaPublicKey(mint).toBytes()).copy(account, 0);
+        Buffer.from(deposit.publicKey).copy(account, 32);
+        account.writeBigUInt64LE(held, 64);
+        account[108] = 1;
+        if (tokenProgram === TOKEN_2022_PROGRAM_ID) Buffer.from([2, 7, 0, 0, 0]).copy(account, 165); // AccountType::Account, ImmutableOwner
+        const source = associatedTokenAddress(deposit.address, mint, tokenProgram);
+        setAccount(svm, source, tokenProgram, account);
+        const sourceRent = lamportsOf(svm, source);
+        expect(svm.getAccount(addr(deposit.address)).exists).to.equal(false); // no SOL at all
+
+        const node = await runtimeNode(svm, { computeUnitPrice: 1_000_000n });
+        const req = sweepRequest(deposit, hot, hot.address, held, mint, true);
+        const input = await node.transferInput(req);
+        const rent = svm.minimumBalanceForRentExemption(tokenProgram === TOKEN_PROGRAM_ID ? 165n : 170n);
+        expect(input).to.deep.include({
+          lamportsPerSignature: '5000', mintDecimals: 9, tokenProgram, destinationTokenAccountExists: false,
+          tokenAccountRent: rent.toString(), sourceTokenBalance: held.toString(), computeUnitPrice: '1000000', computeUnitLimit: 80_000,
+        });
+        const unsigned = crafter.craft(req, JSON.parse(JSON.stringify(input)));
+        expect(unsigned.maxFee).to.equal(10_000n + 80_000n + rent);
+        const tx = signAndCombine(crafter, unsigned, deposit, hot);
+        expect(await node.broadcast(tx)).to.deep.equal({ outcome: 'ACCEPTED', txHash: tx.txHash });
+        // the fee charged: the signatures and the priority fee (the created account's rent is not a fee)
+        expect(await node.status(tx.txHash, input)).to.deep.include({ state: 'MINED', succeeded: true, fee: unsigned.maxFee - rent });
+        expect(tokenAmount(svm, associatedTokenAddress(hot.address, mint, tokenProgram))).to.equal(held);
+        expect(svm.getAccount(addr(source)).exists).to.equal(false);
+        expect(lamportsOf(svm, deposit.address)).to.equal(0n);
+        expect(lamportsOf(svm, hot.address)).to.equal(LAMPORTS - unsigned.maxFee + sourceRent);
+        // the hot wallet's account exists now: a second sweep's input says so (and asks no rent)
+        expect(await node.transferInput(sweepRequest(deposit, hot, hot.address, 1n, mint, true))).to.deep.include({ destinationTokenAccountExists: true, sourceTokenBalance: '0' });
+      });
+    }
+
+    it('a sweep whose amount is not the whole token balance any more is refused by the crafter, before anything is sent', async () => {
+      const svm = new LiteSVM();
+      svm.airdrop(addr(hot.address), LAMPORTS as never);
+      const mint = hotKey(7).address;
+      const mintData = Buffer.alloc(82);
+      mintData[44] = 6;
+      mintData[45] = 1;
+      setAccount(svm, mint, TOKEN_PROGRAM_ID, mintData);
+      const account = Buffer.alloc(165);
+      Buffer.from(new SolanaPublicKey(mint).toBytes()).copy(account, 0);
+      Buffer.from(deposit.publicKey).copy(account, 32);
+      account.writeBigUInt64LE(1001n, 64); // a second deposit of 1 arrived after the sweep was planned for 1000
+      account[108] = 1;
+      setAccount(svm, associatedTokenAddress(deposit.address, mint), TOKEN_PROGRAM_ID, account);
+      const node = await runtimeNode(svm);
+      const req = sweepRequest(deposit, hot, hot.address, 1000n, mint, true);
+      const input = await node.transferInput(req);
+      expect(input).to.deep.include({ sourceTokenBalance: '1001' });
+      expect(() => crafter.craft(req, input)).to.throw(/whole balance/);
+      expect(ofMethod('sendTransaction')).to.have.length(0);
     });
   });
 });

@@ -148,7 +148,9 @@ export class SolanaTransferNode implements TransferNode {
   /**
    * Inputs for many requests in two round trips. First batch: getLatestBlockhash (confirmed) and,
    * for token requests, getMultipleAccounts (jsonParsed, confirmed) of each mint and of the
-   * destination owner's associated token account under both token programs. Second batch:
+   * destination owner's associated token account under both token programs (with
+   * closeTokenAccount, of `from`'s too: its balance is the input's sourceTokenBalance). Nothing
+   * reads `from`'s SOL: a sweep whose fee payer is another key works with `from` at 0. Second batch:
    * getFeeForMessage (the base fee of a one-signature message on that blockhash) and
    * getMinimumBalanceForRentExemption for each token account size to be created. The shared
    * reads failing throws; a request whose own reads fail (or whose mint is not a mint) gets its
@@ -157,7 +159,7 @@ export class SolanaTransferNode implements TransferNode {
   async transferInputs(requests: readonly Request[]): Promise<Array<TransferInput | Error>> {
     const checked = requests.map((r, i) => this.checkRequest(r, i));
     if (checked.length === 0) return [];
-    const accounts = [...new Set(checked.flatMap((c) => (c.mint === null ? [] : [c.mint, c.ataToken!, c.ataToken2022!])))];
+    const accounts = [...new Set(checked.flatMap((c) => (c.mint === null ? [] : [c.mint, c.ataToken!, c.ataToken2022!, ...(c.source ? [c.source.token, c.source.token2022] : [])])))];
     const chunks: string[][] = [];
     for (let i = 0; i < accounts.length; i += ACCOUNTS_CHUNK) chunks.push(accounts.slice(i, i + ACCOUNTS_CHUNK));
     const first = await this.batch([
@@ -186,7 +188,7 @@ export class SolanaTransferNode implements TransferNode {
     });
 
     // token details per request, or its Error
-    const details = checked.map((c): { program: string; decimals: number; exists: boolean; size: number } | Error | null => {
+    const details = checked.map((c): { program: string; decimals: number; exists: boolean; size: number; sourceBalance: bigint | null } | Error | null => {
       if (c.mint === null) return null;
       try {
         const mint = this.mintOf(c.mint, accountOf.get(c.mint)!);
@@ -194,7 +196,13 @@ export class SolanaTransferNode implements TransferNode {
         if (ata instanceof Error) throw ata;
         // an account at the derived address that the token program owns; a pre-funded system account there is created over (CreateIdempotent)
         const exists = ata !== null && ata.owner === mint.program;
-        return { program: mint.program, decimals: mint.decimals, exists, size: mint.accountSize };
+        let sourceBalance: bigint | null = null;
+        if (c.source) {
+          const source = accountOf.get(mint.program === TOKEN_PROGRAM_ID ? c.source.token : c.source.token2022)!;
+          if (source instanceof Error) throw source;
+          sourceBalance = this.tokenAmountOf(source, mint.program, c.mint, c.from);
+        }
+        return { program: mint.program, decimals: mint.decimals, exists, size: mint.accountSize, sourceBalance };
       } catch (e) {
         return asError(e);
       }
@@ -241,6 +249,7 @@ export class SolanaTransferNode implements TransferNode {
       base.mintDecimals = d.decimals;
       base.tokenProgram = d.program;
       base.destinationTokenAccountExists = d.exists;
+      if (d.sourceBalance !== null) base.sourceTokenBalance = d.sourceBalance.toString();
       if (!d.exists) {
         const rent = rentOf.get(d.size)!;
         if (rent instanceof Error) return rent;
@@ -256,7 +265,9 @@ export class SolanaTransferNode implements TransferNode {
    * Native (null contract): getBalance (confirmed) less the rent-exempt minimum of a 0-byte
    * account (getMinimumBalanceForRentExemption(0)), never below 0: the hot wallet pays the fees
    * and must stay rent-exempt (the runtime refuses a transaction that leaves it between 0 and
-   * that minimum), so that much is not spendable. SPL token (contract = the mint):
+   * that minimum), so that much is not spendable. (A deposit account swept with another key as
+   * fee payer may send all of getBalance and end at 0: sweepableBalance; this reading, the hot
+   * wallet's, withholds the minimum all the same.) SPL token (contract = the mint):
    * getMultipleAccounts (jsonParsed, confirmed) of the mint and of the owner's associated token
    * account under both token programs; the balance of the one under the mint's program (the
    * account the crafter transfers from), 0 when it does not exist or is frozen.
@@ -282,11 +293,37 @@ export class SolanaTransferNode implements TransferNode {
     if (!Array.isArray(list) || list.length !== 3) throw this.bad('getMultipleAccounts', 'not 3 accounts');
     const mint = this.mintOf(mintAddress, isObject(list[0]) ? list[0] : null);
     const ata = list[mint.program === TOKEN_PROGRAM_ID ? 1 : 2];
-    if (!isObject(ata) || ata.owner !== mint.program) return 0n;
-    const parsed = isObject(ata.data) && isObject(ata.data.parsed) ? ata.data.parsed : null;
+    return this.tokenAmountOf(isObject(ata) ? ata : null, mint.program, mintAddress, a);
+  }
+
+  /**
+   * What a sweep of `owner` paid by another account (the hot wallet as fee payer) may move.
+   * Native: all of getBalance (confirmed), the rent-exempt minimum included: the account is not
+   * the fee payer, so the runtime lets it end at 0 lamports (it is removed); what `balance`
+   * withholds is the fee payer's minimum. SPL token: `balance` (the whole token amount of the
+   * owner's associated account, which a closing sweep must move entirely).
+   */
+  async sweepableBalance(owner: string, contract: string | null): Promise<bigint> {
+    const a = address(owner, 'address');
+    if (contract !== null) return this.balance(a, contract);
+    const [bal] = await this.batch([{ method: 'getBalance', params: [a, { commitment: 'confirmed' }] }], true);
+    const lamports = jsonBigInt(this.value(this.unwrap(bal!, 'getBalance'), 'getBalance', true));
+    if (lamports === null || lamports < 0n) throw this.bad('getBalance', 'no amount of lamports');
+    return lamports;
+  }
+
+  /**
+   * The token amount of an owner's associated token account (jsonParsed) under the mint's
+   * program: 0 when there is none (or the program does not own the address) or it is frozen
+   * (nothing can move out of it); RPC_ERROR when the account there is not that owner's account
+   * of that mint.
+   */
+  private tokenAmountOf(account: Json | null, program: string, mint: string, owner: string): bigint {
+    if (account === null || account.owner !== program) return 0n;
+    const parsed = isObject(account.data) && isObject(account.data.parsed) ? account.data.parsed : null;
     const info = parsed && isObject(parsed.info) ? parsed.info : null;
-    if (!info || parsed!.type !== 'account' || info.mint !== mintAddress || info.owner !== a || !isObject(info.tokenAmount)) {
-      throw this.bad('getMultipleAccounts', `no token account of ${mintAddress} for ${a} at its associated address`);
+    if (!info || parsed!.type !== 'account' || info.mint !== mint || info.owner !== owner || !isObject(info.tokenAmount)) {
+      throw this.bad('getMultipleAccounts', `no token account of ${mint} for ${owner} at its associated address`);
     }
     const amount = info.tokenAmount.amount;
     if (typeof amount !== 'string' || !/^(0|[1-9][0-9]{0,19})$/.test(amount) || BigInt(amount) > U64_MAX) throw this.bad('getMultipleAccounts', 'a token amount that is not a u64 decimal string');
@@ -551,12 +588,24 @@ export class SolanaTransferNode implements TransferNode {
     if (typeof r.amount !== 'bigint' || r.amount <= 0n || r.amount > U64_MAX) throw new TypeError(`Solana transfer node: ${what('amount')} must be a bigint in 1..2^64-1`);
     if (r.memo !== null && typeof r.memo !== 'string') throw new TypeError(`Solana transfer node: ${what('memo')} must be a string or null`);
     const mint = r.contract === null || r.contract === undefined ? null : address(r.contract, what('contract'));
+    if (r.feePayer !== undefined && r.feePayer !== null) {
+      const payer = address(r.feePayer.address, what('feePayer.address'));
+      const key = r.feePayer.publicKey;
+      if (key?.curve !== 'ed25519' || !(key.bytes instanceof Uint8Array) || key.bytes.length !== 32 || new SolanaPublicKey(key.bytes).toBase58() !== payer) {
+        throw new TypeError(`Solana transfer node: ${what('feePayer.publicKey')} must be the 32-byte ed25519 key of feePayer.address`);
+      }
+    }
+    if (r.closeTokenAccount !== undefined && r.closeTokenAccount !== null && typeof r.closeTokenAccount !== 'boolean') throw new TypeError(`Solana transfer node: ${what('closeTokenAccount')} must be a boolean`);
+    const close = r.closeTokenAccount === true;
+    if (close && mint === null) throw new TypeError(`Solana transfer node: ${what('closeTokenAccount')} is for token transfers (a contract)`);
     return {
       from,
       memo: r.memo,
       mint,
       ataToken: mint === null ? null : associatedTokenAddress(to, mint, TOKEN_PROGRAM_ID),
       ataToken2022: mint === null ? null : associatedTokenAddress(to, mint, TOKEN_2022_PROGRAM_ID),
+      // closing from's token account: its balance is read (the crafter closes it only emptied)
+      source: close && mint !== null ? { token: associatedTokenAddress(from, mint, TOKEN_PROGRAM_ID), token2022: associatedTokenAddress(from, mint, TOKEN_2022_PROGRAM_ID) } : null,
     };
   }
 

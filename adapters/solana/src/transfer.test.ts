@@ -53,12 +53,47 @@ export function hotKey(index: number): TestKey {
   return key;
 }
 
+/** A user's deposit key (account 1, index i) of the BIP-39 test mnemonic, at SOLANA_KEY_SPECS.deposit. */
+export function depositKey(index: number): TestKey {
+  const path = fillPath(SOLANA_KEY_SPECS.deposit.pathTemplate, 1, index);
+  const key = keyFromSeed(slip10Ed25519(testSeed(), path));
+  expect(b64url(key.publicKey)).to.equal(b64url(testPublicKey('ed25519', path)));
+  return key;
+}
+
 export function request(from: TestKey, to: string, amount: bigint, contract: string | null = null, memo: string | null = null): TransferRequest {
   return { from: from.address, fromPublicKey: { curve: 'ed25519', bytes: from.publicKey }, to, memo, contract, amount };
 }
 
-export function signAndCombine(crafter: SolanaTransferCrafter, unsigned: UnsignedTransfer, key: TestKey) {
-  return crafter.combine(unsigned, unsigned.payloads.map((p) => key.sign(p)));
+/** A sweep of `from` paid by `feePayer` (the hot wallet): the request shape the service sends. */
+export function sweepRequest(from: TestKey, feePayer: TestKey, to: string, amount: bigint, contract: string | null = null, closeTokenAccount = false): TransferRequest {
+  return {
+    ...request(from, to, amount, contract),
+    feePayer: { address: feePayer.address, publicKey: { curve: 'ed25519', bytes: feePayer.publicKey } },
+    ...(closeTokenAccount ? { closeTokenAccount: true } : {}),
+  };
+}
+
+/** Signs each payload with the key of its signer (unsigned.signers; absent: `key`), as the service does with the KeyStore. */
+export function signAndCombine(crafter: SolanaTransferCrafter, unsigned: UnsignedTransfer, key: TestKey, ...others: TestKey[]) {
+  const byAddress = new Map([key, ...others].map((k) => [k.address, k]));
+  return crafter.combine(unsigned, unsigned.payloads.map((p, i) => {
+    const signer = unsigned.signers?.[i] ?? key.address;
+    const k = byAddress.get(signer);
+    if (!k) throw new Error(`no test key for signer ${signer}`);
+    return k.sign(p);
+  }));
+}
+
+/**
+ * litesvm takes @solana/kit's transaction shape: the message bytes and the signatures by signer,
+ * in the message's signer order (kit encodes them in the record's order).
+ */
+export function sendRaw(svm: LiteSVM, raw: Uint8Array) {
+  const tx = VersionedTransaction.deserialize(raw);
+  const n = tx.message.header.numRequiredSignatures;
+  const signatures = Object.fromEntries(tx.message.staticAccountKeys.slice(0, n).map((k, i) => [k.toBase58(), tx.signatures[i]!]));
+  return svm.sendTransaction({ messageBytes: tx.message.serialize(), signatures } as unknown as Parameters<LiteSVM['sendTransaction']>[0]);
 }
 
 const crafter = new SolanaTransferCrafter();
@@ -229,6 +264,105 @@ describe('SolanaTransferCrafter', () => {
       expect(() => crafter.combine(unsigned, [good, good])).to.throw(/one signature/);
       expect(() => crafter.combine(unsigned, [])).to.throw(/one signature/);
     });
+
+    describe('with a fee payer (sweeps of deposit addresses)', () => {
+      const deposit = depositKey(3);
+      const hot = hotKey(0);
+      const mint = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
+
+      it('the fee payer is the first signer, from the second: two payloads (the message), signers in that order', () => {
+        const unsigned = crafter.craft(sweepRequest(deposit, hot, hot.address, 1_000_000n), { ...base });
+        expect(unsigned.signers).to.deep.equal([hot.address, deposit.address]);
+        expect(unsigned.payloads).to.have.length(2);
+        expect(Buffer.from(unsigned.payloads[0]!).equals(Buffer.from(unsigned.payloads[1]!))).to.equal(true);
+        expect(unsigned.maxFee).to.equal(10_000n); // two signatures
+        expect(unsigned.txHash).to.equal(null);
+        const signed = signAndCombine(crafter, unsigned, deposit, hot);
+        const tx = VersionedTransaction.deserialize(signed.raw);
+        expect(tx.message.header.numRequiredSignatures).to.equal(2);
+        expect(tx.message.staticAccountKeys.slice(0, 2).map((k) => k.toBase58())).to.deep.equal([hot.address, deposit.address]);
+        expect(tx.signatures).to.have.length(2);
+        expect(base58Encode(tx.signatures[0]!)).to.equal(signed.txHash); // the fee payer's signature names it
+        expect(Buffer.from(tx.signatures[1]!).equals(Buffer.from(deposit.sign(unsigned.payloads[1]!).bytes))).to.equal(true);
+        const [ix] = tx.message.compiledInstructions;
+        expect(tx.message.staticAccountKeys[ix!.accountKeyIndexes[0]!]!.toBase58()).to.equal(deposit.address); // the transfer's source
+        expect(signed.raw[0]).to.equal(2);
+        expect(signed.raw.length).to.equal(1 + 128 + unsigned.payloads[0]!.length);
+      });
+
+      it('a fee payer that is from itself is the one-signer transaction', () => {
+        const plain = crafter.craft(request(hot, deposit.address, 5n), { ...base });
+        const same = crafter.craft(sweepRequest(hot, hot, deposit.address, 5n), { ...base });
+        expect(same.signers).to.deep.equal([hot.address]);
+        expect(same.payloads).to.have.length(1);
+        expect(Buffer.from(same.payloads[0]!).equals(Buffer.from(plain.payloads[0]!))).to.equal(true);
+        expect(same.maxFee).to.equal(5000n);
+      });
+
+      it('maxFee: signatures × lamportsPerSignature + priority + the rent of a token account the fee payer creates', () => {
+        expect(crafter.craft(sweepRequest(deposit, hot, hot.address, 1n), { ...base, computeUnitPrice: '2500000', computeUnitLimit: 200_000 }).maxFee).to.equal(10_000n + 500_000n);
+        const token = { ...base, mintDecimals: 6, sourceTokenBalance: '7' };
+        expect(crafter.craft(sweepRequest(deposit, hot, hot.address, 7n, mint, true), { ...token, destinationTokenAccountExists: false, tokenAccountRent: '2039280' }).maxFee).to.equal(10_000n + 2_039_280n);
+        expect(crafter.craft(sweepRequest(deposit, hot, hot.address, 7n, mint, true), { ...token, destinationTokenAccountExists: true }).maxFee).to.equal(10_000n);
+      });
+
+      it('SPL sweep: CreateIdempotent paid by the fee payer, TransferChecked by from, CloseAccount of from\'s account to the fee payer', () => {
+        const unsigned = crafter.craft(sweepRequest(deposit, hot, hot.address, 7n, mint, true), {
+          ...base, mintDecimals: 6, destinationTokenAccountExists: false, tokenAccountRent: '2039280', sourceTokenBalance: '7',
+        });
+        const tx = VersionedTransaction.deserialize(signAndCombine(crafter, unsigned, deposit, hot).raw);
+        const keys = tx.message.staticAccountKeys;
+        const ixs = tx.message.compiledInstructions.map((ix) => ({ program: keys[ix.programIdIndex]!.toBase58(), accounts: ix.accountKeyIndexes.map((i) => keys[i]!.toBase58()), data: Buffer.from(ix.data).toString('hex') }));
+        const source = associatedTokenAddress(deposit.address, mint);
+        const destination = associatedTokenAddress(hot.address, mint);
+        expect(ixs).to.deep.equal([
+          { program: 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL', accounts: [hot.address, destination, hot.address, mint, '11111111111111111111111111111111', TOKEN_PROGRAM_ID], data: '01' },
+          { program: TOKEN_PROGRAM_ID, accounts: [source, mint, destination, deposit.address], data: '0c' + '0700000000000000' + '06' },
+          { program: TOKEN_PROGRAM_ID, accounts: [source, hot.address, deposit.address], data: '09' },
+        ]);
+        // without a fee payer the rent goes back to from
+        const own = crafter.craft({ ...request(deposit, hot.address, 7n, mint), closeTokenAccount: true }, { ...base, mintDecimals: 6, destinationTokenAccountExists: true, sourceTokenBalance: '7' });
+        const ownTx = VersionedTransaction.deserialize(signAndCombine(crafter, own, deposit).raw);
+        const close = ownTx.message.compiledInstructions.at(-1)!;
+        expect(close.accountKeyIndexes.map((i) => ownTx.message.staticAccountKeys[i]!.toBase58())).to.deep.equal([source, deposit.address, deposit.address]);
+        expect(own.signers).to.deep.equal([deposit.address]);
+      });
+
+      it('refuses a fee payer whose address is not its key, closing without a token or without the whole balance', () => {
+        const token = { ...base, mintDecimals: 6, destinationTokenAccountExists: true };
+        const bad: Array<[string, () => unknown]> = [
+          ['fee payer address of another key', () => crafter.craft({ ...sweepRequest(deposit, hot, hot.address, 1n), feePayer: { address: hotKey(1).address, publicKey: { curve: 'ed25519', bytes: hot.publicKey } } }, { ...base })],
+          ['fee payer on secp256k1', () => crafter.craft({ ...sweepRequest(deposit, hot, hot.address, 1n), feePayer: { address: hot.address, publicKey: { curve: 'secp256k1', bytes: hot.publicKey } } }, { ...base })],
+          ['closing on a native transfer', () => crafter.craft(sweepRequest(deposit, hot, hot.address, 1n, null, true), { ...base })],
+          ['closing without the source balance', () => crafter.craft(sweepRequest(deposit, hot, hot.address, 7n, mint, true), { ...token })],
+          ['closing with less than the whole balance', () => crafter.craft(sweepRequest(deposit, hot, hot.address, 6n, mint, true), { ...token, sourceTokenBalance: '7' })],
+          ['closing with more than the balance', () => crafter.craft(sweepRequest(deposit, hot, hot.address, 8n, mint, true), { ...token, sourceTokenBalance: '7' })],
+        ];
+        for (const [why, f] of bad) expect(f, why).to.throw(/Solana transfer/);
+      });
+
+      it('combine takes each signature from its signer only, in the signers\' order', () => {
+        const unsigned = crafter.craft(sweepRequest(deposit, hot, hot.address, 1_000_000n), { ...base });
+        const [payload] = unsigned.payloads;
+        const byPayer = hot.sign(payload!);
+        const byFrom = deposit.sign(payload!);
+        expect(crafter.combine(unsigned, [byPayer, byFrom]).txHash).to.equal(base58Encode(byPayer.bytes));
+        expect(() => crafter.combine(unsigned, [byFrom, byPayer]), 'swapped').to.throw(/signature 0 does not verify for the fee payer's key/);
+        expect(() => crafter.combine(unsigned, [byPayer, byPayer]), 'the fee payer for from').to.throw(/signature 1 does not verify for from's key/);
+        expect(() => crafter.combine(unsigned, [byFrom, byFrom]), 'from for the fee payer').to.throw(/signature 0 does not verify/);
+        expect(() => crafter.combine(unsigned, [byPayer, hotKey(5).sign(payload!)]), 'a foreign key').to.throw(/signature 1 does not verify/);
+        expect(() => crafter.combine(unsigned, [byPayer]), 'one of two').to.throw(/2 signatures expected/);
+        // a state or a signers list that names the signers otherwise is not this message's
+        const state = unsigned.state as { signers: string[] };
+        expect(() => crafter.combine({ ...unsigned, state: { ...state, signer: deposit.address, signers: [deposit.address, hot.address] }, signers: [deposit.address, hot.address] }, [byFrom, byPayer])).to.throw(/signers are not state.signers/);
+        expect(() => crafter.combine({ ...unsigned, signers: [deposit.address, hot.address] }, [byPayer, byFrom])).to.throw(/signers are not its state's/);
+        expect(() => crafter.combine({ ...unsigned, payloads: [payload!] }, [byPayer])).to.throw(/one per signer/);
+        // stored and restored as JSON (re-signing after a crash): the same transaction
+        const stored = JSON.parse(JSON.stringify({ ...unsigned, payloads: unsigned.payloads.map((p) => Buffer.from(p).toString('hex')), maxFee: unsigned.maxFee.toString() }));
+        const restored: UnsignedTransfer = { ...stored, payloads: stored.payloads.map((h: string) => Uint8Array.from(Buffer.from(h, 'hex'))), maxFee: BigInt(stored.maxFee) };
+        expect(Buffer.from(crafter.combine(restored, [byPayer, byFrom]).raw).equals(Buffer.from(crafter.combine(unsigned, [byPayer, byFrom]).raw))).to.equal(true);
+      });
+    });
   });
 
   describe('executed by the Solana runtime (litesvm)', () => {
@@ -238,13 +372,7 @@ describe('SolanaTransferCrafter', () => {
     const from = hotKey(0);
     const other = hotKey(2);
 
-    /** litesvm takes @solana/kit's transaction shape: the message bytes and the signatures by signer. */
-    function send(svm: LiteSVM, raw: Uint8Array) {
-      const tx = VersionedTransaction.deserialize(raw);
-      const signer = tx.message.staticAccountKeys[0]!.toBase58();
-      const messageBytes = tx.message.serialize();
-      return svm.sendTransaction({ messageBytes, signatures: { [signer]: tx.signatures[0]! } } as unknown as Parameters<LiteSVM['sendTransaction']>[0]);
-    }
+    const send = sendRaw;
 
     function inputFor(svm: LiteSVM, extra: Partial<SolanaTransferInput> = {}): TransferInput {
       return { recentBlockhash: svm.latestBlockhash(), lastValidBlockHeight: '150', lamportsPerSignature: '5000', ...extra } as TransferInput;
@@ -411,5 +539,139 @@ describe('SolanaTransferCrafter', () => {
         expect(tokenAmount(svm, destination)).to.equal(1_500_000_006n);
       });
     }
+
+    // --- sweeps of deposit addresses, the hot wallet paying the fees ---
+
+    describe('sweeps with the hot wallet as fee payer', () => {
+      const deposit = depositKey(3);
+      const hot = from;
+
+      it('native: the deposit account\'s whole balance moves, it ends at 0 lamports (removed), the hot wallet pays the fee', () => {
+        const svm = funded();
+        const held = 1_234_567_891n;
+        svm.airdrop(addr(deposit.address), held as never);
+        const unsigned = crafter.craft(sweepRequest(deposit, hot, hot.address, held), inputFor(svm));
+        expect(unsigned.signers).to.deep.equal([hot.address, deposit.address]);
+        expect(unsigned.maxFee).to.equal(10_000n);
+        const signed = signAndCombine(crafter, unsigned, deposit, hot);
+        const result = send(svm, signed.raw);
+        expect(result.constructor.name, result.toString()).to.equal('TransactionMetadata');
+        expect(base58Encode((result as { signature(): Uint8Array }).signature())).to.equal(signed.txHash);
+        expect(balance(svm, deposit.address)).to.equal(0n);
+        expect(svm.getAccount(addr(deposit.address)).exists).to.equal(false);
+        expect(balance(svm, hot.address)).to.equal(LAMPORTS + held - unsigned.maxFee);
+      });
+
+      it('native to another destination: the fee payer pays, from sends everything, the destination gets everything', () => {
+        const svm = funded();
+        const cold = hotKey(4).address;
+        const held = svm.minimumBalanceForRentExemption(0n) + 17n;
+        svm.airdrop(addr(deposit.address), held as never);
+        const unsigned = crafter.craft(sweepRequest(deposit, hot, cold, held), inputFor(svm, { computeUnitPrice: '1000000', computeUnitLimit: 1000 }));
+        expect(unsigned.maxFee).to.equal(10_000n + 1000n);
+        const result = send(svm, signAndCombine(crafter, unsigned, deposit, hot).raw);
+        expect(result.constructor.name, result.toString()).to.equal('TransactionMetadata');
+        expect(balance(svm, cold)).to.equal(held);
+        expect(balance(svm, deposit.address)).to.equal(0n);
+        expect(balance(svm, hot.address)).to.equal(LAMPORTS - unsigned.maxFee);
+      });
+
+      it('native: leaving from between 0 and the rent-exempt minimum is refused by the runtime (a sweep takes all, or leaves at least the minimum)', () => {
+        const svm = funded();
+        const held = 1_000_000_000n;
+        svm.airdrop(addr(deposit.address), held as never);
+        const unsigned = crafter.craft(sweepRequest(deposit, hot, hot.address, held - 1n), inputFor(svm));
+        const result = send(svm, signAndCombine(crafter, unsigned, deposit, hot).raw);
+        expect(result.constructor.name).to.equal('FailedTransactionMetadata');
+        expect(String((result as { err(): unknown }).err())).to.match(/InsufficientFundsForRent/);
+        expect(balance(svm, deposit.address)).to.equal(held);
+      });
+
+      it('is refused by the runtime when a signature is by the wrong key (signers swapped over the wire)', () => {
+        const svm = funded();
+        svm.airdrop(addr(deposit.address), 1_000_000_000n as never);
+        const unsigned = crafter.craft(sweepRequest(deposit, hot, hot.address, 1_000_000_000n), inputFor(svm));
+        const signed = signAndCombine(crafter, unsigned, deposit, hot);
+        const swapped = Uint8Array.from(signed.raw);
+        swapped.set(signed.raw.subarray(65, 129), 1);
+        swapped.set(signed.raw.subarray(1, 65), 65);
+        const refused = send(svm, swapped);
+        expect((refused as { err(): unknown }).err()).to.equal(11); // SignatureFailure
+        expect(balance(svm, deposit.address)).to.equal(1_000_000_000n);
+        expect(balance(svm, hot.address)).to.equal(LAMPORTS);
+      });
+
+      /** Token-2022 associated accounts: the base account, AccountType::Account, the ImmutableOwner extension (TLV type 7, no data). */
+      function ataData(tokenProgram: string, mint: string, owner: string, amount: bigint): Uint8Array {
+        const base = tokenAccountData(mint, owner, amount);
+        return tokenProgram === TOKEN_PROGRAM_ID ? base : Buffer.concat([base, Buffer.from([2, 7, 0, 0, 0])]);
+      }
+
+      for (const tokenProgram of [TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID]) {
+        const label = tokenProgram === TOKEN_PROGRAM_ID ? 'Token' : 'Token-2022';
+        it(`SPL (${label}) with closeTokenAccount: every unit arrives, from holds no SOL, its token account is closed and its rent goes to the fee payer`, () => {
+          const svm = funded();
+          const mint = hotKey(7).address;
+          setAccount(svm, mint, tokenProgram, mintData(10n ** 15n, 6));
+          const held = 123_456_789_012n;
+          const source = associatedTokenAddress(deposit.address, mint, tokenProgram);
+          setAccount(svm, source, tokenProgram, ataData(tokenProgram, mint, deposit.address, held));
+          const sourceRent = balance(svm, source);
+          expect(sourceRent > 0n).to.equal(true);
+          expect(balance(svm, deposit.address)).to.equal(0n); // no SOL at all
+          const destination = associatedTokenAddress(hot.address, mint, tokenProgram);
+          const rent = svm.minimumBalanceForRentExemption(tokenProgram === TOKEN_PROGRAM_ID ? 165n : 170n);
+
+          const unsigned = crafter.craft(sweepRequest(deposit, hot, hot.address, held, mint, true), inputFor(svm, {
+            mintDecimals: 6, tokenProgram, destinationTokenAccountExists: false, tokenAccountRent: rent.toString(), sourceTokenBalance: held.toString(),
+          }));
+          expect(unsigned.maxFee).to.equal(10_000n + rent);
+          const result = send(svm, signAndCombine(crafter, unsigned, deposit, hot).raw);
+          expect(result.constructor.name, result.toString()).to.equal('TransactionMetadata');
+          expect(tokenAmount(svm, destination)).to.equal(held);
+          expect(svm.getAccount(addr(source)).exists).to.equal(false);
+          expect(balance(svm, source)).to.equal(0n);
+          expect(balance(svm, deposit.address)).to.equal(0n);
+          // the fee payer: the fees and the new account's rent out (maxFee), the closed account's rent in
+          expect(balance(svm, hot.address)).to.equal(LAMPORTS - unsigned.maxFee + sourceRent);
+        });
+      }
+
+      it('SPL without closing, into an existing account: the whole balance moves, the emptied account stays (rent with it)', () => {
+        const svm = funded();
+        const mint = hotKey(7).address;
+        setAccount(svm, mint, TOKEN_PROGRAM_ID, mintData(10n ** 15n, 6));
+        const source = associatedTokenAddress(deposit.address, mint);
+        const destination = associatedTokenAddress(hot.address, mint);
+        setAccount(svm, source, TOKEN_PROGRAM_ID, tokenAccountData(mint, deposit.address, 500n));
+        setAccount(svm, destination, TOKEN_PROGRAM_ID, tokenAccountData(mint, hot.address, 1n));
+        const unsigned = crafter.craft(sweepRequest(deposit, hot, hot.address, 500n, mint), inputFor(svm, { mintDecimals: 6, destinationTokenAccountExists: true }));
+        expect(unsigned.maxFee).to.equal(10_000n);
+        expect(send(svm, signAndCombine(crafter, unsigned, deposit, hot).raw).constructor.name).to.equal('TransactionMetadata');
+        expect(tokenAmount(svm, destination)).to.equal(501n);
+        expect(tokenAmount(svm, source)).to.equal(0n);
+        expect(balance(svm, hot.address)).to.equal(LAMPORTS - 10_000n);
+      });
+
+      it('SPL closing without a fee payer: from pays the fee and gets its token account\'s rent back', () => {
+        const svm = funded();
+        const mint = hotKey(7).address;
+        setAccount(svm, mint, TOKEN_PROGRAM_ID, mintData(10n ** 15n, 6));
+        const owner = hotKey(1).address;
+        const source = associatedTokenAddress(hot.address, mint);
+        setAccount(svm, source, TOKEN_PROGRAM_ID, tokenAccountData(mint, hot.address, 42n));
+        const sourceRent = balance(svm, source);
+        const rent = svm.minimumBalanceForRentExemption(165n);
+        const unsigned = crafter.craft({ ...request(hot, owner, 42n, mint), closeTokenAccount: true }, inputFor(svm, {
+          mintDecimals: 6, destinationTokenAccountExists: false, tokenAccountRent: rent.toString(), sourceTokenBalance: '42',
+        }));
+        expect(unsigned.signers).to.deep.equal([hot.address]);
+        const result = send(svm, signAndCombine(crafter, unsigned, hot).raw);
+        expect(result.constructor.name, result.toString()).to.equal('TransactionMetadata');
+        expect(tokenAmount(svm, associatedTokenAddress(owner, mint))).to.equal(42n);
+        expect(svm.getAccount(addr(source)).exists).to.equal(false);
+        expect(balance(svm, hot.address)).to.equal(LAMPORTS - unsigned.maxFee + sourceRent);
+      });
+    });
   });
 });
