@@ -119,8 +119,8 @@ export function tasksInOrder(rows: ReadonlyArray<{ id: string; url: string; stat
 /** A table that records which (record, state) pairs already have their callback task. */
 export interface NoticeTable {
   /** e.g. recharge_notices (record column, state column, task_id; primary key (record, state)). */
-  readonly table: 'recharge_notices' | 'withdraw_notices';
-  readonly recordColumn: 'recharge_id' | 'withdrawal_id';
+  readonly table: 'recharge_notices' | 'withdraw_notices' | 'collect_notices';
+  readonly recordColumn: 'recharge_id' | 'withdrawal_id' | 'item_id';
   readonly stateColumn: 'tx_status' | 'status';
   readonly bizType: BizType;
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { AdapterRegistry } from '@wcs/core';
 import type { StorageHandle } from '../service';
-import { WithdrawWorker } from '../withdrawals/withdraw-worker';
+import { decideApproval } from '../withdrawals/payout-intake';
 import { RiskRules } from '../withdrawals/risk-rules';
 import { TOKENS } from '../container';
 import { UsageError, jsonOpt, parseId, type CliContext } from './context';
@@ -78,7 +78,7 @@ export function registerWithdrawCommands(program: Command, ctx: CliContext): voi
       .action(async (id: string, o: { note?: string; json?: boolean }) => {
         ctx.setJson(o);
         if (!/^\d{1,15}$/.test(id)) throw new UsageError(`id: must be a withdrawal record id, got "${id}"`);
-        const decision = await ctx.withStorage((s) => WithdrawWorker.decide(s.database.sequelize, Number(id), approve, o.note ?? null));
+        const decision = await ctx.withStorage((s) => decideApproval(s.database.sequelize, Number(id), approve, o.note ?? null));
         ctx.emit({ id: Number(id), approval: decision }, () => `withdrawal ${id}: ${decision}`);
       });
   }

@@ -35,6 +35,21 @@ describe('config: environment and config file', () => {
     }
   });
 
+  it('collection: WCS_COLLECT_MAX_INPUTS (default 200, 1 to 1400) and WCS_COLLECT_MAX_FEE_RATE_<ENV>_<CODE> (positive, at most 3 decimals, kept in thousandths)', () => {
+    const d = loadConfig({}, tmp).withdrawals;
+    expect(d.collectMaxInputs).to.equal(200);
+    expect([...d.collectMaxFeeRates]).to.deep.equal([]);
+    const c = loadConfig({ WCS_COLLECT_MAX_INPUTS: '20', WCS_COLLECT_MAX_FEE_RATE_TEST_BTCREG: '2.5', WCS_COLLECT_MAX_FEE_RATE_LIVE_BTC: '40', WCS_COLLECT_MAX_FEE_RATE_TEST_X: '' }, tmp).withdrawals;
+    expect(c.collectMaxInputs).to.equal(20);
+    expect([...c.collectMaxFeeRates].sort()).to.deep.equal([['live:BTC', 40_000n], ['test:BTCREG', 2_500n]]);
+    expect(() => loadConfig({ WCS_COLLECT_MAX_INPUTS: '0' }, tmp)).to.throw(ConfigError, /^WCS_COLLECT_MAX_INPUTS: must be between 1 and 1400/);
+    expect(() => loadConfig({ WCS_COLLECT_MAX_INPUTS: '1401' }, tmp)).to.throw(ConfigError, /^WCS_COLLECT_MAX_INPUTS: must be between/);
+    expect(() => loadConfig({ WCS_COLLECT_MAX_INPUTS: 'x' }, tmp)).to.throw(ConfigError, /^WCS_COLLECT_MAX_INPUTS: must be an integer/);
+    for (const bad of ['0', '0.000', '-1', '1.2345', 'abc', '1e3', '.5']) {
+      expect(() => loadConfig({ WCS_COLLECT_MAX_FEE_RATE_TEST_BTCREG: bad }, tmp), bad).to.throw(ConfigError, /^WCS_COLLECT_MAX_FEE_RATE_TEST_BTCREG: must be a positive number/);
+    }
+  });
+
   it('validates the config file and names the offending entry', () => {
     const f = path.join(tmp, 'bad.json');
     fs.writeFileSync(f, JSON.stringify({ chains: [{ id: 9, code: 'BASE', name: 'Base', family: 'evm', environment: 'live', network: 'mainnet', nativeSymbol: 'ETH', decimals: 'eighteen', confirmations: 12, evmChainId: 8453 }] }));

@@ -98,6 +98,16 @@ export interface WithdrawConfig {
   /** A broadcast transaction unmined for this long is replaced with a higher fee (where a fee cap is set). */
   readonly stuckMs: number;
   readonly bumpPercent: number;
+  /** How often each chain's deposit addresses are looked at for collection (docs/collection.md). */
+  readonly collectPlanMs: number;
+  /** utxo consolidations: at most this many deposit outputs per transaction (WCS_COLLECT_MAX_INPUTS, default 200). */
+  readonly collectMaxInputs: number;
+  /**
+   * utxo consolidations are not launched while the node's fee rate is above this ceiling, "environment:CODE"
+   * from WCS_COLLECT_MAX_FEE_RATE_<ENV>_<CODE>: thousandths of a base unit per fee unit (Bitcoin: sat/kvB
+   * for a ceiling given in sat/vB with at most 3 decimals); absent: no ceiling.
+   */
+  readonly collectMaxFeeRates: ReadonlyMap<string, bigint>;
   /** Highest fee per unit (EVM: wei per gas) a replacement may pay, "environment:CODE" from WCS_WITHDRAW_FEE_CAP_<ENV>_<CODE>. */
   readonly feeCaps: ReadonlyMap<string, bigint>;
 }
@@ -144,6 +154,7 @@ export function rateLimitConfig(env: Env): RateLimitConfig {
 }
 
 const FEE_CAP_VAR = /^WCS_WITHDRAW_FEE_CAP_(TEST|LIVE)_([A-Z][A-Z0-9_]{1,15})$/;
+const COLLECT_FEE_RATE_VAR = /^WCS_COLLECT_MAX_FEE_RATE_(TEST|LIVE)_([A-Z][A-Z0-9_]{1,15})$/;
 
 export function withdrawConfig(env: Env): WithdrawConfig {
   const feeCaps = new Map<string, bigint>();
@@ -153,11 +164,23 @@ export function withdrawConfig(env: Env): WithdrawConfig {
     if (!/^[1-9]\d{0,30}$/.test(raw)) throw new ConfigError(`${key}: must be a whole number of base units per fee unit (e.g. wei per gas), got "${raw}"`);
     feeCaps.set(`${m[1]!.toLowerCase()}:${m[2]}`, BigInt(raw));
   }
+  const collectMaxFeeRates = new Map<string, bigint>();
+  for (const [key, raw] of Object.entries(env)) {
+    const m = COLLECT_FEE_RATE_VAR.exec(key);
+    if (!m || raw === undefined || raw === '') continue;
+    const d = /^(\d{1,30})(?:\.(\d{1,3}))?$/.exec(raw.trim());
+    const milli = d ? BigInt(d[1]!) * 1000n + BigInt((d[2] ?? '').padEnd(3, '0')) : 0n;
+    if (milli <= 0n) throw new ConfigError(`${key}: must be a positive number of base units per fee unit with at most 3 decimals (Bitcoin: sat/vB, e.g. 25 or 2.5), got "${raw}"`);
+    collectMaxFeeRates.set(`${m[1]!.toLowerCase()}:${m[2]}`, milli);
+  }
   return {
     ledgerRefreshMs: intVar(env, 'WCS_HOT_WALLET_REFRESH_MS', 15000, 100, 3600000),
     pollMs: intVar(env, 'WCS_WITHDRAW_POLL_MS', 1000, 10, 600000),
     stuckMs: intVar(env, 'WCS_WITHDRAW_STUCK_MS', 180000, 1000, 86400000),
     bumpPercent: intVar(env, 'WCS_WITHDRAW_BUMP_PERCENT', 25, 10, 500),
+    collectPlanMs: intVar(env, 'WCS_COLLECT_PLAN_MS', 5000, 100, 3600000),
+    collectMaxInputs: intVar(env, 'WCS_COLLECT_MAX_INPUTS', 200, 1, 1400),
+    collectMaxFeeRates,
     feeCaps,
   };
 }

@@ -20,7 +20,7 @@ describe('migrations: versioned, applied once, safe under concurrency', () => {
     conns.push(a, b);
     expect(await pendingMigrations(a)).to.deep.equal(MIGRATIONS.map((m) => m.version));
     const [ra, rb] = await Promise.all([migrate(a), migrate(b)]);
-    expect([...ra, ...rb].sort()).to.deep.equal(MIGRATIONS.map((m) => m.version));
+    expect([...ra, ...rb].sort((x, y) => x - y)).to.deep.equal(MIGRATIONS.map((m) => m.version));
     expect(await migrate(a)).to.deep.equal([]);
     expect(await pendingMigrations(b)).to.deep.equal([]);
     const [cols] = await a.query(`SELECT data_type FROM information_schema.columns WHERE table_name = 'applications' AND column_name = 'id'`);

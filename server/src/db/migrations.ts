@@ -541,6 +541,227 @@ ALTER TABLE applications
   ADD CONSTRAINT applications_rate_limit_pair CHECK ((rate_limit_rps IS NULL) = (rate_limit_burst IS NULL));
 `,
   },
+  {
+    version: 9,
+    name: 'one transfer pipeline: every outgoing transaction (payout, sweep, top-up, cold transfer) and its signed attempts',
+    sql: `
+-- what is to be sent, from which key the KeyStore holds (docs/transfers.md). Owners (a withdrawal,
+-- a collection item) create one when it may go; the pipeline signs, stores, sends and tracks it.
+CREATE TABLE transfers (
+  id              BIGSERIAL PRIMARY KEY,
+  application_id  INTEGER NOT NULL REFERENCES applications(id),
+  chain_id        INTEGER NOT NULL REFERENCES chains(id),
+  chain_token_id  INTEGER NOT NULL REFERENCES chain_tokens(id),
+  kind            VARCHAR(16) NOT NULL CHECK (kind IN ('PAYOUT','SWEEP','TOP_UP','COLD_TRANSFER')),
+  key_purpose     VARCHAR(16) NOT NULL CHECK (key_purpose IN ('deposit','hot','fee')),
+  key_namespace   VARCHAR(64) COLLATE "C" NOT NULL,
+  key_index       BIGINT NOT NULL CHECK (key_index >= 0 AND key_index < 2147483648),
+  from_address    VARCHAR(128) COLLATE "C" NOT NULL,
+  to_address      VARCHAR(128) COLLATE "C" NOT NULL,
+  memo            VARCHAR(256) NULL,
+  amount          NUMERIC(78,0) NOT NULL CHECK (amount > 0),
+  -- what the signed transaction moves: amount, or amount less the fee when the fee comes out of it
+  sent_amount     NUMERIC(78,0) NULL CHECK (sent_amount > 0),
+  -- the shape beyond (from, to, memo, token, amount): fixed inputs and their owners, a fee payer,
+  -- fee out of the amount, token account closing, an exact fee (TransferOptions in transfers/model.ts)
+  options         JSONB NOT NULL DEFAULT '{}',
+  status          VARCHAR(16) NOT NULL CHECK (status IN ('READY','SIGNED','BROADCASTED','CONFIRMING','SUCCESS','FAILED')),
+  sequence        NUMERIC(20,0) NULL,
+  tx_hash         VARCHAR(128) NULL,
+  -- native base units: the most it can cost until mined, then what it cost
+  fee             NUMERIC(78,0) NULL CHECK (fee >= 0),
+  fee_final       BOOLEAN NOT NULL DEFAULT false,
+  block_height    BIGINT NULL,
+  confirmations   INTEGER NOT NULL DEFAULT 0,
+  fail_code       VARCHAR(32) NULL,
+  fail_reason     VARCHAR(256) NULL,
+  signed_at       TIMESTAMPTZ NULL,
+  broadcast_at    TIMESTAMPTZ NULL,
+  finished_at     TIMESTAMPTZ NULL,
+  created_at      TIMESTAMPTZ NOT NULL DEFAULT now(),
+  updated_at      TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX transfers_open ON transfers (chain_id, status, id) WHERE status IN ('READY','SIGNED','BROADCASTED','CONFIRMING');
+
+-- every transaction signed for a transfer: the first, fee-bump replacements at the same sequence,
+-- re-signings of an expired one (only one of them can ever apply); stored before any send
+CREATE TABLE transfer_attempts (
+  transfer_id    BIGINT NOT NULL REFERENCES transfers(id),
+  attempt        INTEGER NOT NULL CHECK (attempt >= 1),
+  tx_hash        VARCHAR(128) NOT NULL,
+  raw_tx         BYTEA NOT NULL,
+  transfer_input JSONB NOT NULL,
+  max_fee        NUMERIC(78,0) NOT NULL,
+  created_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
+  sent_at        TIMESTAMPTZ NULL,
+  PRIMARY KEY (transfer_id, attempt)
+);
+CREATE INDEX transfer_attempts_hash ON transfer_attempts (tx_hash);
+
+-- a withdrawal's payout transfer, made once risk and approval let it go
+ALTER TABLE withdrawals ADD COLUMN transfer_id BIGINT NULL UNIQUE REFERENCES transfers(id);
+
+-- existing orders (signed or not) become transfers with their attempts
+INSERT INTO transfers (application_id, chain_id, chain_token_id, kind, key_purpose, key_namespace, key_index, from_address, to_address, memo, amount,
+                       sent_amount, status, sequence, tx_hash, fee, fee_final, block_height, confirmations, fail_reason, signed_at, broadcast_at, finished_at, created_at, updated_at)
+SELECT w.application_id, w.chain_id, w.chain_token_id, 'PAYOUT', 'hot', h.key_namespace, h.key_index, w.from_address, w.to_address, w.memo, w.amount, w.amount,
+       CASE WHEN w.status = 'PROCESSING' THEN 'SIGNED' ELSE w.status END, w.sequence, w.tx_hash, w.fee, w.fee_final, w.block_height, w.confirmations, w.fail_reason,
+       w.signed_at, w.broadcast_at, w.finished_at, w.created_at, w.updated_at
+  FROM withdrawals w JOIN hot_wallets h ON h.id = w.hot_wallet_id WHERE w.signed_at IS NOT NULL ORDER BY w.id;
+UPDATE withdrawals w SET transfer_id = t.id FROM transfers t
+ WHERE w.signed_at IS NOT NULL AND t.kind = 'PAYOUT' AND t.chain_id = w.chain_id AND t.from_address = w.from_address AND t.created_at = w.created_at AND t.tx_hash IS NOT DISTINCT FROM w.tx_hash AND t.to_address = w.to_address;
+INSERT INTO transfer_attempts (transfer_id, attempt, tx_hash, raw_tx, transfer_input, max_fee, created_at, sent_at)
+SELECT w.transfer_id, x.attempt, x.tx_hash, x.raw_tx, x.transfer_input, x.max_fee, x.created_at, x.sent_at
+  FROM withdraw_transactions x JOIN withdrawals w ON w.id = x.withdrawal_id WHERE w.transfer_id IS NOT NULL;
+ALTER TABLE hot_wallet_utxos ADD COLUMN spent_by_transfer BIGINT NULL REFERENCES transfers(id);
+UPDATE hot_wallet_utxos u SET spent_by_transfer = w.transfer_id FROM withdrawals w WHERE w.id = u.spent_by;
+ALTER TABLE hot_wallet_utxos DROP COLUMN spent_by;
+ALTER TABLE hot_wallet_utxos RENAME COLUMN spent_by_transfer TO spent_by;
+DROP TABLE withdraw_transactions;
+-- the payout attempts as they were read before (diagnostics and tests): a view over the pipeline's table
+CREATE VIEW withdraw_transactions AS
+SELECT w.id AS withdrawal_id, a.attempt, a.tx_hash, a.raw_tx, a.transfer_input, a.max_fee, a.created_at, a.sent_at
+  FROM transfer_attempts a JOIN withdrawals w ON w.transfer_id = a.transfer_id;
+`,
+  },
+  {
+    version: 10,
+    name: 'collection: policies, fee wallets, cold and merchant addresses, requests and items, collect callbacks',
+    sql: `
+-- per application and token (docs/collection.md); no row: that token is not collected
+CREATE TABLE collection_policies (
+  application_id     INTEGER NOT NULL REFERENCES applications(id),
+  chain_token_id     INTEGER NOT NULL REFERENCES chain_tokens(id),
+  enabled            BOOLEAN NOT NULL DEFAULT true,
+  -- the least worth collecting from one address (base units)
+  threshold          NUMERIC(78,0) NOT NULL CHECK (threshold >= 0),
+  -- cost guard: the fee may be at most this share of the amount, basis points (1000 = 10 %)
+  max_fee_bps        INTEGER NOT NULL CHECK (max_fee_bps BETWEEN 0 AND 10000),
+  -- tokens: what one whole native coin is worth in this token's base units (the guard compares like with like)
+  native_value       NUMERIC(78,0) NULL CHECK (native_value > 0),
+  on_confirmed       BOOLEAN NOT NULL DEFAULT true,
+  schedule_seconds   INTEGER NULL CHECK (schedule_seconds >= 10),
+  -- pass-through: a deposit below the threshold is swept alone after this long (when the guard allows)
+  max_wait_seconds   INTEGER NULL CHECK (max_wait_seconds >= 0),
+  -- hot wallet watermarks (base units): above high the surplus goes cold down to target; below low an alert
+  hot_low            NUMERIC(78,0) NULL CHECK (hot_low >= 0),
+  hot_target         NUMERIC(78,0) NULL CHECK (hot_target >= 0),
+  hot_high           NUMERIC(78,0) NULL CHECK (hot_high >= 0),
+  -- the last scheduled pass that saw every address; the one under way began at pass_started_at
+  last_run_at        TIMESTAMPTZ NULL,
+  pass_started_at    TIMESTAMPTZ NULL,
+  updated_at         TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (application_id, chain_token_id),
+  CHECK (hot_target IS NULL OR hot_high IS NULL OR hot_target <= hot_high),
+  CHECK (hot_low IS NULL OR hot_target IS NULL OR hot_low <= hot_target)
+);
+
+-- an application's cold address per chain (COLD_TRANSFER target) and, in pass-through mode, the merchant's collection address
+CREATE TABLE collection_addresses (
+  application_id INTEGER NOT NULL REFERENCES applications(id),
+  chain_id       INTEGER NOT NULL REFERENCES chains(id),
+  kind           VARCHAR(16) NOT NULL CHECK (kind IN ('COLD','MERCHANT')),
+  address        VARCHAR(128) COLLATE "C" NOT NULL,
+  memo           VARCHAR(256) NULL,
+  updated_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (application_id, chain_id, kind)
+);
+
+-- the fee wallet per (application, chain): its own key (purpose 'fee'), paying gas top-ups; its own ledger rows
+CREATE TABLE fee_wallets (
+  id             SERIAL PRIMARY KEY,
+  application_id INTEGER NOT NULL REFERENCES applications(id),
+  chain_id       INTEGER NOT NULL REFERENCES chains(id),
+  key_namespace  VARCHAR(64) COLLATE "C" NOT NULL,
+  key_index      INTEGER NOT NULL CHECK (key_index >= 0),
+  address        VARCHAR(128) COLLATE "C" NOT NULL,
+  -- what the node last said it holds (native base units); top-ups in flight are counted from transfers
+  on_chain       NUMERIC(78,0) NULL CHECK (on_chain >= 0),
+  observed_at    TIMESTAMPTZ NULL,
+  created_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (application_id, chain_id)
+);
+
+-- one planning pass's items for an application and token (the spec's requestId)
+CREATE TABLE collection_requests (
+  id             BIGSERIAL PRIMARY KEY,
+  application_id INTEGER NOT NULL REFERENCES applications(id),
+  chain_id       INTEGER NOT NULL REFERENCES chains(id),
+  chain_token_id INTEGER NOT NULL REFERENCES chain_tokens(id),
+  trigger        VARCHAR(16) NOT NULL CHECK (trigger IN ('DEPOSIT','SCHEDULE','MANUAL','WATERMARK','MAX_WAIT')),
+  created_at     TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+
+CREATE TABLE collection_items (
+  id                BIGSERIAL PRIMARY KEY,
+  request_id        BIGINT NOT NULL REFERENCES collection_requests(id),
+  application_id    INTEGER NOT NULL REFERENCES applications(id),
+  chain_id          INTEGER NOT NULL REFERENCES chains(id),
+  chain_token_id    INTEGER NOT NULL REFERENCES chain_tokens(id),
+  stage             VARCHAR(16) NOT NULL CHECK (stage IN ('HOT_GATHER','COLD_TRANSFER')),
+  -- the USER address row; 0 for a shared deposit account or the hot wallet (no one user's address)
+  from_address_id   INTEGER NOT NULL,
+  from_address      VARCHAR(128) COLLATE "C" NOT NULL,
+  to_address        VARCHAR(128) COLLATE "C" NOT NULL,
+  to_memo           VARCHAR(256) NULL,
+  -- planned: what the address held to collect; on success: what arrived
+  amount            NUMERIC(78,0) NOT NULL CHECK (amount > 0),
+  status            VARCHAR(16) NOT NULL CHECK (status IN ('PLANNED','TOPPING_UP','FUNDED','SWEEPING','SUCCESS','FAILED')),
+  -- why a PLANNED item waits (a poor fee wallet, no merchant address, a fee above the funded price)
+  waiting_reason    VARCHAR(256) NULL,
+  -- the source key (namespace, index) and, utxo chains, the deposit outputs it spends
+  source            JSONB NOT NULL DEFAULT '{}',
+  failure_code      VARCHAR(32) NULL,
+  failure_message   VARCHAR(256) NULL,
+  retry_times       INTEGER NOT NULL DEFAULT 0,
+  -- the most the sweep may pay per fee unit (EVM tokens: the price the top-up was measured at)
+  fee_per_unit      NUMERIC(78,0) NULL,
+  topup_transfer_id BIGINT NULL REFERENCES transfers(id),
+  transfer_id       BIGINT NULL REFERENCES transfers(id),
+  tx_hash           VARCHAR(128) NULL,
+  gas_fee           NUMERIC(78,0) NULL,
+  created_at        TIMESTAMPTZ NOT NULL DEFAULT now(),
+  updated_at        TIMESTAMPTZ NOT NULL DEFAULT now(),
+  finished_at       TIMESTAMPTZ NULL,
+  -- COLD_TRANSFER: when the hot wallet ledger released what the transfer reserved
+  released_at       TIMESTAMPTZ NULL
+);
+CREATE INDEX collection_items_open ON collection_items (chain_id, status, id) WHERE status NOT IN ('SUCCESS','FAILED');
+CREATE INDEX collection_items_transfer ON collection_items (transfer_id);
+CREATE INDEX collection_items_topup ON collection_items (topup_transfer_id);
+CREATE INDEX collection_items_app_time ON collection_items (application_id, created_at, id);
+-- one open item per (address, token): a retry or a crash never plans a second sweep of the same funds
+CREATE UNIQUE INDEX collection_items_one_open ON collection_items (chain_token_id, from_address, stage) WHERE status NOT IN ('SUCCESS','FAILED');
+
+-- addresses the cost guard left alone: recorded with the reason, swept once they grew
+CREATE TABLE collection_skips (
+  application_id INTEGER NOT NULL REFERENCES applications(id),
+  chain_token_id INTEGER NOT NULL REFERENCES chain_tokens(id),
+  address        VARCHAR(128) COLLATE "C" NOT NULL,
+  amount         NUMERIC(78,0) NOT NULL,
+  fee            NUMERIC(78,0) NOT NULL,
+  reason         VARCHAR(256) NOT NULL,
+  skipped_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (chain_token_id, address)
+);
+
+-- each recharge knows the item that moved it
+ALTER TABLE recharges ADD COLUMN collection_item_id BIGINT NULL REFERENCES collection_items(id);
+CREATE INDEX recharges_uncollected ON recharges (chain_id, chain_token_id, address) WHERE collection_item_id IS NULL AND tx_status IN ('CONFIRMED','SETTLED');
+
+-- one collect callback per (item, status)
+CREATE TABLE collect_notices (
+  item_id    BIGINT NOT NULL REFERENCES collection_items(id),
+  status     VARCHAR(16) NOT NULL,
+  task_id    BIGINT NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (item_id, status)
+);
+
+-- hot wallets: sweeps mined but not yet final count as available only once final
+ALTER TABLE hot_wallet_balances ADD COLUMN incoming NUMERIC(78,0) NOT NULL DEFAULT 0 CHECK (incoming >= 0);
+`,
+  },
 ];
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations

@@ -173,6 +173,9 @@ export async function recordTransfers(
        FROM unnest($2::int[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[],
                    $12::text[], $13::text[], $14::text[], $15::int[], $16::int[])
             WITH ORDINALITY AS u(app, token, addr, usr, address, memo, sender, tx, pos, amount, height, hash, status, conf, minconf, ord)
+      -- the service's own gas top-ups to a deposit address are not deposits (docs/collection.md)
+      -- (any signed attempt of one, through the attempts' hash index)
+      WHERE NOT EXISTS (SELECT 1 FROM transfer_attempts a JOIN transfers x ON x.id = a.transfer_id WHERE a.tx_hash = u.tx AND x.chain_id = $1 AND x.kind = 'TOP_UP')
       ORDER BY u.ord
      ON CONFLICT (chain_id, tx_hash, position) DO NOTHING
      RETURNING id::text AS id, tx_hash, position, (SELECT a.settlement_mode FROM applications a WHERE a.id = recharges.application_id) AS settlement_mode`,

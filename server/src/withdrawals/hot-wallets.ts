@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { formatLocalDateTime, formatUnits } from '@wcs/core';
 import type { AdapterRegistry, ChainAdapter, ChainDefinition, ChainEndpoint, KeyRef, KeyStore, SpendableOutput, TransferNode } from '@wcs/core';
@@ -162,11 +163,29 @@ export async function missingHotWallets(sequelize: Sequelize, catalogue: Catalog
   });
 }
 
+/**
+ * An ed25519 public key nobody holds (its private key is dropped): the owner of a quote's
+ * destination where a transfer to oneself is refused. Its token account never exists, so the quote
+ * includes creating it, the most a payout costs.
+ */
+let quoteOwner: { curve: 'ed25519'; bytes: Uint8Array } | null = null;
+function throwawayEd25519(): { curve: 'ed25519'; bytes: Uint8Array } {
+  if (!quoteOwner) {
+    const der = generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' });
+    quoteOwner = { curve: 'ed25519', bytes: Uint8Array.from(der.subarray(der.length - 32)) };
+  }
+  return quoteOwner;
+}
+
 /** A transfer shape used only to quote the fee: the most a transfer of this token costs now. */
 function quoteRequest(adapter: ChainAdapter, wallet: HotWallet, contract: string | null, publicKey: Awaited<ReturnType<KeyStore['getPublicKey']>>) {
   // to itself, except on chains with registered (named) hot accounts, whose token contracts refuse
-  // a transfer to oneself (EOS): there to the chain's deposit account, which is another account
-  const to = adapter.hotAddress === 'registered' ? adapter.address.addressFromPublicKey(publicKey) : wallet.address;
+  // a transfer to oneself (EOS): there to the chain's deposit account, which is another account;
+  // and Solana tokens, whose crafter refuses a transfer into from's own token account: there to an
+  // owner nobody holds, whose token account is to be created (the most a token payout costs)
+  const solanaToken = adapter.spendModel === 'expiring' && adapter.addressing === 'hd' && contract !== null;
+  const to = adapter.hotAddress === 'registered' ? adapter.address.addressFromPublicKey(publicKey)
+    : solanaToken ? adapter.address.addressFromPublicKey(throwawayEd25519()) : wallet.address;
   const base = { from: wallet.address, fromPublicKey: publicKey, to, memo: null, contract, amount: 1n };
   switch (adapter.spendModel) {
     case 'sequence':
@@ -303,6 +322,24 @@ export class HotWalletLedger {
           WHERE b.hot_wallet_id = $1 AND b.chain_token_id = s.token`,
         { bind: [wallet.id, startedAt], transaction: t },
       );
+      // cold transfers out of this wallet that ended before the reading: their reservations go too
+      await this.sequelize.query(
+        `WITH released AS (
+           UPDATE collection_items i SET released_at = now() FROM transfers x
+            WHERE i.stage = 'COLD_TRANSFER' AND i.released_at IS NULL AND x.id = i.transfer_id AND x.chain_id = $3 AND x.from_address = $4 AND x.finished_at < $2
+           RETURNING i.chain_token_id AS token, i.amount AS v
+         )
+         UPDATE hot_wallet_balances b SET reserved = GREATEST(0, b.reserved - s.v)
+           FROM (SELECT token, sum(v) AS v FROM released GROUP BY token) s WHERE b.hot_wallet_id = $1 AND b.chain_token_id = s.token`,
+        { bind: [wallet.id, startedAt, chain.id, wallet.address], transaction: t },
+      );
+      // sweeps into this wallet that are mined but not final count as available only once final
+      await this.sequelize.query(
+        `UPDATE hot_wallet_balances b SET incoming = coalesce((SELECT sum(coalesce(x.sent_amount, x.amount)) FROM transfers x
+            WHERE x.kind = 'SWEEP' AND x.chain_id = $2 AND x.to_address = $3 AND x.chain_token_id = b.chain_token_id AND x.status = 'CONFIRMING'), 0)
+          WHERE b.hot_wallet_id = $1`,
+        { bind: [wallet.id, chain.id, wallet.address], transaction: t },
+      );
       return true;
     });
     if (!written) this.logger.debug('hot wallet reading dropped: a newer one is already stored', { chain: chain.code, wallet: wallet.id });
@@ -348,7 +385,7 @@ export class HotWalletLedger {
       `INSERT INTO hot_wallet_utxos (hot_wallet_id, tx_hash, vout, amount, confirmations, seen_at)
        SELECT $1, u.tx, u.vout, u.amount::numeric, u.conf, clock_timestamp() FROM unnest($2::text[], $3::int[], $4::text[], $5::int[]) AS u(tx, vout, amount, conf)
        ON CONFLICT (hot_wallet_id, tx_hash, vout) DO UPDATE SET confirmations = EXCLUDED.confirmations, seen_at = EXCLUDED.seen_at,
-         spent_by = CASE WHEN (SELECT w.status FROM withdrawals w WHERE w.id = hot_wallet_utxos.spent_by) = 'FAILED' THEN NULL ELSE hot_wallet_utxos.spent_by END`,
+         spent_by = CASE WHEN (SELECT x.status FROM transfers x WHERE x.id = hot_wallet_utxos.spent_by) = 'FAILED' THEN NULL ELSE hot_wallet_utxos.spent_by END`,
       {
         bind: [hotWalletId, utxos.map((u) => u.txHash), utxos.map((u) => u.vout), utxos.map((u) => u.amount.toString()), utxos.map((u) => Math.min(u.confirmations, 2_147_483_647))],
         transaction: t,
@@ -356,7 +393,7 @@ export class HotWalletLedger {
     );
     await this.sequelize.query(
       `DELETE FROM hot_wallet_utxos u WHERE u.hot_wallet_id = $1 AND u.seen_at < $2
-          AND (u.spent_by IS NULL OR EXISTS (SELECT 1 FROM withdrawals w WHERE w.id = u.spent_by AND w.finished_at IS NOT NULL))`,
+          AND (u.spent_by IS NULL OR EXISTS (SELECT 1 FROM transfers x WHERE x.id = u.spent_by AND x.finished_at IS NOT NULL))`,
       { bind: [hotWalletId, startedAt], transaction: t },
     );
   }

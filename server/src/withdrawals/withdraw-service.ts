@@ -262,7 +262,7 @@ export class WithdrawService {
       const chainIds = [...new Set(items.map((i) => i.chain.id))];
       const tokenIds = [...new Set(items.flatMap((i) => [i.token.id, i.native.id]))];
       const ledger = await this.sequelize.query<LedgerRow>(
-        `SELECT h.id AS hot_wallet_id, h.chain_id, b.chain_token_id, h.address, b.on_chain::text AS on_chain, b.reserved::text AS reserved,
+        `SELECT h.id AS hot_wallet_id, h.chain_id, b.chain_token_id, h.address, b.on_chain::text AS on_chain, (b.reserved + b.incoming)::text AS reserved,
                 b.observed_at IS NOT NULL AS observed
            FROM hot_wallets h JOIN hot_wallet_balances b ON b.hot_wallet_id = h.id
           WHERE h.application_id = $1 AND h.chain_id = ANY($2::int[]) AND b.chain_token_id = ANY($3::int[])

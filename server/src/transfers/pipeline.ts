@@ -1,0 +1,353 @@
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import type {
+  AdapterRegistry, KeyStore, SignedTransaction, TransferInput, TransferNode, TransferRequest, UnsignedTransfer,
+} from '@wcs/core';
+import type { ChainView } from '../catalogue/catalogue';
+import type { Logger } from '../config/logger';
+import type { Worker } from '../workers/worker';
+import { raiseAlert } from '../deposits/scan-lease';
+import type { TransferKind, TransferStatus } from './model';
+import type { TransferChange, TransferFailCode, TransferOwner } from './owners';
+import { TransferBuilder } from './builder';
+import { TransferTracker } from './tracker';
+import { change, COLUMNS, FROM, type TransferRow } from './rows';
+import { broadcastAll, signTransfer, transferInputs } from './node-calls';
+import { spendStrategy, type Allocatable } from './spend-models';
+
+/** Transfers signed per round (and then broadcast together). */
+const SIGN_CHUNK = 200;
+const BROADCAST_CHUNK = 200;
+
+export interface TransferPipelineConfig {
+  /** Steps of each chain this often. */
+  readonly pollMs: number;
+  /** A broadcast transaction still unmined after this long is replaced with a higher fee (sequence chains with a fee market). */
+  readonly stuckMs: number;
+  /** Each replacement raises the fee by this many percent (nodes want at least 10). */
+  readonly bumpPercent: number;
+  /** The highest fee per unit a replacement may pay, per chain code ("environment:CODE"); absent: no replacement. */
+  readonly feeCaps: ReadonlyMap<string, bigint>;
+}
+
+/** Work that decides what is sent (payout risk checks, sweep planning): run before each signing round of a chain. */
+export interface TransferIntake {
+  readonly name: string;
+  /** True when it did something (more may wait: the round runs again at once). */
+  step(chain: ChainView): Promise<boolean>;
+}
+
+/**
+ * The one pipeline every outgoing transaction goes through (docs/transfers.md): payouts, sweeps,
+ * gas top-ups and cold transfers. Per chain two loops run side by side: paying (the intakes, then
+ * one round: allocate by the chain's spend model, craft, sign through the KeyStore, store the
+ * signed bytes, then broadcast them) and tracking (every open transfer's transactions in one status
+ * read: CONFIRMING, SUCCESS / FAILED at the chain's confirmations; re-send a dropped one, re-sign
+ * an expired one, replace a stuck one at its sequence). Each change and the owner's record (and
+ * its callback) commit in one transaction.
+ *
+ * Exactly once: a transfer's signed transaction is stored before it is broadcast; after a crash or
+ * a timeout the same bytes are sent again (the node answers ALREADY_KNOWN), and its status is read
+ * by hash. A new transaction for a transfer is only a replacement at the same sequence, or one
+ * crafted after every earlier one expired: never a second that could also apply.
+ */
+export class TransferPipeline implements Worker {
+  readonly name = 'transfers';
+  private running = false;
+  private loops: Array<Promise<void>> = [];
+  private wake: Array<() => void> = [];
+  private readonly builder: TransferBuilder;
+  private readonly tracker: TransferTracker;
+  private readonly owners = new Map<TransferKind, TransferOwner>();
+
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly registry: AdapterRegistry,
+    private readonly chains: () => ChainView[],
+    private readonly nodeOf: (chain: ChainView) => TransferNode,
+    private readonly keyStore: () => KeyStore,
+    private readonly config: TransferPipelineConfig,
+    private readonly logger: Logger,
+    owners: readonly TransferOwner[],
+    private readonly intakes: readonly TransferIntake[] = [],
+  ) {
+    for (const o of owners) for (const k of o.kinds) this.owners.set(k, o);
+    this.builder = new TransferBuilder(keyStore);
+    this.tracker = new TransferTracker(sequelize, registry, nodeOf, keyStore, config, logger, this.builder, this);
+  }
+
+  async start(): Promise<void> {
+    this.running = true;
+    for (const chain of this.chains()) {
+      this.loops.push(this.loop(chain, 'pay', () => this.payStep(chain)));
+      // a transfer that ended may let its owner go on (a confirmed top-up funds a sweep): the pay loops look at once
+      this.loops.push(this.loop(chain, 'track', async () => {
+        if ((await this.track(chain)) > 0) this.wakeAll();
+        return false;
+      }));
+    }
+  }
+
+  /** Ends every loop's wait now (each removes itself from the list when woken). */
+  private wakeAll(): void {
+    for (const w of [...this.wake]) w();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    for (const w of this.wake.splice(0)) w();
+    await Promise.all(this.loops);
+    this.loops = [];
+  }
+
+  /** Runs `body` until stopped: at once again when it says more is waiting, else after pollMs. */
+  private async loop(chain: ChainView, what: string, body: () => Promise<boolean>): Promise<void> {
+    while (this.running) {
+      let again = false;
+      try {
+        again = await body();
+      } catch (e) {
+        this.logger.error(`transfer ${what} step failed`, { chain: chain.code, error: e });
+      }
+      if (!this.running) break;
+      if (again) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, this.config.pollMs);
+        const wake = this.wake;
+        function done() {
+          clearTimeout(timer);
+          const i = wake.indexOf(done);
+          if (i >= 0) wake.splice(i, 1);
+          resolve();
+        }
+        this.wake.push(done);
+      });
+    }
+  }
+
+  /** The intakes, one signing round, the broadcast; true when it did something. */
+  async payStep(chain: ChainView): Promise<boolean> {
+    let busy = false;
+    for (const intake of this.intakes) {
+      try {
+        if (await intake.step(chain)) busy = true;
+      } catch (e) {
+        this.logger.error(`${intake.name} step failed`, { chain: chain.code, error: e });
+      }
+    }
+    const signed = await this.signReady(chain);
+    await this.broadcastSigned(chain);
+    return busy || signed > 0;
+  }
+
+  /** The owners' hooks for these changes, in the transaction that made them. */
+  async notify(t: Transaction, changes: readonly TransferChange[]): Promise<void> {
+    const byOwner = new Map<TransferOwner, TransferChange[]>();
+    for (const c of changes) {
+      const owner = this.owners.get(c.kind);
+      if (!owner) throw new Error(`no owner for ${c.kind} transfers`);
+      byOwner.set(owner, [...(byOwner.get(owner) ?? []), c]);
+    }
+    for (const [owner, list] of byOwner) await owner.onChange(t, list);
+  }
+
+  // ------------------------------------------------------------------ sign
+
+  /**
+   * Signs the next READY transfers of the chain, oldest first: the node's inputs for all in one
+   * read, then one transaction that locks them, allocates by the spend model, signs each through
+   * the KeyStore and stores the signed bytes. One the crafter refuses ends FAILED (CRAFT_REFUSED);
+   * one the node gives no input for, or whose inputs are not confirmed yet, waits.
+   */
+  async signReady(chain: ChainView): Promise<number> {
+    const adapter = this.registry.forChain(chain);
+    const node = this.nodeOf(chain);
+    const rows = await this.sequelize.query<TransferRow>(
+      `SELECT ${COLUMNS} FROM ${FROM} WHERE x.chain_id = $1 AND x.status = 'READY' ORDER BY x.id LIMIT ${SIGN_CHUNK}`,
+      { bind: [chain.id], type: QueryTypes.SELECT },
+    );
+    if (rows.length === 0) return 0;
+    const built = await Promise.all(rows.map(async (r) => ({ r, ...(await this.builder.requestOf(adapter, r)) })));
+    const allocatable = (x: (typeof built)[number]): Allocatable => ({ id: x.r.id, applicationId: x.r.application_id, fromAddress: x.r.from_address, fixedInputs: x.fixedInputs });
+    const strategy = spendStrategy(this.sequelize, chain, adapter);
+    const [inputs, prepared] = await Promise.all([
+      transferInputs(node, built.map((x) => this.builder.inputRequest(x.r, x.base))),
+      strategy.prepare(node, built.map(allocatable)),
+    ]);
+    const ready = built.flatMap((x, i) => {
+      const input = inputs[i]!;
+      if (input instanceof Error) {
+        this.logger.warn('transfer not signed yet: the node gives no input for it', { chain: chain.code, id: x.r.id, kind: x.r.kind, error: input });
+        return [];
+      }
+      return [{ ...x, input: this.builder.shapeInput(adapter, x.r, input) }];
+    });
+    if (ready.length === 0) return 0;
+    const keyStore = this.keyStore();
+    return this.sequelize.transaction(async (t) => {
+      const locked = await this.sequelize.query<{ id: string }>(
+        `SELECT id::text AS id FROM transfers WHERE id = ANY($1::bigint[]) AND status = 'READY' ORDER BY id FOR UPDATE SKIP LOCKED`,
+        { bind: [ready.map((x) => x.r.id)], type: QueryTypes.SELECT, transaction: t },
+      );
+      const lockedIds = new Set(locked.map((l) => l.id));
+      const todo = ready.filter((x) => lockedIds.has(x.r.id));
+      const allocation = await strategy.begin(t, prepared, todo.map(allocatable));
+      const signed: Array<{ r: TransferRow; request: TransferRequest; unsigned: UnsignedTransfer; tx: SignedTransaction; input: TransferInput; sent: bigint }> = [];
+      const refused: Array<{ r: TransferRow; reason: string }> = [];
+      for (const x of todo) {
+        let made: ReturnType<TransferBuilder['craft']>;
+        try {
+          const request = allocation.allocate(allocatable(x), x.base, x.input);
+          if (request === null) continue; // not enough confirmed outputs yet: next round
+          made = this.builder.craft(adapter, x.r, request, x.input);
+        } catch (e) {
+          if ((e as { code?: unknown }).code === 'INSUFFICIENT_INPUTS' && x.fixedInputs === null) continue;
+          refused.push({ r: x.r, reason: `the transfer cannot be made on ${chain.code}: ${e instanceof Error ? e.message : String(e)}` });
+          continue;
+        }
+        const tx = await signTransfer(adapter, keyStore, x.keys, x.r.from_address, made.unsigned);
+        signed.push({ r: x.r, request: made.request, unsigned: made.unsigned, tx, input: x.input, sent: made.sent });
+        allocation.taken(allocatable(x), made.request);
+      }
+      if (signed.length > 0) {
+        await this.sequelize.query(
+          `UPDATE transfers x SET status = 'SIGNED', sequence = u.seq::numeric, tx_hash = u.hash, fee = u.fee::numeric, sent_amount = u.sent::numeric, signed_at = now(), updated_at = now()
+             FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, seq, hash, fee, sent) WHERE x.id = u.id`,
+          {
+            bind: [signed.map((s) => s.r.id), signed.map((s) => s.request.sequence?.toString() ?? null), signed.map((s) => s.tx.txHash), signed.map((s) => s.unsigned.maxFee.toString()), signed.map((s) => s.sent.toString())],
+            transaction: t,
+          },
+        );
+        await this.sequelize.query(
+          `INSERT INTO transfer_attempts (transfer_id, attempt, tx_hash, raw_tx, transfer_input, max_fee)
+           SELECT u.id, 1, u.hash, decode(u.raw, 'hex'), u.input::jsonb, u.fee::numeric FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, hash, raw, input, fee)`,
+          {
+            bind: [signed.map((s) => s.r.id), signed.map((s) => s.tx.txHash), signed.map((s) => Buffer.from(s.tx.raw).toString('hex')), signed.map((s) => JSON.stringify(s.input)), signed.map((s) => s.unsigned.maxFee.toString())],
+            transaction: t,
+          },
+        );
+        await allocation.commit(t);
+        await this.notify(t, signed.map((s) => change(s.r, 'SIGNED', ['SIGNED'], {
+          txHash: s.tx.txHash, sequence: s.request.sequence?.toString() ?? null, fee: s.unsigned.maxFee.toString(), sentAmount: s.sent.toString(),
+        })));
+      }
+      if (refused.length > 0) await this.failUnsigned(t, refused);
+      for (const f of refused) this.logger.warn('transfer refused', { chain: chain.code, id: f.r.id, kind: f.r.kind, reason: f.reason });
+      return signed.length;
+    });
+  }
+
+  /** Transfers that hold no sequence or input (refused before either was given): FAILED, CRAFT_REFUSED. */
+  private async failUnsigned(t: Transaction, failed: ReadonlyArray<{ r: TransferRow; reason: string }>): Promise<void> {
+    const done = await this.sequelize.query<{ id: string }>(
+      `UPDATE transfers x SET status = 'FAILED', fail_code = 'CRAFT_REFUSED', fail_reason = u.reason, finished_at = now(), updated_at = now()
+         FROM unnest($1::bigint[], $2::text[]) AS u(id, reason) WHERE x.id = u.id AND x.status = 'READY' RETURNING x.id::text AS id`,
+      { bind: [failed.map((f) => f.r.id), failed.map((f) => f.reason.slice(0, 256))], type: QueryTypes.SELECT, transaction: t },
+    );
+    const ids = new Set(done.map((d) => d.id));
+    await this.notify(t, failed.filter((f) => ids.has(f.r.id)).map((f) => change(f.r, 'FAILED', ['FAILED'], { failCode: 'CRAFT_REFUSED', failReason: f.reason.slice(0, 256) })));
+  }
+
+  // ------------------------------------------------------------------ broadcast
+
+  /**
+   * Sends the signed, not yet taken transactions (the round just signed; again after a crash: the
+   * node knows them), in one round trip where the node allows, then moves the transfers the node
+   * took to BROADCASTED in one transaction. A refusal for now leaves its transfer for the next step.
+   */
+  async broadcastSigned(chain: ChainView): Promise<number> {
+    const node = this.nodeOf(chain);
+    const rows = await this.sequelize.query<TransferRow & { raw_tx: Buffer; attempt: number; sent_hash: string }>(
+      `SELECT ${COLUMNS}, a.raw_tx, a.tx_hash AS sent_hash, a.attempt FROM ${FROM}
+         JOIN transfer_attempts a ON a.transfer_id = x.id AND a.attempt = (SELECT max(attempt) FROM transfer_attempts b WHERE b.transfer_id = x.id)
+        WHERE x.chain_id = $1 AND x.status = 'SIGNED' ORDER BY x.sequence NULLS LAST, x.id LIMIT ${BROADCAST_CHUNK}`,
+      { bind: [chain.id], type: QueryTypes.SELECT },
+    );
+    if (rows.length === 0) return 0;
+    const outcomes = await broadcastAll(node, rows.map((r) => ({ txHash: r.sent_hash, raw: new Uint8Array(r.raw_tx) })));
+    const taken: typeof rows = [];
+    for (const [i, r] of rows.entries()) {
+      const outcome = outcomes[i]!;
+      if (outcome instanceof Error) {
+        this.logger.warn('broadcast failed; sent again next step', { chain: chain.code, id: r.id, kind: r.kind, error: outcome });
+        continue;
+      }
+      if (outcome.outcome === 'REJECTED') {
+        // refused: unless the node has it anyway (sent before a crash and already mined), the transfer fails
+        const seen = await node.status(r.sent_hash, await this.storedInput(r.id, r.attempt));
+        if (seen.state === 'UNKNOWN') {
+          await this.failRefused(chain, r.id, 'NODE_REJECTED', `the node refused the transaction: ${outcome.reason}`);
+          continue;
+        }
+      }
+      taken.push(r);
+    }
+    if (taken.length === 0) return 0;
+    return this.sequelize.transaction(async (t) => {
+      const moved = await this.sequelize.query<{ id: string }>(
+        `UPDATE transfers SET status = 'BROADCASTED', broadcast_at = now(), updated_at = now() WHERE id = ANY($1::bigint[]) AND status = 'SIGNED' RETURNING id::text AS id`,
+        { bind: [taken.map((r) => r.id)], type: QueryTypes.SELECT, transaction: t },
+      );
+      await this.markSentAll(taken.map((r) => ({ id: r.id, attempt: r.attempt })), t);
+      const ids = new Set(moved.map((m) => m.id));
+      await this.notify(t, taken.filter((r) => ids.has(r.id)).map((r) => change(r, 'BROADCASTED', ['BROADCASTED'], { txHash: r.sent_hash })));
+      return moved.length;
+    });
+  }
+
+  async storedInput(id: string, attempt: number): Promise<TransferInput | undefined> {
+    const [a] = await this.sequelize.query<{ input: TransferInput }>('SELECT transfer_input AS input FROM transfer_attempts WHERE transfer_id = $1 AND attempt = $2', {
+      bind: [id, attempt], type: QueryTypes.SELECT,
+    });
+    return a?.input;
+  }
+
+  /**
+   * Ends a transfer FAILED (from `from`, SIGNED unless given) and tells its owner; a sequence it
+   * held is handed out again when nothing came after it, else SEQUENCE_GAP is raised.
+   */
+  async failRefused(chain: ChainView, id: string, code: TransferFailCode, reason: string, from: readonly TransferStatus[] = ['SIGNED']): Promise<void> {
+    await this.sequelize.transaction(async (t) => {
+      const [r] = await this.sequelize.query<TransferRow>(`SELECT ${COLUMNS} FROM ${FROM} WHERE x.id = $1 FOR UPDATE OF x`, { bind: [id], type: QueryTypes.SELECT, transaction: t });
+      if (!r || !from.includes(r.status)) return;
+      await this.sequelize.query(
+        `UPDATE transfers SET status = 'FAILED', fail_code = $2, fail_reason = $3, finished_at = now(), updated_at = now() WHERE id = $1`,
+        { bind: [id, code, reason.slice(0, 256)], transaction: t },
+      );
+      if (r.sequence !== null) {
+        const [rolled] = await this.sequelize.query<{ n: number }>(
+          `WITH r AS (UPDATE sequence_allocators SET next_sequence = $3::numeric, updated_at = now()
+                       WHERE chain_id = $1 AND address = $2 AND next_sequence = $3::numeric + 1 RETURNING 1) SELECT count(*)::int AS n FROM r`,
+          { bind: [chain.id, r.from_address, r.sequence], type: QueryTypes.SELECT, transaction: t },
+        );
+        if (rolled!.n === 0) {
+          const owner = await this.owners.get(r.kind)!.describe(t, id);
+          await raiseAlert(this.sequelize, t, chain.id, 'SEQUENCE_GAP',
+            `${chain.code}: ${owner.what} was refused at sequence ${r.sequence} of ${r.from_address} and later sequences are already signed; the next transactions wait until the gap is filled`,
+            { ...owner.details, transfer: id, sequence: r.sequence, address: r.from_address });
+        }
+      }
+      await this.notify(t, [change(r, 'FAILED', ['FAILED'], { failCode: code, failReason: reason.slice(0, 256) })]);
+    });
+    this.logger.warn('transfer refused', { chain: chain.code, id, code, reason });
+  }
+
+  // ------------------------------------------------------------------ track
+
+  /** Follows broadcast transfers (TransferTracker): CONFIRMING, SUCCESS / FAILED; re-sends, re-signs, replaces. */
+  async track(chain: ChainView): Promise<number> {
+    return this.tracker.track(chain);
+  }
+
+  /** The alert details of a transfer, from its owner (stuck transactions, sequence gaps). */
+  async describe(t: Transaction, r: { id: string; kind: TransferKind }) {
+    return this.owners.get(r.kind)!.describe(t, r.id);
+  }
+
+  /** A node took these transactions now: the stuck clock starts again. */
+  async markSentAll(sent: ReadonlyArray<{ id: string; attempt: number }>, t?: Transaction): Promise<void> {
+    await this.sequelize.query(
+      `UPDATE transfer_attempts a SET sent_at = now() FROM unnest($1::bigint[], $2::int[]) AS u(id, attempt) WHERE a.transfer_id = u.id AND a.attempt = u.attempt`,
+      { bind: [sent.map((s) => s.id), sent.map((s) => s.attempt)], transaction: t },
+    );
+  }
+}
