@@ -26,7 +26,15 @@ import { rechargeRoutes } from './http/recharge-routes';
 import { withdrawRoutes } from './http/withdraw-routes';
 import { WithdrawService } from './withdrawals/withdraw-service';
 import { HotWalletLedger, HotWallets } from './withdrawals/hot-wallets';
-import { WithdrawWorker } from './withdrawals/withdraw-worker';
+import { TransferPipeline } from './transfers/pipeline';
+import type { ChainView } from './catalogue/catalogue';
+import { PayoutIntake } from './withdrawals/payout-intake';
+import { PayoutOwner } from './withdrawals/payout-owner';
+import { CollectionOwner } from './collection/item-owner';
+import { CollectionIntake } from './collection/collector';
+import { CollectionPlanner } from './collection/planner';
+import { CollectionProcessor } from './collection/processor';
+import { FeeWallets } from './collection/fee-wallets';
 import { ScanWorker, scanStatus } from './deposits/scan-worker';
 import type { AdapterRegistry } from '@wcs/core';
 import { ServiceMetrics } from './metrics/service-metrics';
@@ -135,15 +143,22 @@ function withdrawalWorkers(x: DependencyContainer, db: Database, catalogue: Cata
   const supervisor = x.resolve<KeyStoreSupervisor>(TOKENS.KeyStoreSupervisor);
   const wallets = new HotWallets(db.sequelize, registry, supervisor.store);
   const ledger = new HotWalletLedger(db.sequelize, catalogue, registry, config.deposits.endpoints, wallets, supervisor.store, logger);
+  const nodeOf = (chain: ChainView) => ledger.node(chain);
+  const keyStore = () => {
+    supervisor.assertReady();
+    return supervisor.store;
+  };
+  const collection = new CollectionIntake(db.sequelize, registry, wallets, new CollectionPlanner(db.sequelize, registry, nodeOf, logger),
+    new CollectionProcessor(db.sequelize, registry, nodeOf, wallets, new FeeWallets(db.sequelize, registry, keyStore, nodeOf), keyStore, logger,
+      { maxInputs: config.withdrawals.collectMaxInputs, maxFeeRates: config.withdrawals.collectMaxFeeRates }), config.withdrawals.collectPlanMs, logger);
   return [
     new IntervalWorker('hot-wallet-ledger', config.withdrawals.ledgerRefreshMs, async () => {
       if (ledger.payoutChains().length === 0) return;
       supervisor.assertReady();
       await ledger.refreshAll();
     }, logger),
-    new WithdrawWorker(db.sequelize, registry, ledger, wallets, () => {
-      supervisor.assertReady();
-      return supervisor.store;
-    }, config.withdrawals, logger),
+    new TransferPipeline(db.sequelize, registry, () => ledger.payoutChains(), nodeOf, keyStore, config.withdrawals, logger,
+      [new PayoutOwner(db.sequelize), new CollectionOwner(db.sequelize)],
+      [new PayoutIntake(db.sequelize, logger), collection]),
   ];
 }

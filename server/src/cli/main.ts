@@ -11,6 +11,7 @@ import { registerCallbackCommands } from './callback-commands';
 import { registerDepositCommands } from './deposit-commands';
 import { registerChainsCommand, registerHotWalletCommands } from './chain-commands';
 import { registerWithdrawCommands } from './withdraw-commands';
+import { registerCollectCommands } from './collect-commands';
 import { DataDirLockedError } from './data-dir-lock';
 
 /** Exit codes (README, "Operator CLI"). */
@@ -56,6 +57,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   registerDepositCommands(program, ctx);
   registerHotWalletCommands(program, ctx);
   registerWithdrawCommands(program, ctx);
+  registerCollectCommands(program, ctx);
   registerChainsCommand(program, ctx);
 
   const jsonError = (code: string | number | null, name: string, msg: string) =>

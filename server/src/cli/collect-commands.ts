@@ -1,0 +1,519 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import { WcsError, formatLocalDateTime, formatUnits, type AdapterRegistry, type Environment, type KeyStore } from '@wcs/core';
+import type { Catalogue, ChainView } from '../catalogue/catalogue';
+import type { ServiceConfig } from '../config/config';
+import { createLogger, type Logger } from '../config/logger';
+import type { StorageHandle } from '../service';
+import { TOKENS } from '../container';
+import { loadItems } from '../collection/collect-events';
+import { FeeWallets, feeWalletReport } from '../collection/fee-wallets';
+import { CollectCommandError, collectionStatus, itemView, listPolicies, retryItem } from '../collection/operator';
+import { PolicyInputError, policyFromRow, policyView, resolvePolicy, type PolicyRow, type PolicyValues } from '../collection/policy-input';
+import { UsageError, jsonOpt, parseId, type CliContext } from './context';
+
+/**
+ * wcs collect policy set|show, address set|show, settlement, fee-wallets, items, status, run,
+ * retry (docs/collection.md). Every change an operator makes here writes one info log line
+ * (there is no audit table yet).
+ */
+
+const ITEM_STATUSES = ['PLANNED', 'TOPPING_UP', 'FUNDED', 'SWEEPING', 'SUCCESS', 'FAILED'] as const;
+const STAGES = ['HOT_GATHER', 'COLD_TRANSFER'] as const;
+const ADDRESS_KINDS = ['COLD', 'MERCHANT'] as const;
+const SETTLEMENT_MODES = ['ON_CONFIRM', 'PASS_THROUGH'] as const;
+const ITEMS_LIMIT_MAX = 200;
+
+interface AppRow {
+  id: number;
+  name: string;
+  environment: Environment;
+  status: string;
+  enabled_chains: string[];
+  settlement_mode: 'ON_CONFIRM' | 'PASS_THROUGH';
+}
+
+/** The application, or APPLICATION_NOT_FOUND naming the ones there are. */
+async function appOf(sequelize: Sequelize, id: number, t?: Transaction): Promise<AppRow> {
+  const [a] = await sequelize.query<AppRow>(
+    `SELECT id, name, environment, status, enabled_chains, settlement_mode FROM applications WHERE id = $1${t ? ' FOR UPDATE' : ''}`,
+    { bind: [id], type: QueryTypes.SELECT, ...(t ? { transaction: t } : {}) },
+  );
+  if (a) return a;
+  const ids = await sequelize.query<{ id: number }>('SELECT id FROM applications ORDER BY id LIMIT 21', { type: QueryTypes.SELECT });
+  const list = ids.length === 0 ? 'there are none yet (wcs app create)' : `applications: ${ids.slice(0, 20).map((r) => r.id).join(', ')}${ids.length > 20 ? ', …' : ''}`;
+  throw new WcsError('APPLICATION_NOT_FOUND', { message: `No application ${id}; ${list}` });
+}
+
+/** A chain of the catalogue enabled for the application (CHAIN_UNKNOWN / CHAIN_NOT_ENABLED naming the valid codes). */
+function chainOf(catalogue: Catalogue, app: AppRow, code: string): ChainView {
+  const c = code.trim().toUpperCase();
+  if (!catalogue.has(app.environment, c)) {
+    throw new WcsError('CHAIN_UNKNOWN', {
+      message: `Unknown chain code ${JSON.stringify(code)} in ${app.environment}; the catalogue has ${catalogue.chains(app.environment).map((x) => x.code).join(', ')}`,
+      details: { chainCode: code },
+    });
+  }
+  if (!app.enabled_chains.includes(c)) {
+    throw new WcsError('CHAIN_NOT_ENABLED', {
+      message: `${c} is not enabled for application ${app.id}; enabled: ${app.enabled_chains.join(', ') || '(none)'} (wcs app set-chains)`,
+      details: { chainCode: c },
+    });
+  }
+  return catalogue.chain(app.environment, c);
+}
+
+/** A token of the chain by symbol (any case) or chainTokenId; TOKEN_UNKNOWN naming the chain's tokens. */
+function tokenOf(chain: ChainView, symbol: string) {
+  const choices = chain.tokens.map((t) => `${t.symbol} (#${t.id})`).join(', ');
+  const byId = /^[0-9]{1,10}$/.test(symbol) ? chain.tokens.find((t) => t.id === Number(symbol)) : undefined;
+  if (byId) return byId;
+  const matches = chain.tokens.filter((t) => t.symbol.toUpperCase() === symbol.trim().toUpperCase());
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length > 1) throw new WcsError('TOKEN_UNKNOWN', { message: `${symbol} names ${matches.length} tokens on ${chain.code}: give the chainTokenId, one of ${matches.map((t) => t.id).join(', ')}` });
+  throw new WcsError('TOKEN_UNKNOWN', { message: `No token ${JSON.stringify(symbol)} on ${chain.environment}:${chain.code}; its tokens: ${choices}` });
+}
+
+function registryOf(s: StorageHandle): AdapterRegistry {
+  return s.container.resolve<AdapterRegistry>(TOKENS.AdapterRegistry);
+}
+
+/** Operator changes: one info line each, on stderr (WCS_LOG_LEVEL, when set, decides; warn or error silence them). */
+function changeLog(ctx: CliContext, cfg: ServiceConfig): Logger {
+  return createLogger({ level: ctx.env.WCS_LOG_LEVEL ? cfg.logLevel : 'info', format: ctx.env.WCS_LOG_FORMAT ? cfg.logFormat : 'pretty' });
+}
+
+const limitOpt = (v: string) => {
+  const n = parseId(v);
+  if (n > ITEMS_LIMIT_MAX) throw new InvalidArgumentError(`At most ${ITEMS_LIMIT_MAX}.`);
+  return n;
+};
+
+const fmtOr = (v: string | null, decimals: number) => (v === null ? null : formatUnits(BigInt(v), decimals));
+
+// ------------------------------------------------------------------ policies
+
+type PolicyListView = Awaited<ReturnType<typeof listPolicies>>[number];
+
+const policyLine = (p: PolicyListView) =>
+  `app ${p.applicationId} ${p.environment}:${p.chainCode} ${p.token}#${p.chainTokenId} ${p.enabled ? 'enabled' : 'DISABLED'}: threshold ${p.threshold}, max fee ${p.maxFeePercent} %, `
+  + `native value ${p.nativeValue ?? '-'}, on confirmed ${p.onConfirmed}, schedule ${p.scheduleSeconds === null ? 'off' : `${p.scheduleSeconds} s`}, `
+  + `max wait ${p.maxWaitSeconds === null ? 'off' : `${p.maxWaitSeconds} s`}, hot low/target/high ${p.hotLow ?? '-'}/${p.hotTarget ?? '-'}/${p.hotHigh ?? '-'}`
+  + `${p.lastRunTime ? `, last run ${p.lastRunTime}` : ''}`;
+
+function registerPolicyCommands(collect: Command, ctx: CliContext): void {
+  const policy = collect.command('policy').description('collection policies: which tokens are collected, when, and at what cost');
+  policy
+    .command('set')
+    .description('create or change the collection policy of one token of an application (amounts: decimal strings of the token); options left out keep their value, or the default on a new policy')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .requiredOption('--chain <code>', 'chain code, e.g. ETH')
+    .requiredOption('--token <symbol>', 'token symbol on that chain (or its chainTokenId), e.g. USDC')
+    .option('--threshold <amount>', 'the least worth collecting from one address (default 0)')
+    .option('--max-fee-percent <p>', 'cost guard: the fee may be at most this share of the amount, 0-100, 2 decimals (default 10)')
+    .option('--native-value <amount>', 'tokens: what one whole native coin is worth in this token, or off (default off: token sweeps are skipped until it is set)')
+    .option('--on-confirmed <bool>', 'true|false: plan as soon as a deposit is CONFIRMED (default true)')
+    .option('--schedule-seconds <n>', 'plan every N seconds (at least 10), or off (default 300)')
+    .option('--max-wait-seconds <n>', 'pass-through: sweep a deposit below the threshold alone after N seconds, or off (default off)')
+    .option('--hot-low <amount>', 'hot wallet low watermark (alert below it), or off (default off)')
+    .option('--hot-target <amount>', 'what a cold transfer leaves in the hot wallet, or off (default off)')
+    .option('--hot-high <amount>', 'hot wallet high watermark (the surplus goes to the COLD address), or off (default off)')
+    .option('--enable', 'collect this token (a new policy is enabled)')
+    .option('--disable', 'stop collecting this token (the policy is kept)')
+    .addOption(jsonOpt())
+    .action(async (o: {
+      app: number; chain: string; token: string; threshold?: string; maxFeePercent?: string; nativeValue?: string; onConfirmed?: string; scheduleSeconds?: string;
+      maxWaitSeconds?: string; hotLow?: string; hotTarget?: string; hotHigh?: string; enable?: boolean; disable?: boolean; json?: boolean;
+    }) => {
+      ctx.setJson(o);
+      const cfg = ctx.config();
+      const log = changeLog(ctx, cfg);
+      const view = await ctx.withStorage(async (s) => {
+        const sequelize = s.database.sequelize;
+        const app = await appOf(sequelize, o.app);
+        const chain = chainOf(s.catalogue, app, o.chain);
+        const token = tokenOf(chain, o.token);
+        const native = chain.tokens.find((t) => t.contract === null);
+        const { created, values, changed, before } = await sequelize.transaction(async (t) => {
+          const [row] = await sequelize.query<PolicyRow>(
+            `SELECT enabled, threshold::text AS threshold, max_fee_bps, native_value::text AS native_value, on_confirmed, schedule_seconds, max_wait_seconds,
+                    hot_low::text AS hot_low, hot_target::text AS hot_target, hot_high::text AS hot_high
+               FROM collection_policies WHERE application_id = $1 AND chain_token_id = $2 FOR UPDATE`,
+            { bind: [app.id, token.id], type: QueryTypes.SELECT, transaction: t },
+          );
+          const existing = row ? policyFromRow(row) : null;
+          let resolved: ReturnType<typeof resolvePolicy>;
+          try {
+            resolved = resolvePolicy(o, { symbol: token.symbol, decimals: token.decimals, native: token.contract === null, nativeSymbol: native?.symbol ?? chain.nativeSymbol }, existing);
+          } catch (e) {
+            if (e instanceof PolicyInputError) throw new UsageError(`collect policy set: ${e.message}`);
+            throw e;
+          }
+          const v = resolved.values;
+          const str = (x: bigint | null) => (x === null ? null : x.toString());
+          await sequelize.query(
+            `INSERT INTO collection_policies (application_id, chain_token_id, enabled, threshold, max_fee_bps, native_value, on_confirmed, schedule_seconds, max_wait_seconds,
+                                              hot_low, hot_target, hot_high, updated_at)
+             VALUES ($1, $2, $3, $4::numeric, $5, $6::numeric, $7, $8, $9, $10::numeric, $11::numeric, $12::numeric, now())
+             ON CONFLICT (application_id, chain_token_id) DO UPDATE SET enabled = EXCLUDED.enabled, threshold = EXCLUDED.threshold, max_fee_bps = EXCLUDED.max_fee_bps,
+                    native_value = EXCLUDED.native_value, on_confirmed = EXCLUDED.on_confirmed, schedule_seconds = EXCLUDED.schedule_seconds,
+                    max_wait_seconds = EXCLUDED.max_wait_seconds, hot_low = EXCLUDED.hot_low, hot_target = EXCLUDED.hot_target, hot_high = EXCLUDED.hot_high, updated_at = now()`,
+            {
+              bind: [app.id, token.id, v.enabled, v.threshold.toString(), v.maxFeeBps, str(v.nativeValue), v.onConfirmed, v.scheduleSeconds, v.maxWaitSeconds,
+                str(v.hotLow), str(v.hotTarget), str(v.hotHigh)],
+              transaction: t,
+            },
+          );
+          return { created: existing === null, values: v, changed: resolved.changed, before: existing };
+        });
+        const fields = (p: PolicyValues | null) => (p === null ? null : policyView(p, token.decimals));
+        log.info(created ? 'collection policy created' : 'collection policy changed', {
+          applicationId: app.id, chain: `${chain.environment}:${chain.code}`, chainTokenId: token.id, token: token.symbol, changed, before: fields(before), after: fields(values),
+        });
+        const [p] = await listPolicies(sequelize, app.id, token.id);
+        const notes: string[] = [];
+        if (token.contract !== null && values.nativeValue === null && values.enabled) {
+          notes.push(`no --native-value: the cost guard cannot price ${token.symbol} sweeps' ${native?.symbol ?? chain.nativeSymbol} fees, so they are skipped until it is set`);
+        }
+        if (values.enabled && values.scheduleSeconds === null && !values.onConfirmed) notes.push('--on-confirmed false and no schedule: nothing triggers planning of this token');
+        return { ...p!, created, changed: changed.map((k) => (k === 'maxFeeBps' ? 'maxFeePercent' : k)), notes };
+      }, cfg);
+      ctx.emit(view, () => `${view.created ? 'created' : view.changed.length ? `changed ${view.changed.join(', ')}` : 'unchanged'}: ${policyLine(view)}${view.notes.map((n) => `\n  ${n}`).join('')}`);
+    });
+  policy
+    .command('show')
+    .description('list collection policies (amounts in the token\'s decimals)')
+    .option('--app <id>', 'only this application', parseId)
+    .addOption(jsonOpt())
+    .action(async (o: { app?: number; json?: boolean }) => {
+      ctx.setJson(o);
+      const rows = await ctx.withStorage(async (s) => {
+        if (o.app !== undefined) await appOf(s.database.sequelize, o.app);
+        return listPolicies(s.database.sequelize, o.app ?? null);
+      });
+      ctx.emit(rows, () => (rows.length === 0 ? 'no collection policies (nothing is collected): wcs collect policy set' : rows.map(policyLine).join('\n')));
+    });
+}
+
+// ------------------------------------------------------------------ addresses
+
+function registerAddressCommands(collect: Command, ctx: CliContext): void {
+  const address = collect.command('address').description('collection targets: an application\'s COLD address (watermark transfers) and MERCHANT address (pass-through sweeps) per chain');
+  address
+    .command('set')
+    .description('set the COLD or MERCHANT address of an application on a chain; checked by the chain\'s adapter (network included) and stored in its canonical form')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .requiredOption('--chain <code>', 'chain code, e.g. BTC')
+    .addOption(new Option('--kind <kind>', 'COLD or MERCHANT').choices([...ADDRESS_KINDS]).makeOptionMandatory())
+    .requiredOption('--address <address>', 'the address')
+    .option('--memo <memo>', 'memo chains: the memo / destination tag the target needs')
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; chain: string; kind: (typeof ADDRESS_KINDS)[number]; address: string; memo?: string; json?: boolean }) => {
+      ctx.setJson(o);
+      const cfg = ctx.config();
+      const log = changeLog(ctx, cfg);
+      const out = await ctx.withStorage(async (s) => {
+        const sequelize = s.database.sequelize;
+        const app = await appOf(sequelize, o.app);
+        const chain = chainOf(s.catalogue, app, o.chain);
+        const v = registryOf(s).forChain(chain).address.validate(o.address, o.memo ?? null);
+        if (!v.valid) throw new UsageError(`--address: not a valid ${chain.code} (${chain.environment}, ${chain.network}) address: ${v.reason}`);
+        // a target the service itself holds would move funds in a circle
+        const own = await sequelize.query<{ what: string }>(
+          `SELECT 'the application''s hot wallet' AS what FROM hot_wallets WHERE chain_id = $1 AND address = $2
+           UNION ALL SELECT 'a fee wallet' FROM fee_wallets WHERE chain_id = $1 AND address = $2
+           UNION ALL SELECT 'a deposit address of application ' || application_id FROM addresses WHERE chain_id = $1 AND address = $2
+           UNION ALL SELECT 'the shared deposit account of application ' || application_id FROM deposit_accounts WHERE chain_id = $1 AND address = $2
+           LIMIT 1`,
+          { bind: [chain.id, v.normalized], type: QueryTypes.SELECT },
+        );
+        if (own[0]) throw new UsageError(`--address: ${v.normalized} is ${own[0].what} on ${chain.code}: a ${o.kind} target must be an address the service does not collect from`);
+        const previous = await sequelize.transaction(async (t) => {
+          const [old] = await sequelize.query<{ address: string; memo: string | null }>(
+            'SELECT address, memo FROM collection_addresses WHERE application_id = $1 AND chain_id = $2 AND kind = $3 FOR UPDATE',
+            { bind: [app.id, chain.id, o.kind], type: QueryTypes.SELECT, transaction: t },
+          );
+          await sequelize.query(
+            `INSERT INTO collection_addresses (application_id, chain_id, kind, address, memo, updated_at) VALUES ($1, $2, $3, $4, $5, now())
+             ON CONFLICT (application_id, chain_id, kind) DO UPDATE SET address = EXCLUDED.address, memo = EXCLUDED.memo, updated_at = now()`,
+            { bind: [app.id, chain.id, o.kind, v.normalized, v.memo], transaction: t },
+          );
+          return old ?? null;
+        });
+        log.info('collection address set', {
+          applicationId: app.id, chain: `${chain.environment}:${chain.code}`, kind: o.kind, address: v.normalized, memo: v.memo,
+          previous: previous === null ? null : { address: previous.address, memo: previous.memo },
+        });
+        return {
+          applicationId: app.id, environment: chain.environment, chainCode: chain.code, kind: o.kind, address: v.normalized, memo: v.memo,
+          previousAddress: previous?.address ?? null, previousMemo: previous?.memo ?? null,
+        };
+      }, cfg);
+      ctx.emit(out, () => `app ${out.applicationId} ${out.environment}:${out.chainCode} ${out.kind} ${out.address}${out.memo ? ` memo ${out.memo}` : ''}`
+        + `${out.previousAddress && (out.previousAddress !== out.address || out.previousMemo !== out.memo) ? ` (was ${out.previousAddress}${out.previousMemo ? ` memo ${out.previousMemo}` : ''})` : ''}`);
+    });
+  address
+    .command('show')
+    .description('list the COLD and MERCHANT addresses')
+    .option('--app <id>', 'only this application', parseId)
+    .addOption(jsonOpt())
+    .action(async (o: { app?: number; json?: boolean }) => {
+      ctx.setJson(o);
+      const rows = await ctx.withStorage(async (s) => {
+        if (o.app !== undefined) await appOf(s.database.sequelize, o.app);
+        const list = await s.database.sequelize.query<{ application_id: number; environment: Environment; code: string; kind: string; address: string; memo: string | null; updated_at: Date }>(
+          `SELECT a.application_id, c.environment, c.code, a.kind, a.address, a.memo, a.updated_at FROM collection_addresses a JOIN chains c ON c.id = a.chain_id
+            WHERE $1::int IS NULL OR a.application_id = $1 ORDER BY a.application_id, c.id, a.kind`,
+          { bind: [o.app ?? null], type: QueryTypes.SELECT },
+        );
+        return list.map((r) => ({ applicationId: r.application_id, environment: r.environment, chainCode: r.code, kind: r.kind, address: r.address, memo: r.memo, updateTime: formatLocalDateTime(r.updated_at) }));
+      });
+      ctx.emit(rows, () => (rows.length === 0 ? 'no collection addresses' : rows.map((r) => `app ${r.applicationId} ${r.environment}:${r.chainCode} ${r.kind} ${r.address}${r.memo ? ` memo ${r.memo}` : ''}`).join('\n')));
+    });
+}
+
+// ------------------------------------------------------------------ settlement, fee wallets
+
+function registerSettlementCommand(collect: Command, ctx: CliContext): void {
+  collect
+    .command('settlement')
+    .description('set how an application\'s deposits reach SETTLED: ON_CONFIRM (at confirmation) or PASS_THROUGH (once collected to its MERCHANT address)')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .addOption(new Option('--mode <mode>', 'settlement mode').choices([...SETTLEMENT_MODES]).makeOptionMandatory())
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; mode: (typeof SETTLEMENT_MODES)[number]; json?: boolean }) => {
+      ctx.setJson(o);
+      const cfg = ctx.config();
+      const log = changeLog(ctx, cfg);
+      const out = await ctx.withStorage(async (s) => {
+        const sequelize = s.database.sequelize;
+        const before = await sequelize.transaction(async (t) => {
+          const app = await appOf(sequelize, o.app, t);
+          await sequelize.query('UPDATE applications SET settlement_mode = $2, updated_at = now() WHERE id = $1', { bind: [app.id, o.mode], transaction: t });
+          return app;
+        });
+        const notes: string[] = [];
+        if (o.mode === 'ON_CONFIRM' && before.settlement_mode === 'PASS_THROUGH') {
+          const [c] = await sequelize.query<{ n: number }>(`SELECT count(*)::int AS n FROM recharges WHERE application_id = $1 AND tx_status = 'CONFIRMED'`, { bind: [o.app], type: QueryTypes.SELECT });
+          if (c!.n > 0) notes.push(`${c!.n} CONFIRMED deposits become SETTLED at their chain's next scan step (whether or not they are collected yet)`);
+        }
+        if (o.mode === 'PASS_THROUGH') {
+          const chains = before.enabled_chains.filter((code) => s.catalogue.has(before.environment, code));
+          const set = await sequelize.query<{ code: string }>(
+            `SELECT c.code FROM collection_addresses a JOIN chains c ON c.id = a.chain_id WHERE a.application_id = $1 AND a.kind = 'MERCHANT'`,
+            { bind: [o.app], type: QueryTypes.SELECT },
+          );
+          const missing = chains.filter((code) => !set.some((r) => r.code === code));
+          if (missing.length > 0) notes.push(`no MERCHANT address on ${missing.join(', ')}: sweeps there wait (wcs collect address set --kind MERCHANT)`);
+          const policies = await sequelize.query<{ code: string; symbol: string }>(
+            `SELECT c.code, t.symbol FROM collection_policies p JOIN chain_tokens t ON t.id = p.chain_token_id JOIN chains c ON c.id = t.chain_id WHERE p.application_id = $1 AND p.enabled`,
+            { bind: [o.app], type: QueryTypes.SELECT },
+          );
+          notes.push(`deposits settle only once collected: tokens without an enabled policy stay CONFIRMED (enabled policies: ${policies.map((p) => `${p.code} ${p.symbol}`).join(', ') || 'none'})`);
+        }
+        log.info('settlement mode set', { applicationId: o.app, from: before.settlement_mode, to: o.mode });
+        return { applicationId: o.app, settlementMode: o.mode, previousSettlementMode: before.settlement_mode, notes };
+      }, cfg);
+      ctx.emit(out, () => [`app ${out.applicationId} settlement ${out.settlementMode}${out.previousSettlementMode !== out.settlementMode ? ` (was ${out.previousSettlementMode})` : ' (unchanged)'}`, ...out.notes.map((n) => `  ${n}`)].join('\n'));
+    });
+}
+
+function registerFeeWalletCommand(collect: Command, ctx: CliContext): void {
+  collect
+    .command('fee-wallets')
+    .description('the fee wallets that pay EVM token sweeps\' gas top-ups (fund these addresses), with their last reading; makes the missing ones of every enabled EVM chain through the key store')
+    .option('--app <id>', 'only this application', parseId)
+    .addOption(jsonOpt())
+    .action(async (o: { app?: number; json?: boolean }) => {
+      ctx.setJson(o);
+      const cfg = ctx.config();
+      const log = changeLog(ctx, cfg);
+      const rows = await ctx.withStorage(async (s) => {
+        const sequelize = s.database.sequelize;
+        if (o.app !== undefined) await appOf(sequelize, o.app);
+        const registry = registryOf(s);
+        const apps = await sequelize.query<AppRow>(
+          'SELECT id, name, environment, status, enabled_chains, settlement_mode FROM applications WHERE $1::int IS NULL OR id = $1 ORDER BY id',
+          { bind: [o.app ?? null], type: QueryTypes.SELECT },
+        );
+        const have = new Set((await sequelize.query<{ k: string }>(`SELECT application_id || '/' || chain_id AS k FROM fee_wallets`, { type: QueryTypes.SELECT })).map((r) => r.k));
+        // chains whose sweeps get gas top-ups (the processor's EVM path: sequence spend model, one address per user)
+        const wanted = apps.flatMap((a) => a.enabled_chains.filter((code) => s.catalogue.has(a.environment, code)).map((code) => ({ app: a, chain: s.catalogue.chain(a.environment, code) })))
+          .filter(({ app, chain }) => {
+            const adapter = registry.forChain(chain);
+            return adapter.spendModel === 'sequence' && adapter.addressing === 'hd' && !have.has(`${app.id}/${chain.id}`);
+          });
+        const failures: Array<{ applicationId: number; environment: Environment; chainCode: string; address: null; reason: string }> = [];
+        const made = new Set<string>();
+        if (wanted.length > 0) {
+          const store = s.container.resolve<KeyStore>(TOKENS.KeyStore);
+          let opened: string | null = null;
+          try {
+            await store.init();
+          } catch (e) {
+            opened = `key store unavailable: ${e instanceof Error ? e.message : String(e)}`;
+          }
+          try {
+            const wallets = new FeeWallets(sequelize, registry, () => store, () => {
+              throw new Error('fee wallet balances are read by the workers, not by the CLI');
+            });
+            for (const { app, chain } of wanted) {
+              if (opened !== null) {
+                failures.push({ applicationId: app.id, environment: chain.environment, chainCode: chain.code, address: null, reason: opened });
+                continue;
+              }
+              try {
+                const w = await wallets.ensure(app.id, chain);
+                made.add(`${app.id}/${chain.environment}:${chain.code}`);
+                log.info('fee wallet made', { applicationId: app.id, chain: `${chain.environment}:${chain.code}`, address: w.address });
+              } catch (e) {
+                failures.push({ applicationId: app.id, environment: chain.environment, chainCode: chain.code, address: null, reason: e instanceof Error ? e.message : String(e) });
+              }
+            }
+          } finally {
+            if (opened === null) await store.destroy();
+          }
+        }
+        const report = (await feeWalletReport(sequelize, o.app ?? null)).map((r) => ({
+          applicationId: r.application_id, environment: r.environment as Environment, chainCode: r.code, address: r.address as string | null,
+          balance: fmtOr(r.on_chain, r.decimals), symbol: r.symbol, observedTime: formatLocalDateTime(r.observed_at),
+          created: made.has(`${r.application_id}/${r.environment}:${r.code}`), reason: null as string | null,
+        }));
+        return [...report, ...failures.map((f) => ({ ...f, balance: null, symbol: null, observedTime: null, created: false }))];
+      }, cfg);
+      ctx.emit(rows, () => (rows.length === 0
+        ? 'no fee wallets (no application has an EVM chain enabled)'
+        : rows.map((r) => (r.address === null
+          ? `app ${r.applicationId} ${r.environment}:${r.chainCode} no fee wallet: ${r.reason}`
+          : `app ${r.applicationId} ${r.environment}:${r.chainCode} ${r.address}: ${r.balance === null ? '(not read yet)' : `${r.balance} ${r.symbol} (read ${r.observedTime})`}${r.created ? ' (new: fund it)' : ''}`)).join('\n')));
+    });
+}
+
+// ------------------------------------------------------------------ items, status
+
+function registerItemCommands(collect: Command, ctx: CliContext): void {
+  collect
+    .command('items')
+    .description('collection items, newest first: the collect event\'s fields, the token symbol and why a PLANNED item waits')
+    .option('--app <id>', 'only this application', parseId)
+    .addOption(new Option('--status <status>', 'only items in this status').choices([...ITEM_STATUSES]))
+    .addOption(new Option('--stage <stage>', 'only this stage').choices([...STAGES]))
+    .option('--limit <n>', `at most this many (1 to ${ITEMS_LIMIT_MAX}, default 50)`, limitOpt)
+    .addOption(jsonOpt())
+    .action(async (o: { app?: number; status?: string; stage?: string; limit?: number; json?: boolean }) => {
+      ctx.setJson(o);
+      const items = await ctx.withStorage(async (s) => {
+        if (o.app !== undefined) await appOf(s.database.sequelize, o.app);
+        const rows = await loadItems(s.database.sequelize, null,
+          `i.id IN (SELECT x.id FROM collection_items x WHERE ($1::int IS NULL OR x.application_id = $1) AND ($2::text IS NULL OR x.status = $2)
+                     AND ($3::text IS NULL OR x.stage = $3) ORDER BY x.id DESC LIMIT $4)`,
+          [o.app ?? null, o.status ?? null, o.stage ?? null, o.limit ?? 50]);
+        return rows.reverse().map(itemView);
+      });
+      ctx.emit(items, () => (items.length === 0 ? 'no collection items' : items.map((i) =>
+        `item ${i.itemId} (request ${i.requestId}) app ${i.applicationId} ${i.stage} ${i.status}${i.waitingReason ? ` waiting: ${i.waitingReason}` : ''}: ${i.amount} ${i.token} `
+        + `${i.fromAddress} -> ${i.toAddress || '(not chosen yet)'}${i.txHash ? ` tx ${i.txHash}` : ''}${i.gasFee !== null ? ` gas ${i.gasFee} ${i.gasFeeCurrency}` : ''}`
+        + `${i.retryTimes ? ` retries ${i.retryTimes}` : ''}${i.failureReasonCode ? ` failed ${i.failureReasonCode}: ${i.failureReasonMessage}` : ''}`).join('\n')));
+    });
+
+  collect
+    .command('status')
+    .description('per application and token: open items by status (and why they wait), FAILED items, skipped addresses with their reasons, the fee wallet; then open collection alerts')
+    .option('--app <id>', 'only this application', parseId)
+    .addOption(jsonOpt())
+    .action(async (o: { app?: number; json?: boolean }) => {
+      ctx.setJson(o);
+      const out = await ctx.withStorage(async (s) => {
+        const sequelize = s.database.sequelize;
+        if (o.app !== undefined) await appOf(sequelize, o.app);
+        return collectionStatus(sequelize, o.app ?? null);
+      });
+      ctx.emit(out, () => {
+        const lines: string[] = [];
+        for (const t of out.tokens) {
+          const open = Object.entries(t.open).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(', ') || 'none';
+          lines.push(`app ${t.applicationId} ${t.environment}:${t.chainCode} ${t.token}#${t.chainTokenId} (${t.policy}): open ${open}; failed ${t.failed}; skipped ${t.skippedTotal}`
+            + `${t.feeWallet ? `; fee wallet ${t.feeWallet.address} ${t.feeWallet.balance ?? '(not read)'}${t.feeWallet.balance !== null ? ` ${t.feeWallet.symbol}` : ''}` : ''}`);
+          for (const w of t.waiting) lines.push(`  ${w.items} waiting: ${w.reason}`);
+          for (const k of t.skipped) lines.push(`  skipped ${k.address} (${k.amount} ${t.token}, fee ${k.fee} ${t.nativeSymbol}): ${k.reason}`);
+        }
+        if (out.tokens.length === 0) lines.push('no collection policies, items or skips');
+        for (const a of out.alerts) lines.push(`alert ${a.id} ${a.kind} ${a.createdTime}${a.applicationId !== null ? ` app ${a.applicationId}` : ''}: ${a.message}`);
+        return lines.join('\n');
+      });
+    });
+}
+
+// ------------------------------------------------------------------ run, retry
+
+function registerRunRetryCommands(collect: Command, ctx: CliContext): void {
+  collect
+    .command('run')
+    .description('make the next planning pass treat this token\'s policy as due now (last run cleared): every address with uncollected confirmed deposits is looked at again; a running worker does it within WCS_COLLECT_PLAN_MS. With the schedule off this changes nothing the planner reads')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .requiredOption('--chain <code>', 'chain code')
+    .requiredOption('--token <symbol>', 'token symbol (or chainTokenId)')
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; chain: string; token: string; json?: boolean }) => {
+      ctx.setJson(o);
+      const cfg = ctx.config();
+      const log = changeLog(ctx, cfg);
+      const out = await ctx.withStorage(async (s) => {
+        const sequelize = s.database.sequelize;
+        const app = await appOf(sequelize, o.app);
+        const chain = chainOf(s.catalogue, app, o.chain);
+        const token = tokenOf(chain, o.token);
+        const r = await sequelize.transaction(async (t) => {
+          const [p] = await sequelize.query<{ enabled: boolean; schedule_seconds: number | null; last_run_at: Date | null }>(
+            'SELECT enabled, schedule_seconds, last_run_at FROM collection_policies WHERE application_id = $1 AND chain_token_id = $2 FOR UPDATE',
+            { bind: [app.id, token.id], type: QueryTypes.SELECT, transaction: t },
+          );
+          if (!p) throw new CollectCommandError('COLLECTION_POLICY_NOT_FOUND', `application ${app.id} has no collection policy for ${token.symbol} on ${chain.code}: wcs collect policy set first`);
+          if (!p.enabled) throw new CollectCommandError('COLLECTION_POLICY_DISABLED', `application ${app.id}'s ${chain.code} ${token.symbol} policy is disabled: wcs collect policy set --enable first`);
+          await sequelize.query('UPDATE collection_policies SET last_run_at = NULL, pass_started_at = NULL WHERE application_id = $1 AND chain_token_id = $2', { bind: [app.id, token.id], transaction: t });
+          return p;
+        });
+        const notes: string[] = [];
+        const effective = r.schedule_seconds !== null;
+        if (!effective) {
+          notes.push('the schedule is off, so the planner does not read the last run: nothing is forced. Only deposits reaching CONFIRMED (--on-confirmed true) trigger planning; '
+            + 'set --schedule-seconds to make `collect run` take effect');
+        }
+        if (app.status !== 'ACTIVE') notes.push(`application ${app.id} is ${app.status}: the planner skips it`);
+        log.info('collection run requested', { applicationId: app.id, chain: `${chain.environment}:${chain.code}`, token: token.symbol, previousRun: formatLocalDateTime(r.last_run_at), effective });
+        return {
+          applicationId: app.id, environment: chain.environment, chainCode: chain.code, chainTokenId: token.id, token: token.symbol, scheduleSeconds: r.schedule_seconds,
+          previousRunTime: formatLocalDateTime(r.last_run_at), effective, withinMs: effective ? cfg.withdrawals.collectPlanMs : null, notes,
+        };
+      }, cfg);
+      ctx.emit(out, () => (out.effective
+        ? `app ${out.applicationId} ${out.environment}:${out.chainCode} ${out.token}: due now; a running worker plans it within ${out.withinMs} ms (WCS_COLLECT_PLAN_MS)`
+        : `app ${out.applicationId} ${out.environment}:${out.chainCode} ${out.token}: last run cleared`) + out.notes.map((n) => `\n  ${n}`).join(''));
+    });
+
+  collect
+    .command('retry')
+    .description('plan a FAILED HOT_GATHER item again: PLANNED, retryTimes + 1, its failure and transfer cleared (a gas top-up that succeeded is kept); its deposits stay linked to it')
+    .requiredOption('--item <id>', 'collection item id', parseId)
+    .addOption(jsonOpt())
+    .action(async (o: { item: number; json?: boolean }) => {
+      ctx.setJson(o);
+      const cfg = ctx.config();
+      const log = changeLog(ctx, cfg);
+      const out = await ctx.withStorage((s) => retryItem(s.database.sequelize, o.item), cfg);
+      log.info('collection item retried', { item: out.item.itemId, retryTimes: out.item.retryTimes, previous: out.previous });
+      ctx.emit(out.item, () => `item ${out.item.itemId} ${out.item.stage} PLANNED again (retry ${out.item.retryTimes}; was ${out.previous.failureCode}: ${out.previous.failureMessage ?? ''})`
+        + `${out.previous.keptTopUp ? `; its gas top-up ${out.previous.topUpTransferId} (SUCCESS) is kept` : ''}; a running worker launches it`);
+    });
+}
+
+/** wcs collect … (docs/collection.md). */
+export function registerCollectCommands(program: Command, ctx: CliContext): void {
+  const collect = program.command('collect').description('collection: sweeping deposit addresses to the hot wallet (or the merchant), fee wallets, cold transfers');
+  registerPolicyCommands(collect, ctx);
+  registerAddressCommands(collect, ctx);
+  registerSettlementCommand(collect, ctx);
+  registerFeeWalletCommand(collect, ctx);
+  registerItemCommands(collect, ctx);
+  registerRunRetryCommands(collect, ctx);
+}

@@ -1,0 +1,78 @@
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { AdapterRegistry, ChainDefinition, KeyStore, TransferNode } from '@wcs/core';
+import type { ChainView } from '../catalogue/catalogue';
+import type { StoredKey } from '../transfers/model';
+
+export interface FeeWallet {
+  readonly id: number;
+  readonly address: string;
+  readonly key: StoredKey;
+}
+
+/**
+ * Fee wallets: one per (application, chain) on chains where sweeps need gas at the deposit address
+ * (EVM tokens): its own key (purpose 'fee', index 0 of the chain's namespace) in the KeyStore,
+ * paying gas top-ups. Its ledger row holds the node's last reading; top-ups in flight are counted
+ * from the transfer pipeline, so two planning passes never spend the same balance.
+ */
+export class FeeWallets {
+  private readonly known = new Map<string, FeeWallet>();
+
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly registry: AdapterRegistry,
+    private readonly keyStore: () => KeyStore,
+    private readonly nodeOf: (chain: ChainView) => TransferNode,
+  ) {}
+
+  async ensure(applicationId: number, chain: ChainDefinition): Promise<FeeWallet> {
+    const k = `${applicationId}/${chain.id}`;
+    const cached = this.known.get(k);
+    if (cached) return cached;
+    const adapter = this.registry.forChain(chain);
+    const spec = adapter.keySpec('fee');
+    const address = adapter.address.addressFromPublicKey(await this.keyStore().getPublicKey({ applicationId, spec, purpose: 'fee', index: 0 }));
+    const [row] = await this.sequelize.query<{ id: number; address: string }>(
+      `INSERT INTO fee_wallets (application_id, chain_id, key_namespace, key_index, address) VALUES ($1, $2, $3, 0, $4)
+       ON CONFLICT (application_id, chain_id) DO UPDATE SET application_id = EXCLUDED.application_id RETURNING id, address`,
+      { bind: [applicationId, chain.id, spec.namespace, address], type: QueryTypes.SELECT },
+    );
+    if (row!.address !== address) throw new Error(`fee wallet of application ${applicationId} on ${chain.code} is recorded as ${row!.address}, the key store gives ${address}`);
+    const wallet = { id: row!.id, address, key: { purpose: 'fee' as const, namespace: spec.namespace, index: 0, address } };
+    this.known.set(k, wallet);
+    return wallet;
+  }
+
+  /** The ledger rows of the chain's fee wallets read from the node again (the operator sees current balances). */
+  async refresh(chain: ChainView): Promise<void> {
+    const rows = await this.sequelize.query<{ id: number; address: string }>('SELECT id, address FROM fee_wallets WHERE chain_id = $1', { bind: [chain.id], type: QueryTypes.SELECT });
+    for (const r of rows) {
+      const onChain = await this.nodeOf(chain).balance(r.address, null);
+      await this.sequelize.query('UPDATE fee_wallets SET on_chain = $2::numeric, observed_at = now() WHERE id = $1', { bind: [r.id, onChain.toString()] });
+    }
+  }
+
+  /** What the fee wallet can still give: the node's balance (recorded in its ledger row) less top-ups not final yet (amount and their most fee). */
+  async spendable(chain: ChainView, wallet: FeeWallet): Promise<bigint> {
+    const onChain = await this.nodeOf(chain).balance(wallet.address, null);
+    const [r] = await this.sequelize.query<{ busy: string }>(
+      `WITH w AS (UPDATE fee_wallets SET on_chain = $3::numeric, observed_at = now() WHERE id = $1 RETURNING id)
+       SELECT coalesce(sum(x.amount + coalesce(x.fee, 0)), 0)::text AS busy FROM transfers x
+        WHERE x.chain_id = $2 AND x.kind = 'TOP_UP' AND x.from_address = $4 AND x.status IN ('READY','SIGNED','BROADCASTED')`,
+      { bind: [wallet.id, chain.id, onChain.toString(), wallet.address], type: QueryTypes.SELECT },
+    );
+    const spare = onChain - BigInt(r!.busy);
+    return spare > 0n ? spare : 0n;
+  }
+}
+
+/** For `wcs collect fee-wallets`: every fee wallet with its last reading. */
+export async function feeWalletReport(sequelize: Sequelize, applicationId: number | null) {
+  const rows = await sequelize.query<{ application_id: number; environment: string; code: string; address: string; on_chain: string | null; observed_at: Date | null; symbol: string; decimals: number }>(
+    `SELECT f.application_id, c.environment, c.code, f.address, f.on_chain::text AS on_chain, f.observed_at, n.symbol, n.decimals
+       FROM fee_wallets f JOIN chains c ON c.id = f.chain_id JOIN chain_tokens n ON n.chain_id = f.chain_id AND n.contract IS NULL
+      WHERE $1::int IS NULL OR f.application_id = $1 ORDER BY f.application_id, c.id`,
+    { bind: [applicationId], type: QueryTypes.SELECT },
+  );
+  return rows;
+}

@@ -1,0 +1,222 @@
+import PQueue from 'p-queue';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { AdapterRegistry, TransferNode } from '@wcs/core';
+import type { ChainView } from '../catalogue/catalogue';
+import type { Logger } from '../config/logger';
+import { asError, balancesAll } from '../transfers/node-calls';
+import { closingSweepWaits, costGuard, sweepable, worthCollecting } from './decisions';
+
+/** Candidate addresses looked at per planning pass of a chain. */
+const PLAN_CHUNK = 500;
+const NODE_CONCURRENCY = 8;
+
+interface Candidate {
+  application_id: number;
+  chain_token_id: number;
+  address_id: number;
+  address: string;
+  key_namespace: string;
+  key_index: number;
+  contract: string | null;
+  recharge_ids: string[];
+  pending: string;
+  oldest_wait: number | null;
+  threshold: string;
+  max_fee_bps: number;
+  native_value: string | null;
+  max_wait_seconds: number | null;
+  settlement_mode: 'ON_CONFIRM' | 'PASS_THROUGH';
+  trigger: 'DEPOSIT' | 'SCHEDULE' | 'MAX_WAIT';
+  quote: string | null;
+  native_quote: string | null;
+  utxos: Array<{ txHash: string; vout: number; amount: string }> | null;
+}
+
+/**
+ * HOT_GATHER planning (docs/collection.md): which deposit addresses are collected now. A
+ * candidate is an address with confirmed, uncollected deposits of a token whose application has
+ * an enabled policy — at once when a deposit reached CONFIRMED (trigger on), or when the
+ * schedule is due; an address the guard or the threshold left alone is looked at again only
+ * once a new deposit arrived, the schedule came round, or its maximum wait passed. For each: the
+ * node's balance less unconfirmed deposits (utxo chains: its confirmed deposit outputs), the
+ * threshold, the cost guard on the fee quote; then in one transaction a request, one item per
+ * address, each recharge linked to its item, and skips recorded with their reason.
+ */
+export class CollectionPlanner {
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly registry: AdapterRegistry,
+    private readonly nodeOf: (chain: ChainView) => TransferNode,
+    private readonly logger: Logger,
+  ) {}
+
+  async plan(chain: ChainView): Promise<number> {
+    const adapter = this.registry.forChain(chain);
+    const hd = adapter.addressing === 'hd';
+    const utxo = adapter.spendModel === 'utxo';
+    // HD chains: the user's address and key; memo chains: the shared deposit account (key index of deposit_accounts)
+    const source = hd
+      ? `JOIN addresses a ON a.id = r.address_id JOIN user_keys k ON k.id = a.user_key_id`
+      : `JOIN deposit_accounts a ON a.application_id = r.application_id AND a.chain_id = r.chain_id`;
+    const addressId = hd ? 'a.id' : '0';
+    const keyCols = hd ? 'k.namespace AS key_namespace, k.key_index::int AS key_index' : `'' AS key_namespace, a.key_index::int AS key_index`;
+    // a scheduled pass under way keeps its start; a due schedule without one starts one now (skips
+    // written from then on belong to this pass and are not looked at again in it)
+    await this.sequelize.query(
+      `UPDATE collection_policies p SET pass_started_at = clock_timestamp() FROM chain_tokens t
+        WHERE t.id = p.chain_token_id AND t.chain_id = $1 AND p.enabled AND p.schedule_seconds IS NOT NULL
+          AND (p.last_run_at IS NULL OR p.last_run_at <= now() - make_interval(secs => p.schedule_seconds))
+          AND (p.pass_started_at IS NULL OR p.pass_started_at <= coalesce(p.last_run_at, '-infinity'::timestamptz))`,
+      { bind: [chain.id] },
+    );
+    const candidates = await this.sequelize.query<Candidate>(
+      `WITH due AS (
+         SELECT p.*, (p.schedule_seconds IS NOT NULL AND (p.last_run_at IS NULL OR p.last_run_at <= now() - make_interval(secs => p.schedule_seconds))) AS scheduled
+           FROM collection_policies p JOIN chain_tokens t ON t.id = p.chain_token_id JOIN applications ap ON ap.id = p.application_id
+          WHERE t.chain_id = $1 AND p.enabled AND ap.status = 'ACTIVE'
+       )
+       SELECT r.application_id, r.chain_token_id, ${addressId} AS address_id, a.address, ${keyCols}, t.contract,
+              array_agg(r.id::text ORDER BY r.id) AS recharge_ids,
+              (SELECT coalesce(sum(q.amount), 0)::text FROM recharges q WHERE q.chain_id = $1 AND q.chain_token_id = r.chain_token_id AND q.address = a.address AND q.tx_status = 'PENDING') AS pending,
+              extract(epoch FROM now() - min(r.confirmed_at))::int AS oldest_wait,
+              d.threshold::text AS threshold, d.max_fee_bps, d.native_value::text AS native_value, d.max_wait_seconds, ap.settlement_mode,
+              CASE WHEN d.scheduled THEN 'SCHEDULE' WHEN d.max_wait_seconds IS NOT NULL AND min(r.confirmed_at) <= now() - make_interval(secs => d.max_wait_seconds) AND s.skipped_at IS NOT NULL AND max(r.created_at) <= s.skipped_at THEN 'MAX_WAIT' ELSE 'DEPOSIT' END AS trigger,
+              (SELECT q.max_fee::text FROM withdraw_fee_quotes q WHERE q.chain_id = $1 AND q.chain_token_id = r.chain_token_id) AS quote,
+              (SELECT q.max_fee::text FROM withdraw_fee_quotes q JOIN chain_tokens n ON n.id = q.chain_token_id AND n.contract IS NULL WHERE q.chain_id = $1) AS native_quote,
+              ${utxo ? `json_agg(json_build_object('txHash', r.tx_hash, 'vout', r.position, 'amount', r.amount::text) ORDER BY r.id)` : 'NULL'} AS utxos
+         FROM recharges r ${source}
+         JOIN due d ON d.application_id = r.application_id AND d.chain_token_id = r.chain_token_id
+         JOIN applications ap ON ap.id = r.application_id
+         JOIN chain_tokens t ON t.id = r.chain_token_id
+         LEFT JOIN collection_skips s ON s.chain_token_id = r.chain_token_id AND s.address = a.address
+        WHERE r.chain_id = $1 AND r.collection_item_id IS NULL AND r.tx_status IN ('CONFIRMED','SETTLED')
+          AND NOT EXISTS (SELECT 1 FROM collection_items i WHERE i.chain_id = $1 AND i.from_address = a.address AND i.stage = 'HOT_GATHER' AND i.status NOT IN ('SUCCESS','FAILED'))
+        GROUP BY r.application_id, r.chain_token_id, ${hd ? 'a.id, k.namespace, k.key_index' : 'a.key_index'}, a.address, t.contract, d.threshold, d.max_fee_bps, d.native_value,
+                 d.max_wait_seconds, d.scheduled, d.on_confirmed, d.pass_started_at, ap.settlement_mode, s.skipped_at
+       HAVING (d.on_confirmed AND (s.skipped_at IS NULL OR max(r.created_at) > s.skipped_at))
+           -- a scheduled pass looks at each address once: one skipped since the schedule came due is not looked at again in it
+           OR (d.scheduled AND (s.skipped_at IS NULL OR s.skipped_at < d.pass_started_at))
+           OR (d.max_wait_seconds IS NOT NULL AND s.skipped_at IS NOT NULL AND s.skipped_at < min(r.confirmed_at) + make_interval(secs => d.max_wait_seconds)
+               AND min(r.confirmed_at) <= now() - make_interval(secs => d.max_wait_seconds))
+        ORDER BY min(r.id) LIMIT ${PLAN_CHUNK}`,
+      { bind: [chain.id], type: QueryTypes.SELECT },
+    );
+    if (candidates.length === 0) return this.markRun(chain);
+    const node = this.nodeOf(chain);
+    const queue = new PQueue({ concurrency: NODE_CONCURRENCY });
+    const native = chain.tokens.find((t) => t.contract === null);
+    const nativeDecimals = native?.decimals ?? 0;
+    // Solana (expiring, HD; the processor's direct()): the hot wallet pays, the deposit account is
+    // emptied and closed, so a sweep moves its whole balance: an address with a deposit still
+    // PENDING waits, unread and with no skip recorded, so the deposit's confirmation plans it
+    // (decisions.closingSweepWaits; a skip would hold it until the next deposit or the schedule)
+    const closesAccount = adapter.spendModel === 'expiring' && hd;
+    // one set-based read where the node has one (EVM: a JSON-RPC batch); a sweep-specific reading where it has that (Solana: every lamport)
+    const waits = candidates.map((c) => closingSweepWaits(closesAccount, BigInt(c.pending)));
+    const toRead = candidates.filter((c, i) => !waits[i] && c.utxos === null);
+    const read = node.sweepableBalance
+      ? await Promise.all(toRead.map((c) => queue.add(() => node.sweepableBalance!(c.address, c.contract).catch(asError))))
+      : await balancesAll(node, toRead.map((c) => ({ address: c.address, contract: c.contract })));
+    const readOf = new Map(toRead.map((c, i) => [c, read[i]!]));
+    const looked = candidates.map((c, i) => {
+      if (waits[i]) return null;
+      // utxo: exactly its confirmed deposit outputs; others: what a sweep may move less unconfirmed deposits
+      if (c.utxos !== null) return { c, amount: c.utxos.reduce((s, u) => s + BigInt(u.amount), 0n) };
+      const balance = readOf.get(c)!;
+      if (balance instanceof Error) {
+        this.logger.warn('collection: balance not read; tried again next pass', { chain: chain.code, address: c.address, error: balance });
+        return null;
+      }
+      return { c, amount: sweepable(balance, BigInt(c.pending)) };
+    });
+    const plans: Array<{ c: Candidate; amount: bigint }> = [];
+    const skips: Array<{ c: Candidate; amount: bigint; fee: bigint; reason: string }> = [];
+    for (const x of looked) {
+      if (!x) continue;
+      const { c, amount } = x;
+      if (c.quote === null) continue; // no fee quote yet (the ledger's next refresh): looked at again
+      // the service pays a top-up transfer for an EVM token, a fee per input for utxo
+      const fee = BigInt(c.quote) + (c.contract !== null && adapter.spendModel === 'sequence' && hd ? BigInt(c.native_quote ?? c.quote) : 0n);
+      const guardFee = c.utxos !== null ? (fee * BigInt(c.utxos.length)) / 2n : fee;
+      const worth = worthCollecting({ amount, threshold: BigInt(c.threshold), oldestWaitSeconds: c.oldest_wait, maxWaitSeconds: c.settlement_mode === 'PASS_THROUGH' ? c.max_wait_seconds : null });
+      if (worth === null) {
+        skips.push({ c, amount, fee: guardFee, reason: amount === 0n ? 'nothing confirmed to collect' : `below the threshold of ${c.threshold}` });
+        continue;
+      }
+      const guard = costGuard({ amount, fee: guardFee, maxFeeBps: c.max_fee_bps, nativeValue: c.contract === null ? null : (c.native_value === null ? null : BigInt(c.native_value)), nativeDecimals });
+      if (c.contract !== null && c.native_value === null && guardFee > 0n) {
+        skips.push({ c, amount, fee: guardFee, reason: 'the policy has no native value for this token: the cost guard cannot compare its fee' });
+        continue;
+      }
+      if (!guard.ok) {
+        skips.push({ c, amount, fee: guardFee, reason: `uneconomic: ${guard.reason}` });
+        continue;
+      }
+      plans.push({ c: worth === 'MAX_WAIT' ? { ...c, trigger: 'MAX_WAIT' } : c, amount });
+    }
+    const made = await this.record(chain, plans, skips);
+    // a full chunk: more may be due; the schedule is marked run only once a pass saw them all
+    if (candidates.length < PLAN_CHUNK) await this.markRun(chain);
+    return made;
+  }
+
+  /** Every due schedule of the chain's policies has had its pass. */
+  private async markRun(chain: ChainView): Promise<number> {
+    await this.sequelize.query(
+      `UPDATE collection_policies p SET last_run_at = now() FROM chain_tokens t
+        WHERE t.id = p.chain_token_id AND t.chain_id = $1 AND p.schedule_seconds IS NOT NULL
+          AND (p.last_run_at IS NULL OR p.last_run_at <= now() - make_interval(secs => p.schedule_seconds))`,
+      { bind: [chain.id] },
+    );
+    return 0;
+  }
+
+  /** One transaction: a request per (application, token, trigger), an item per address, its recharges linked (only those still unlinked), skips. */
+  private async record(chain: ChainView, plans: ReadonlyArray<{ c: Candidate; amount: bigint }>, skips: ReadonlyArray<{ c: Candidate; amount: bigint; fee: bigint; reason: string }>): Promise<number> {
+    return this.sequelize.transaction(async (t) => {
+      if (skips.length > 0) {
+        await this.sequelize.query(
+          `INSERT INTO collection_skips (application_id, chain_token_id, address, amount, fee, reason, skipped_at)
+           SELECT u.app, u.token, u.address, u.amount::numeric, u.fee::numeric, u.reason, now() FROM unnest($1::int[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(app, token, address, amount, fee, reason)
+           ON CONFLICT (chain_token_id, address) DO UPDATE SET amount = EXCLUDED.amount, fee = EXCLUDED.fee, reason = EXCLUDED.reason, skipped_at = EXCLUDED.skipped_at`,
+          { bind: [skips.map((s) => s.c.application_id), skips.map((s) => s.c.chain_token_id), skips.map((s) => s.c.address), skips.map((s) => s.amount.toString()), skips.map((s) => s.fee.toString()), skips.map((s) => s.reason.slice(0, 256))], transaction: t },
+        );
+      }
+      let made = 0;
+      const groups = new Map<string, Array<{ c: Candidate; amount: bigint }>>();
+      for (const p of plans) {
+        const k = `${p.c.application_id}/${p.c.chain_token_id}/${p.c.trigger}`;
+        groups.set(k, [...(groups.get(k) ?? []), p]);
+      }
+      for (const list of groups.values()) {
+        const first = list[0]!.c;
+        const [req] = await this.sequelize.query<{ id: string }>(
+          'INSERT INTO collection_requests (application_id, chain_id, chain_token_id, trigger) VALUES ($1, $2, $3, $4) RETURNING id::text AS id',
+          { bind: [first.application_id, chain.id, first.chain_token_id, first.trigger], type: QueryTypes.SELECT, transaction: t },
+        );
+        const items = await this.sequelize.query<{ id: string; address: string }>(
+          `INSERT INTO collection_items (request_id, application_id, chain_id, chain_token_id, stage, from_address_id, from_address, to_address, amount, status, source)
+           SELECT $1, $2, $3, $4, 'HOT_GATHER', u.address_id, u.address, '', u.amount::numeric, 'PLANNED', u.source::jsonb
+             FROM unnest($5::int[], $6::text[], $7::text[], $8::text[]) WITH ORDINALITY AS u(address_id, address, amount, source, n) ORDER BY u.n
+           ON CONFLICT DO NOTHING
+           RETURNING id::text AS id, from_address AS address`,
+          {
+            bind: [req!.id, first.application_id, chain.id, first.chain_token_id, list.map((p) => p.c.address_id), list.map((p) => p.c.address), list.map((p) => p.amount.toString()),
+              list.map((p) => JSON.stringify({ key: { namespace: p.c.key_namespace, index: p.c.key_index }, utxos: p.c.utxos }))],
+            type: QueryTypes.SELECT,
+            transaction: t,
+          },
+        );
+        const byAddress = new Map(items.map((i) => [i.address, i.id]));
+        const links = list.filter((p) => byAddress.has(p.c.address)).flatMap((p) => p.c.recharge_ids.map((r) => ({ r, item: byAddress.get(p.c.address)! })));
+        await this.sequelize.query(
+          `UPDATE recharges r SET collection_item_id = u.item FROM unnest($1::bigint[], $2::bigint[]) AS u(id, item) WHERE r.id = u.id AND r.collection_item_id IS NULL`,
+          { bind: [links.map((l) => l.r), links.map((l) => l.item)], transaction: t },
+        );
+        await this.sequelize.query('DELETE FROM collection_skips WHERE chain_token_id = $1 AND address = ANY($2::text[])', { bind: [first.chain_token_id, items.map((i) => i.address)], transaction: t });
+        made += items.length;
+      }
+      return made;
+    });
+  }
+}

@@ -1,0 +1,362 @@
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { AdapterRegistry, ChainAdapter, KeyStore, TransferInput, TransferNode } from '@wcs/core';
+import type { ChainView } from '../catalogue/catalogue';
+import type { Logger } from '../config/logger';
+import { raiseAlert } from '../deposits/scan-lease';
+import { hotKeyRef, type HotWallets } from '../withdrawals/hot-wallets';
+import { createTransfers, type NewTransfer, type StoredKey, type TransferOptions } from '../transfers/model';
+import { topUpAmount } from './decisions';
+import { balancesAll, transferInputs } from '../transfers/node-calls';
+import { FeeWallets } from './fee-wallets';
+
+const ITEM_CHUNK = 200;
+/** utxo consolidations: at most this many deposit outputs per transaction (peers: 200–250). */
+export const MAX_CONSOLIDATION_INPUTS = 200;
+
+/** What bounds utxo consolidations (docs/collection.md): WCS_COLLECT_MAX_INPUTS (default MAX_CONSOLIDATION_INPUTS) and WCS_COLLECT_MAX_FEE_RATE_<ENV>_<CODE>. */
+export interface ConsolidationLimits {
+  /** At most this many deposit outputs per transaction (an address with more goes alone). */
+  readonly maxInputs: number;
+  /** "environment:CODE" → no consolidation is launched while the node's fee rate is above this, in thousandths of a base unit per fee unit (Bitcoin: sat/kvB). */
+  readonly maxFeeRates: ReadonlyMap<string, bigint>;
+}
+
+/** A decimal rate with at most 3 decimals (Bitcoin's feeRate, sat/vB) in thousandths (sat/kvB); null when it is not one. */
+function milliRate(text: unknown): bigint | null {
+  const m = typeof text === 'string' ? /^(\d{1,30})(?:\.(\d{1,3}))?$/.exec(text) : null;
+  return m ? BigInt(m[1]!) * 1000n + BigInt((m[2] ?? '').padEnd(3, '0')) : null;
+}
+
+/** Thousandths as decimal text ("2500" → "2.5"). */
+function formatMilli(milli: bigint): string {
+  const frac = (milli % 1000n).toString().padStart(3, '0').replace(/0+$/, '');
+  return frac ? `${milli / 1000n}.${frac}` : `${milli / 1000n}`;
+}
+/** A FEE_WALLET_LOW alert at most this often per fee wallet. */
+const FEE_ALERT_EVERY_MS = 3_600_000;
+
+/** An item and the transfer it launches (its top-up or its sweep), with what the EVM top-up measured. */
+interface Launch {
+  readonly item: ItemRow;
+  readonly transfer: NewTransfer;
+  readonly status: 'TOPPING_UP' | 'SWEEPING';
+  readonly to: string;
+  readonly feePerUnit?: bigint;
+  readonly gasLimit?: bigint;
+}
+
+interface ItemRow {
+  id: string;
+  application_id: number;
+  chain_token_id: number;
+  from_address: string;
+  amount: string;
+  status: 'PLANNED' | 'FUNDED';
+  source: { key?: { namespace: string; index: number }; utxos?: Array<{ txHash: string; vout: number; amount: string }> | null; gasLimit?: string };
+  fee_per_unit: string | null;
+  contract: string | null;
+  settlement_mode: 'ON_CONFIRM' | 'PASS_THROUGH';
+  merchant_address: string | null;
+  merchant_memo: string | null;
+}
+
+/** EVM inputs carry their gas limit and price (adapters/evm EvmTransferInput): read for top-up arithmetic only. */
+function evmGas(input: TransferInput): { gasLimit: bigint; price: bigint } {
+  const price = (input.maxFeePerGas ?? input.gasPrice) as string;
+  return { gasLimit: BigInt(input.gasLimit as string), price: BigInt(price) };
+}
+
+/**
+ * Turns PLANNED (and FUNDED) HOT_GATHER items into transfers through the one pipeline, per chain
+ * family (docs/collection.md):
+ * - EVM native: the whole sweepable balance less the exact fee (tip = max fee), nothing left;
+ * - EVM token: a gas top-up from the fee wallet of only what the sweep needs beyond the gas at the
+ *   address, confirmed before the sweep (the owner marks the item FUNDED), then the token sweep
+ *   paying at most the price the top-up was measured at; a fee wallet too poor: the item waits, alerted;
+ * - Solana: the hot wallet pays the fee; token accounts are closed, their rent to the hot wallet;
+ * - memo chains: the shared deposit account's spendable balance (above its reserve) moves;
+ * - utxo: the planned items' deposit outputs in transactions of at most `limits.maxInputs`
+ *   inputs, the fee out of the amount, no change; none while the fee rate is above the chain's ceiling.
+ * Pass-through applications send to the merchant's collection address, else to the hot wallet.
+ * Each item's state and its transfer are written in one transaction, so a crash or a retry never
+ * makes a second top-up or sweep for it.
+ */
+export class CollectionProcessor {
+  private readonly feeAlerted = new Map<string, number>();
+
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly registry: AdapterRegistry,
+    private readonly nodeOf: (chain: ChainView) => TransferNode,
+    private readonly wallets: HotWallets,
+    private readonly feeWallets: FeeWallets,
+    private readonly keyStore: () => KeyStore,
+    private readonly logger: Logger,
+    private readonly limits: ConsolidationLimits = { maxInputs: MAX_CONSOLIDATION_INPUTS, maxFeeRates: new Map() },
+  ) {}
+
+  /** Fee wallet readings for the operator (each planning pass). */
+  async refreshFeeWallets(chain: ChainView): Promise<void> {
+    try {
+      await this.feeWallets.refresh(chain);
+    } catch (e) {
+      this.logger.warn('fee wallet balance not read', { chain: chain.code, error: e });
+    }
+  }
+
+  async step(chain: ChainView): Promise<number> {
+    const items = await this.sequelize.query<ItemRow>(
+      `SELECT i.id::text AS id, i.application_id, i.chain_token_id, i.from_address, i.amount::text AS amount, i.status, i.source, i.fee_per_unit::text AS fee_per_unit,
+              t.contract, a.settlement_mode, m.address AS merchant_address, m.memo AS merchant_memo
+         FROM collection_items i JOIN chain_tokens t ON t.id = i.chain_token_id JOIN applications a ON a.id = i.application_id
+         LEFT JOIN collection_addresses m ON m.application_id = i.application_id AND m.chain_id = i.chain_id AND m.kind = 'MERCHANT'
+        WHERE i.chain_id = $1 AND i.stage = 'HOT_GATHER' AND i.status IN ('PLANNED','FUNDED') ORDER BY i.updated_at, i.id LIMIT ${ITEM_CHUNK}`,
+      { bind: [chain.id], type: QueryTypes.SELECT },
+    );
+    if (items.length === 0) return 0;
+    const adapter = this.registry.forChain(chain);
+    const ready: Array<{ item: ItemRow; to: string; memo: string | null }> = [];
+    const waiting: Array<{ id: string; reason: string }> = [];
+    for (const item of items) {
+      if (item.settlement_mode === 'PASS_THROUGH') {
+        if (item.merchant_address === null) {
+          waiting.push({ id: item.id, reason: `pass-through: no merchant collection address on ${chain.code} (wcs collect address set --kind MERCHANT)` });
+          continue;
+        }
+        ready.push({ item, to: item.merchant_address, memo: item.merchant_memo });
+        continue;
+      }
+      const hot = await this.wallets.ensure(item.application_id, chain);
+      ready.push({ item, to: hot.address, memo: null });
+    }
+    await this.wait(waiting);
+    if (ready.length === 0) return 0;
+    if (adapter.spendModel === 'utxo') return this.consolidate(chain, adapter, ready);
+    if (adapter.spendModel === 'sequence' && adapter.addressing === 'hd') return this.evm(chain, adapter, ready);
+    return this.direct(chain, adapter, ready);
+  }
+
+  /** Items that cannot go yet: their reason, and to the back of the queue (items are taken oldest-touched first, so waiting ones never starve the others). */
+  private async wait(waiting: ReadonlyArray<{ id: string; reason: string }>): Promise<void> {
+    if (waiting.length === 0) return;
+    await this.sequelize.query(
+      `UPDATE collection_items i SET waiting_reason = u.reason, updated_at = now() FROM unnest($1::bigint[], $2::text[]) AS u(id, reason)
+        WHERE i.id = u.id`,
+      { bind: [waiting.map((w) => w.id), waiting.map((w) => w.reason.slice(0, 256))] },
+    );
+  }
+
+  private depositKey(adapter: ChainAdapter, item: ItemRow): StoredKey {
+    const spec = adapter.keySpec('deposit');
+    return { purpose: 'deposit', namespace: spec.namespace, index: item.source.key?.index ?? 0, address: item.from_address };
+  }
+
+  /** Items → their transfers, in one transaction per batch, only while the item is still in the state read. */
+  private async launch(list: readonly Launch[], shared = false): Promise<number> {
+    if (list.length === 0) return 0;
+    return this.sequelize.transaction(async (t) => {
+      const locked = await this.sequelize.query<{ id: string }>(
+        `SELECT id::text AS id FROM collection_items WHERE id = ANY($1::bigint[]) AND status IN ('PLANNED','FUNDED') ORDER BY id FOR UPDATE SKIP LOCKED`,
+        { bind: [list.map((x) => x.item.id)], type: QueryTypes.SELECT, transaction: t },
+      );
+      const ok = new Set(locked.map((l) => l.id));
+      const todo = shared ? (ok.size === list.length ? list : []) : list.filter((x) => ok.has(x.item.id));
+      if (todo.length === 0) return 0;
+      const transfers = shared ? [todo[0]!.transfer] : todo.map((x) => x.transfer);
+      const ids = await createTransfers(this.sequelize, t, transfers);
+      const idOf = (i: number) => (shared ? ids[0]! : ids[i]!);
+      await this.sequelize.query(
+        `UPDATE collection_items i SET status = u.status, to_address = u.to_address, waiting_reason = NULL, fee_per_unit = coalesce(u.fpu::numeric, i.fee_per_unit),
+                source = CASE WHEN u.gl IS NULL THEN i.source ELSE i.source || jsonb_build_object('gasLimit', u.gl) END,
+                topup_transfer_id = CASE WHEN u.status = 'TOPPING_UP' THEN u.transfer ELSE i.topup_transfer_id END,
+                transfer_id = CASE WHEN u.status = 'SWEEPING' THEN u.transfer ELSE i.transfer_id END, updated_at = now()
+           FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[]) AS u(id, status, to_address, transfer, fpu, gl) WHERE i.id = u.id`,
+        { bind: [todo.map((x) => x.item.id), todo.map((x) => x.status), todo.map((x) => x.to), todo.map((_x, i) => idOf(i)), todo.map((x) => x.feePerUnit?.toString() ?? null), todo.map((x) => x.gasLimit?.toString() ?? null)], transaction: t },
+      );
+      return todo.length;
+    });
+  }
+
+  private sweep(chain: ChainView, item: ItemRow, key: StoredKey, to: string, memo: string | null, amount: bigint, options: TransferOptions): NewTransfer {
+    return { applicationId: item.application_id, chainId: chain.id, chainTokenId: item.chain_token_id, kind: 'SWEEP', key, to, memo, amount, options };
+  }
+
+  /** Solana and memo chains: one transfer per item, no top-up. */
+  private async direct(chain: ChainView, adapter: ChainAdapter, ready: ReadonlyArray<{ item: ItemRow; to: string; memo: string | null }>): Promise<number> {
+    const launches = await Promise.all(ready.map(async ({ item, to, memo }) => {
+      const key = this.depositKey(adapter, item);
+      const native = item.contract === null;
+      let options: TransferOptions;
+      if (adapter.spendModel === 'expiring' && adapter.addressing === 'hd') {
+        // Solana: the hot wallet pays; the deposit address is emptied (native) or its token account closed
+        const hot = await this.wallets.ensure(item.application_id, chain);
+        const ref = hotKeyRef(item.application_id, adapter);
+        options = { feePayer: { purpose: 'hot', namespace: ref.spec.namespace, index: ref.index, address: hot.address }, ...(native ? {} : { closeTokenAccount: true }) };
+      } else {
+        options = native ? { feeFromAmount: true } : {};
+      }
+      return { item, to, status: 'SWEEPING' as const, transfer: this.sweep(chain, item, key, to, memo, BigInt(item.amount), options) };
+    }));
+    return this.launch(launches);
+  }
+
+  /**
+   * utxo: the items' deposit outputs in consolidations of at most `limits.maxInputs` inputs, the
+   * fee out of the amount. With a fee-rate ceiling for the chain, nothing is launched while the
+   * node's rate is above it (or cannot be read): the items wait, the reason naming rate and ceiling.
+   */
+  private async consolidate(chain: ChainView, adapter: ChainAdapter, ready: ReadonlyArray<{ item: ItemRow; to: string; memo: string | null }>): Promise<number> {
+    const held = await this.feeRateHold(chain, adapter, ready[0]!);
+    if (held !== null) {
+      await this.wait(ready.map((r) => ({ id: r.item.id, reason: held })));
+      return 0;
+    }
+    let made = 0;
+    const byTarget = new Map<string, Array<{ item: ItemRow; to: string }>>();
+    for (const r of ready) byTarget.set(`${r.item.application_id}/${r.to}`, [...(byTarget.get(`${r.item.application_id}/${r.to}`) ?? []), r]);
+    for (const list of byTarget.values()) {
+      let batch: Array<{ item: ItemRow; to: string }> = [];
+      let inputs = 0;
+      const flush = async () => {
+        if (batch.length === 0) return;
+        const first = batch[0]!;
+        const all = batch.flatMap(({ item }) => (item.source.utxos ?? []).map((u) => ({ ...u, owner: this.depositKey(adapter, item) })));
+        const total = all.reduce((s, u) => s + BigInt(u.amount), 0n);
+        const transfer = this.sweep(chain, first.item, this.depositKey(adapter, first.item), first.to, null, total, { inputs: all, subtractFee: true });
+        made += await this.launch(batch.map((b) => ({ item: b.item, to: b.to, status: 'SWEEPING' as const, transfer })), true);
+        batch = [];
+        inputs = 0;
+      };
+      for (const b of list) {
+        const n = b.item.source.utxos?.length ?? 0;
+        if (inputs + n > this.limits.maxInputs) await flush();
+        batch.push(b);
+        inputs += n;
+      }
+      await flush();
+    }
+    return made;
+  }
+
+  /**
+   * The fee-rate ceiling of utxo chains (WCS_COLLECT_MAX_FEE_RATE_<ENV>_<CODE>): null when none is
+   * set or the node's current rate is at most it; else why consolidations wait. The rate is the
+   * node's transfer input for one representative consolidation, read in Bitcoin's input format
+   * (`feeRate`, sat/vB as decimal text): the utxo family's only adapter today.
+   */
+  private async feeRateHold(chain: ChainView, adapter: ChainAdapter, r: { item: ItemRow; to: string }): Promise<string | null> {
+    const name = `WCS_COLLECT_MAX_FEE_RATE_${chain.environment.toUpperCase()}_${chain.code}`;
+    const ceiling = this.limits.maxFeeRates.get(`${chain.environment}:${chain.code}`);
+    if (ceiling === undefined) return null;
+    let input: TransferInput;
+    try {
+      const key = this.depositKey(adapter, r.item);
+      const fromPublicKey = await this.keyStore().getPublicKey({ applicationId: r.item.application_id, spec: adapter.keySpec('deposit'), purpose: 'deposit', index: key.index });
+      input = await this.nodeOf(chain).transferInput({ from: r.item.from_address, fromPublicKey, to: r.to, memo: null, contract: r.item.contract, amount: BigInt(r.item.amount), subtractFee: true });
+    } catch (e) {
+      this.logger.warn('collection: fee rate not read; consolidations wait, read again next step', { chain: chain.code, error: e });
+      return `the fee rate could not be read (${e instanceof Error ? e.message : String(e)}) to compare with the ceiling ${formatMilli(ceiling)} sat/vB (${name})`;
+    }
+    const rate = milliRate(input.feeRate);
+    if (rate === null) return `the node's transfer input has no feeRate (sat/vB) to compare with the ceiling ${formatMilli(ceiling)} sat/vB (${name})`;
+    if (rate <= ceiling) return null;
+    return `the fee rate ${formatMilli(rate)} sat/vB is above the ceiling ${formatMilli(ceiling)} sat/vB (${name}): consolidations wait`;
+  }
+
+  /**
+   * EVM: native items sweep at once; token items need gas at the address: the sweep's exact fee at
+   * the current price, less what the address holds, comes from the fee wallet first (TOPPING_UP),
+   * once per item; FUNDED items (their top-up confirmed) sweep, paying at most the measured price.
+   */
+  private async evm(chain: ChainView, adapter: ChainAdapter, ready: ReadonlyArray<{ item: ItemRow; to: string; memo: string | null }>): Promise<number> {
+    const node = this.nodeOf(chain);
+    const crafter = adapter.transfers!;
+    const nativeToken = chain.tokens.find((t) => t.contract === null)!;
+    const natives = ready.filter((r) => r.item.contract === null);
+    let made = await this.launch(natives.map(({ item, to }) => ({
+      item, to, status: 'SWEEPING' as const,
+      transfer: this.sweep(chain, item, this.depositKey(adapter, item), to, null, BigInt(item.amount), { feeFromAmount: true, exactFee: { maxPerUnit: null } }),
+    })));
+    const tokens = ready.filter((r) => r.item.contract !== null);
+    if (tokens.length === 0) return made;
+    const keyStore = this.keyStore();
+    // every token item's sweep input in one set-based read (a JSON-RPC batch), the gas at each address beside it
+    const requests = await Promise.all(tokens.map(async (r) => {
+      const key = this.depositKey(adapter, r.item);
+      const publicKey = await keyStore.getPublicKey({ applicationId: r.item.application_id, spec: adapter.keySpec('deposit'), purpose: 'deposit', index: key.index });
+      return { r, key, request: { from: r.item.from_address, fromPublicKey: publicKey, to: r.to, memo: null, contract: r.item.contract, amount: BigInt(r.item.amount) } };
+    }));
+    // a FUNDED item was measured when its top-up was sized (gas limit and price stored): only the gas at its address is read again
+    const measured = (r: (typeof tokens)[number]) => (r.item.status === 'FUNDED' && r.item.source.gasLimit !== undefined && r.item.fee_per_unit !== null
+      ? { gasLimit: BigInt(r.item.source.gasLimit), price: BigInt(r.item.fee_per_unit) } : null);
+    const toEstimate = requests.filter((x) => measured(x.r) === null);
+    const [inputs, gasAt] = await Promise.all([
+      transferInputs(node, toEstimate.map((x) => x.request)),
+      balancesAll(node, requests.map((x) => ({ address: x.r.item.from_address, contract: null }))),
+    ]);
+    const inputOf = new Map(toEstimate.map((x, i) => [x, inputs[i]!]));
+    const reads = requests.map((x, i) => {
+      const known = measured(x.r);
+      const input = known === null ? inputOf.get(x)! : null;
+      const gasAtAddress = gasAt[i]!;
+      if (input instanceof Error || gasAtAddress instanceof Error) {
+        this.logger.warn('collection: gas not read; tried again next step', { chain: chain.code, item: x.r.item.id, error: input instanceof Error ? input : gasAtAddress });
+        return null;
+      }
+      return { r: x.r, key: x.key, gasAtAddress, gas: known ?? evmGas(crafter.exactFee ? crafter.exactFee(input!, null) : input!) };
+    });
+    const sweeps: Launch[] = [];
+    const topups: Launch[] = [];
+    const waiting: Array<{ id: string; reason: string }> = [];
+    const byApp = new Map<number, bigint>();
+    for (const x of reads) {
+      if (!x) continue;
+      const { r, key, gasAtAddress, gas } = x;
+      const funded = r.item.status === 'FUNDED';
+      // the price: measured when the top-up was sized (FUNDED), else now; never more than the address's gas pays for
+      const price = funded && r.item.fee_per_unit !== null && BigInt(r.item.fee_per_unit) < gas.price ? BigInt(r.item.fee_per_unit) : gas.price;
+      const need = gas.gasLimit * price;
+      const short = topUpAmount(need, gasAtAddress);
+      if (short === 0n || funded) {
+        const affordable = gasAtAddress / gas.gasLimit;
+        const cap = affordable < price ? affordable : price;
+        if (cap === 0n) {
+          waiting.push({ id: r.item.id, reason: `the address holds ${gasAtAddress} wei of gas, the sweep needs ${need}` });
+          continue;
+        }
+        sweeps.push({ item: r.item, to: r.to, status: 'SWEEPING', transfer: this.sweep(chain, r.item, key, r.to, null, BigInt(r.item.amount), { exactFee: { maxPerUnit: cap.toString() } }) });
+        continue;
+      }
+      const fee = await this.feeWallets.ensure(r.item.application_id, chain);
+      const spare = byApp.get(r.item.application_id) ?? (await this.feeWallets.spendable(chain, fee));
+      // the top-up's own fee: a plain transfer at the same price
+      const cost = short + 21_000n * gas.price;
+      if (spare < cost) {
+        waiting.push({ id: r.item.id, reason: `the fee wallet ${fee.address} holds too little for a top-up of ${short} wei (fund it)` });
+        await this.feeAlert(chain, fee.address, r.item.application_id, spare, cost);
+        continue;
+      }
+      byApp.set(r.item.application_id, spare - cost);
+      topups.push({
+        item: r.item, to: r.to, status: 'TOPPING_UP', feePerUnit: price, gasLimit: gas.gasLimit,
+        transfer: { applicationId: r.item.application_id, chainId: chain.id, chainTokenId: nativeToken.id, kind: 'TOP_UP', key: fee.key, to: r.item.from_address, memo: null, amount: short },
+      });
+    }
+    await this.wait(waiting);
+    made += await this.launch(sweeps);
+    made += await this.launch(topups);
+    return made;
+  }
+
+  private async feeAlert(chain: ChainView, address: string, applicationId: number, spare: bigint, cost: bigint): Promise<void> {
+    const k = `${chain.id}/${address}`;
+    const last = this.feeAlerted.get(k) ?? 0;
+    if (Date.now() - last < FEE_ALERT_EVERY_MS) return;
+    this.feeAlerted.set(k, Date.now());
+    await raiseAlert(this.sequelize, null, chain.id, 'FEE_WALLET_LOW',
+      `${chain.code}: application ${applicationId}'s fee wallet ${address} can spend ${spare} and a gas top-up needs ${cost}: token sweeps wait until it is funded`,
+      { applicationId, address, spendable: spare.toString(), needed: cost.toString() });
+    this.logger.warn('fee wallet too poor for a gas top-up: sweeps wait', { chain: chain.code, applicationId, address });
+  }
+}
+
