@@ -52,6 +52,7 @@ const FUNDED = [...LARGE, ...SMALL].reduce((s, v) => s + v, 0n);
 const CONCURRENT = 50;
 
 interface VerboseTx { txid: string; hex: string; blockhash?: string | null; confirmations?: number }
+/** spent_by: the withdrawal whose payout transfer spends the output (hot_wallet_utxos.spent_by holds the transfer). */
 interface Utxo { tx_hash: string; vout: number; amount: string; confirmations: number; spent_by: string | null }
 
 const btc = (sats: bigint) => formatUnits(sats, 8);
@@ -99,7 +100,7 @@ describe('bitcoin withdrawals on a bcoin regtest node (ledger, UTXO selection, p
     `SELECT b.on_chain::text AS on_chain, b.reserved::text AS reserved, b.observed_at FROM hot_wallet_balances b JOIN hot_wallets h ON h.id = b.hot_wallet_id
       WHERE h.application_id = $1 AND h.chain_id = $2 AND b.chain_token_id = $3`, [app.id, CHAIN_ID, TOKEN_ID]))[0];
   const utxos = async (): Promise<Utxo[]> => q<Utxo>(
-    `SELECT u.tx_hash, u.vout, u.amount::text AS amount, u.confirmations, u.spent_by::text AS spent_by FROM hot_wallet_utxos u JOIN hot_wallets h ON h.id = u.hot_wallet_id
+    `SELECT u.tx_hash, u.vout, u.amount::text AS amount, u.confirmations, (SELECT w.id::text FROM withdrawals w WHERE w.transfer_id = u.spent_by) AS spent_by FROM hot_wallet_utxos u JOIN hot_wallets h ON h.id = u.hot_wallet_id
       WHERE h.application_id = $1 AND h.chain_id = $2 ORDER BY u.tx_hash, u.vout`, [app.id, CHAIN_ID]);
   /** Waits for a ledger reading (balance and outputs, one transaction) that began after now. */
   const freshLedger = async () => {

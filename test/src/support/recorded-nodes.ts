@@ -11,6 +11,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { startReplayServer, type ReplayServer } from '@wcs/core/testing';
+import { TransactionBuilder } from '@stellar/stellar-sdk';
+import { decode, hashes } from 'xrpl';
 
 type Json = Record<string, unknown>;
 
@@ -334,6 +336,33 @@ export function eosActions(): { real: EosActionDoc; user: EosActionDoc; inline: 
 }
 
 /**
+ * A Hyperion get_actions page over `docs` as the adapter's scanner test builds it (TEST-MADE
+ * envelope: no recorded get_actions answer exists): query_time_ms, last_indexed_block and
+ * last_indexed_block_time from the recorded get_transaction answer `recorded`, `lib` as given,
+ * cached false, total; the documents filtered by `account` (data.from / data.to / an authorizer),
+ * filter=*:transfer, the global_sequence and block_num ranges, sorted by sort=asc|desc, at most `limit`.
+ */
+function actionsPage(q: URLSearchParams, docs: readonly EosActionDoc[], lib: unknown, recorded: Json): string {
+  const account = q.get('account');
+  let list = docs.filter((a) => [a.act.data.from, a.act.data.to, ...a.act.authorization.map((x) => x.actor)].includes(account ?? ''));
+  if (q.get('filter') === '*:transfer') list = list.filter((a) => a.act.name === 'transfer');
+  const range = (name: string, value: (a: EosActionDoc) => bigint) => {
+    const r = q.get(name);
+    if (!r) return;
+    const [lo, hi] = r.split('-').map(BigInt) as [bigint, bigint];
+    list = list.filter((a) => value(a) >= lo && value(a) <= hi);
+  };
+  range('global_sequence', (a) => BigInt(a.global_sequence));
+  range('block_num', (a) => BigInt(a.block_num));
+  list.sort((x, y) => (q.get('sort') === 'asc' ? x.global_sequence - y.global_sequence : y.global_sequence - x.global_sequence));
+  return JSON.stringify({
+    query_time_ms: recorded.query_time_ms, cached: false, lib, total: { value: list.length, relation: 'eq' },
+    actions: list.slice(0, Number(q.get('limit') ?? '10')),
+    last_indexed_block: recorded.last_indexed_block, last_indexed_block_time: recorded.last_indexed_block_time,
+  });
+}
+
+/**
  * An Antelope API + Hyperion endpoint replaying the recorded Jungle 4 answers:
  * - POST /v1/chain/get_info: get_info.jungle4.209671574.json (LIB 209671572) as recorded, or,
  *   once a test calls setInfo('late'), get_info.jungle4.209672971.json (LIB 209672969) as recorded.
@@ -359,28 +388,7 @@ export async function eosReplay(): Promise<EosReplay> {
   const server = await startReplayServer((req) => {
     if (req.path === '/v1/chain/get_info' && req.method === 'POST') return { status: 200, body: infos[state.info] };
     if (req.path === '/v2/history/get_actions' && req.method === 'GET') {
-      const q = req.query;
-      const account = q.get('account');
-      let list = docs.filter((a) => [a.act.data.from, a.act.data.to, ...a.act.authorization.map((x) => x.actor)].includes(account ?? ''));
-      if (q.get('filter') === '*:transfer') list = list.filter((a) => a.act.name === 'transfer');
-      const range = (name: string, value: (a: EosActionDoc) => bigint) => {
-        const r = q.get(name);
-        if (!r) return;
-        const [lo, hi] = r.split('-').map(BigInt) as [bigint, bigint];
-        list = list.filter((a) => value(a) >= lo && value(a) <= hi);
-      };
-      range('global_sequence', (a) => BigInt(a.global_sequence));
-      range('block_num', (a) => BigInt(a.block_num));
-      list.sort((x, y) => (q.get('sort') === 'asc' ? x.global_sequence - y.global_sequence : y.global_sequence - x.global_sequence));
-      const lib = (JSON.parse(infos[state.info]) as Json).last_irreversible_block_num;
-      return {
-        status: 200,
-        body: JSON.stringify({
-          query_time_ms: recorded.query_time_ms, cached: false, lib, total: { value: list.length, relation: 'eq' },
-          actions: list.slice(0, Number(q.get('limit') ?? '10')),
-          last_indexed_block: recorded.last_indexed_block, last_indexed_block_time: recorded.last_indexed_block_time,
-        }),
-      };
+      return { status: 200, body: actionsPage(req.query, docs, (JSON.parse(infos[state.info]) as Json).last_irreversible_block_num, recorded) };
     }
     return { status: 404, body: '{"statusCode":404,"error":"Not Found","message":"Route not found"}' };
   });
@@ -393,4 +401,252 @@ export async function eosReplay(): Promise<EosReplay> {
       .filter((r) => r.path === '/v2/history/get_actions')
       .map((r) => r.query),
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Collection: nodes that also answer a sweep from the service's own shared deposit account
+
+/**
+ * The account a collection node serves as the application's shared deposit account, and the
+ * memo of the one user whose deposit it credits. Unknown until the test has made them through the
+ * API (the address is derived from the service's own deposit key, the memo issued by it); until
+ * set, the node answers for no deposit account.
+ */
+export interface SharedDeposit {
+  address: string;
+  memo: string;
+}
+
+/** WebSocket answers as the JSON-RPC API carries them: the same result, status inside it (the adapter tests' conversion). */
+function asJsonRpc(ws: Json): Json {
+  return { result: { ...(ws.result as Json), status: ws.status } };
+}
+
+/**
+ * A rippled JSON-RPC endpoint for the collection test (mainnet recordings, XRP_FIXTURES, SOURCE.md):
+ * - `ledger` (validated): rippled-ledger-validated.jsonrpc.json as recorded (ledger 100972465).
+ * - `fee`: rippled-fee.ws.json in its JSON-RPC form (open_ledger_fee 10 drops).
+ * - `server_state`: rippled-server_state.jsonrpc.json as recorded (reserve_base 20000000, reserve_inc 5000000 drops).
+ * - `account_info` of the deposit account (validated, and current with queue): xrpl-account_info.ws.json
+ *   in its JSON-RPC form with ONLY account_data.Account changed (r9cZA… → the deposit account):
+ *   Balance 922913243 drops, OwnerCount 1, Sequence 23, no queue data.
+ * - `account_tx` of the deposit account: the recorded r3pz page (rippled-account_tx-r3pz.ws.json)
+ *   reduced to its entry 198B475C… (rhNY5u… pays 212200 drops, tesSUCCESS, ledger 42935098) with
+ *   ONLY tx.Destination (r3pz… → the deposit account) and tx.DestinationTag (4774246 → the user's
+ *   memo) changed; its hash is kept, so it no longer hashes to its fields (the scanner does not
+ *   recompute it). Entries below ledger_index_min left out, as rippled does.
+ * - `account_info` / `account_tx` of any other account (the hot wallet, never funded here): the
+ *   recorded actNotFound error.
+ * - `submit`: the recorded tesSUCCESS answer (rippled-submit-tesSUCCESS.jsonrpc.json) with tx_blob and
+ *   tx_json (with its hash) replaced by the submitted transaction's, as the adapter's end-to-end test
+ *   serves it (rippled echoes what it is sent); every submitted blob is kept in `submitted`.
+ * - `tx` of a submitted transaction: the recorded validated answer C53ECF83… (API v2) with tx_json and
+ *   hash replaced by the submitted transaction's (meta tesSUCCESS, ledger 56865245 and its hash as
+ *   recorded); while `validated` is false the same with validated false (TEST-MADE, as the adapter
+ *   test makes PENDING). Any other hash: the recorded txnNotFound error.
+ */
+export type XrpCollectionNode = ReplayServer & { deposit: SharedDeposit | null; validated: boolean; readonly submitted: string[] };
+export async function xrpCollectionNode(): Promise<XrpCollectionNode> {
+  const ledger = fixtureText(XRP_FIXTURES, 'rippled-ledger-validated.jsonrpc.json');
+  const fee = JSON.stringify(asJsonRpc(fixtureJson(XRP_FIXTURES, 'rippled-fee.ws.json')));
+  const serverState = fixtureText(XRP_FIXTURES, 'rippled-server_state.jsonrpc.json');
+  const notFound = fixtureText(XRP_FIXTURES, 'rippled-error-actNotFound.jsonrpc.json');
+  const txNotFound = fixtureText(XRP_FIXTURES, 'rippled-error-txnNotFound.jsonrpc.json');
+  const accountInfo = asJsonRpc(fixtureJson(XRP_FIXTURES, 'xrpl-account_info.ws.json'));
+  const submitOk = fixtureJson(XRP_FIXTURES, 'rippled-submit-tesSUCCESS.jsonrpc.json');
+  const txV2 = fixtureJson(XRP_FIXTURES, 'rippled-tx-OfferCreate-C53ECF83.jsonrpc.json');
+  const r3pzWs = fixtureJson(XRP_FIXTURES, 'rippled-account_tx-r3pz.ws.json');
+  const r3pz: Json = { ...(r3pzWs.result as Json), status: r3pzWs.status };
+  const tagged = (r3pz.transactions as Array<{ tx: Json; meta: Json; validated: boolean }>).find((e) => e.tx.hash === XRP_DEPOSIT_TX)!;
+  const state = { deposit: null as SharedDeposit | null, validated: false, submitted: [] as string[] };
+
+  const server = await startReplayServer((req) => {
+    const body = JSON.parse(req.body) as { method: string; params: Json[] };
+    const p = body.params[0] ?? {};
+    const mine = state.deposit !== null && p.account === state.deposit.address;
+    switch (body.method) {
+      case 'ledger': return { status: 200, body: ledger };
+      case 'fee': return { status: 200, body: fee };
+      case 'server_state': return { status: 200, body: serverState };
+      case 'account_info': {
+        if (!mine) return { status: 200, body: notFound };
+        const result = accountInfo.result as Json;
+        return { status: 200, body: JSON.stringify({ result: { ...result, account_data: { ...(result.account_data as Json), Account: state.deposit!.address } } }) };
+      }
+      case 'account_tx': {
+        if (!mine) return { status: 200, body: notFound };
+        const entry = { ...tagged, tx: { ...tagged.tx, Destination: state.deposit!.address, DestinationTag: Number(state.deposit!.memo) } as Json };
+        const min = typeof p.ledger_index_min === 'number' ? p.ledger_index_min : -1;
+        const list = min < 0 || (entry.tx.ledger_index as number) >= min ? [entry] : [];
+        return { status: 200, body: JSON.stringify({ result: { ...r3pz, account: state.deposit!.address, transactions: list } }) };
+      }
+      case 'submit': {
+        const blob = String(p.tx_blob);
+        state.submitted.push(blob);
+        return { status: 200, body: JSON.stringify({ ...submitOk, result: { ...(submitOk.result as Json), tx_blob: blob, tx_json: { ...decode(blob), hash: hashes.hashSignedTx(blob) } } }) };
+      }
+      case 'tx': {
+        const blob = state.submitted.find((b) => hashes.hashSignedTx(b) === String(p.transaction).toUpperCase());
+        if (!blob) return { status: 200, body: txNotFound };
+        return { status: 200, body: JSON.stringify({ result: { ...(txV2.result as Json), tx_json: decode(blob), hash: hashes.hashSignedTx(blob), validated: state.validated } }) };
+      }
+      default: return { status: 200, body: JSON.stringify({ result: { status: 'error', error: 'unknownCmd' } }) };
+    }
+  });
+  return Object.defineProperties(server, {
+    deposit: { get: () => state.deposit, set: (v: SharedDeposit | null) => { state.deposit = v; } },
+    validated: { get: () => state.validated, set: (v: boolean) => { state.validated = v; } },
+    submitted: { get: () => state.submitted },
+  }) as XrpCollectionNode;
+}
+/** The recorded payment the XRP collection node serves as the deposit (rhNY5u… → r3pz…, 212200 drops, tag 4774246). */
+export const XRP_DEPOSIT_TX = '198B475CFD2B0693966D684CD33C2950BFA235F25F68F78FB5797FF87B40E97F';
+
+/**
+ * A Horizon for the collection test (STELLAR_FIXTURES, SOURCE.md), on the test network:
+ * - GET /: horizon-root.json with history_latest_ledger and core_latest_ledger raised to 27984467,
+ *   as horizonReplay (above) does and for the same reason.
+ * - GET /accounts/{deposit}/payments?join=transactions: one record, the recorded `payment` of
+ *   200.0000000 XLM (GBVFTZ… → GAYOLL…, transaction c1cb850f…, ledger 27984467) from
+ *   horizon-account-operations-GAYOLL.json joined with its recorded transaction resource
+ *   (horizon-account-transactions-GBVFTZ-excerpt.json), with ONLY `to` (GAYOLL… → the deposit
+ *   account) and the transaction's memo_type / memo (none → id / the user's memo) changed. Served
+ *   like Horizon: strictly after `cursor`.
+ * - GET /accounts/{deposit}: horizon-account-GAYOLL.json with ONLY `id` and `account_id` changed
+ *   (→ the deposit account): 72.8563792 XLM, no selling liabilities, 5 subentries, sequence 120192344791187470.
+ * - GET /accounts/{any other} (the hot wallet: not created yet): the recorded 404 problem document.
+ * - GET /fee_stats: horizon-fee-stats.json (fee_charged p99 199). GET /ledgers?order=desc&limit=1:
+ *   the recorded ledger 27146933 as the one record of a page (base reserve 5000000 stroops), as the
+ *   adapter test serves it.
+ * - POST /transactions: while `included` is false the recorded 504 timeout (horizon-timeout.json:
+ *   Horizon gave up waiting for the ledger); then the recorded success
+ *   (horizon-submit-success-8ef0c6d6.json) with hash, id and envelope_xdr replaced by the submitted
+ *   transaction's, as the adapter's end-to-end test serves it. Every posted envelope is kept in `submitted`.
+ * - GET /transactions/{hash} of a submitted transaction once `included`: the recorded record
+ *   5ebd5c0a… (horizon-transaction-5ebd5c0a.json: ledger 27963785, fee_charged 100, successful)
+ *   with hash, id and envelope_xdr replaced the same way; before, or any other hash: the recorded 404.
+ */
+export type HorizonCollectionNode = ReplayServer & { deposit: SharedDeposit | null; included: boolean; readonly submitted: string[] };
+export async function horizonCollectionNode(networkPassphrase: string): Promise<HorizonCollectionNode> {
+  const root = JSON.stringify({ ...fixtureJson(STELLAR_FIXTURES, 'horizon-root.json'), history_latest_ledger: STELLAR.TIP, core_latest_ledger: STELLAR.TIP });
+  const notFound = fixtureText(STELLAR_FIXTURES, 'horizon-not-found.json');
+  const timeout = fixtureText(STELLAR_FIXTURES, 'horizon-timeout.json');
+  const account = fixtureJson(STELLAR_FIXTURES, 'horizon-account-GAYOLL.json');
+  const feeStats = fixtureText(STELLAR_FIXTURES, 'horizon-fee-stats.json');
+  const ledgerPage = JSON.stringify({ _embedded: { records: [fixtureJson(STELLAR_FIXTURES, 'horizon-ledger-27146933.json')] } });
+  const submitted = fixtureJson(STELLAR_FIXTURES, 'horizon-submit-success-8ef0c6d6.json');
+  const record = fixtureJson(STELLAR_FIXTURES, 'horizon-transaction-5ebd5c0a.json');
+  const txs = new Map(fixtureJson<Json[]>(STELLAR_FIXTURES, 'horizon-account-transactions-GBVFTZ-excerpt.json').map((t) => [t.hash as string, t]));
+  const ops = (fixtureJson(STELLAR_FIXTURES, 'horizon-account-operations-GAYOLL.json')._embedded as { records: Json[] }).records;
+  const payment = ops.find((r) => r.type === 'payment' && r.transaction_hash === XLM_DEPOSIT_TX)!;
+  const state = { deposit: null as SharedDeposit | null, included: false, submitted: [] as string[] };
+  const hashOf = (envelope: string) => TransactionBuilder.fromXDR(envelope, networkPassphrase).hash().toString('hex');
+  const ours = (recorded: Json, envelope: string) => JSON.stringify({ ...recorded, id: hashOf(envelope), hash: hashOf(envelope), envelope_xdr: envelope });
+
+  const server = await startReplayServer((req) => {
+    const d = state.deposit;
+    if (req.method === 'GET' && req.path === '/') return { status: 200, body: root };
+    if (req.method === 'GET' && req.path === '/fee_stats') return { status: 200, body: feeStats };
+    if (req.method === 'GET' && req.path === '/ledgers') return { status: 200, body: ledgerPage };
+    if (d !== null && req.method === 'GET' && req.path === `/accounts/${d.address}/payments`) {
+      const joined: Json = { ...payment, to: d.address, transaction: { ...txs.get(XLM_DEPOSIT_TX)!, memo_type: 'id', memo: d.memo } };
+      const after = req.query.get('cursor');
+      const records = after === null || BigInt(joined.paging_token as string) > BigInt(after) ? [joined] : [];
+      return { status: 200, body: JSON.stringify({ _links: {}, _embedded: { records } }) };
+    }
+    if (d !== null && req.method === 'GET' && req.path === `/accounts/${d.address}`) return { status: 200, body: JSON.stringify({ ...account, id: d.address, account_id: d.address }) };
+    if (req.method === 'POST' && req.path === '/transactions') {
+      const envelope = new URLSearchParams(req.body).get('tx')!;
+      state.submitted.push(envelope);
+      return state.included ? { status: 200, body: ours(submitted, envelope) } : { status: 504, body: timeout };
+    }
+    const m = /^\/transactions\/([0-9a-f]{64})$/.exec(req.path);
+    const envelope = m ? state.submitted.find((e) => hashOf(e) === m[1]) : undefined;
+    if (req.method === 'GET' && envelope !== undefined && state.included) return { status: 200, body: ours(record, envelope) };
+    return { status: 404, body: notFound };
+  });
+  return Object.defineProperties(server, {
+    deposit: { get: () => state.deposit, set: (v: SharedDeposit | null) => { state.deposit = v; } },
+    included: { get: () => state.included, set: (v: boolean) => { state.included = v; } },
+    submitted: { get: () => state.submitted },
+  }) as HorizonCollectionNode;
+}
+/** The recorded payment the Horizon collection node serves as the deposit (GBVFTZ… → GAYOLL…, 200.0000000 XLM, ledger 27984467). */
+export const XLM_DEPOSIT_TX = 'c1cb850f413e4038c4120bd9badc07bb8ef85a46649a4d5c9c16e578a2d30589';
+
+/**
+ * An Antelope API + Hyperion endpoint for the collection test (Jungle 4 recordings, EOS_FIXTURES,
+ * SOURCE.md), the deposit account being the configured crosschaino3 (EOS.RECEIVER):
+ * - POST /v1/chain/get_info: get_info.jungle4.209671574.json as recorded (LIB 209671572).
+ * - POST /v1/chain/get_currency_stats: get_currency_stats.EOS.json as recorded (precision 4).
+ * - POST /v1/chain/get_currency_balance: for the deposit account the recorded mainnet answer
+ *   get_currency_balance.eosio.json (["1667.0290 EOS"], recorded for eosio) as it is, served for
+ *   crosschaino3; for any other account `[]` (TEST-MADE: the answer's form with no row: no balance).
+ * - POST /v1/chain/get_account: get_account.jungle4.cordialsysaa.json with ONLY account_name and the
+ *   `active` key changed (→ the account asked for, `activeKey`), as withdrawals-eos.test.ts serves it.
+ * - GET /v2/history/get_actions: the TEST-MADE page of actionsPage() (above) around one document:
+ *   the recorded transfer of hyperion.get_transaction.4c66c16b.json (0.0100 EOS crosschaino2 →
+ *   crosschaino3, block 209370387) with ONLY data.memo changed ("" → the user's memo).
+ * - POST /v1/chain/send_transaction: the recorded executed answer (push_transaction.executed.0125cd2d.json)
+ *   with transaction_id and processed.id replaced by sha256(packed_trx), as withdrawals-eos.test.ts
+ *   serves it; every body sent is kept in `sent`.
+ * - POST /v1/chain/get_transaction_status: the recorded IN_BLOCK answer with state, block_number and
+ *   block_id replaced (`txState`: LOCALLY_APPLIED, then IRREVERSIBLE in a block 10 above the LIB,
+ *   block id sha256("block:<n>")) for a sent transaction; UNKNOWN for any other id; as withdrawals-eos.
+ * - anything else: Hyperion's 404 answer (test-made, as in the adapter test).
+ */
+export type EosCollectionNode = ReplayServer & {
+  deposit: SharedDeposit | null;
+  activeKey: string;
+  txState: 'LOCALLY_APPLIED' | 'IN_BLOCK' | 'IRREVERSIBLE';
+  readonly sent: Array<{ id: string; body: { packed_trx: string; signatures: string[] } }>;
+};
+export async function eosCollectionNode(): Promise<EosCollectionNode> {
+  const info = fixtureText(EOS_FIXTURES, 'get_info.jungle4.209671574.json');
+  const stats = fixtureText(EOS_FIXTURES, 'get_currency_stats.EOS.json');
+  const balance = fixtureText(EOS_FIXTURES, 'get_currency_balance.eosio.json');
+  const account = fixtureJson<{ account_name: string; permissions: Array<{ perm_name: string; required_auth: { keys: Array<{ key: string; weight: number }> } }> }>(EOS_FIXTURES, 'get_account.jungle4.cordialsysaa.json');
+  const executed = fixtureJson<{ transaction_id: string; processed: Json }>(EOS_FIXTURES, 'push_transaction.executed.0125cd2d.json');
+  const inBlock = fixtureJson(EOS_FIXTURES, 'get_transaction_status.IN_BLOCK.json');
+  const recorded = fixtureJson(EOS_FIXTURES, 'hyperion.get_transaction.4c66c16b.json');
+  const real = eosActions().real;
+  const lib = (JSON.parse(info) as { last_irreversible_block_num: number }).last_irreversible_block_num;
+  const state = { deposit: null as SharedDeposit | null, activeKey: '', txState: 'LOCALLY_APPLIED' as EosCollectionNode['txState'], sent: [] as EosCollectionNode['sent'] };
+
+  const server = await startReplayServer((req) => {
+    const body = req.body && req.method === 'POST' ? (JSON.parse(req.body) as Json) : {};
+    switch (req.path) {
+      case '/v1/chain/get_info': return { status: 200, body: info };
+      case '/v1/chain/get_currency_stats': return { status: 200, body: stats };
+      case '/v1/chain/get_currency_balance': return { status: 200, body: state.deposit !== null && body.account === state.deposit.address ? balance : '[]' };
+      case '/v1/chain/get_account': {
+        const doc = JSON.parse(JSON.stringify(account)) as typeof account;
+        doc.account_name = String(body.account_name);
+        doc.permissions.find((p) => p.perm_name === 'active')!.required_auth.keys = [{ key: state.activeKey, weight: 1 }];
+        return { status: 200, body: JSON.stringify(doc) };
+      }
+      case '/v2/history/get_actions': {
+        const docs = state.deposit === null ? [] : [{ ...real, act: { ...real.act, data: { ...real.act.data, memo: state.deposit.memo } } }];
+        return { status: 200, body: actionsPage(req.query, docs, lib, recorded) };
+      }
+      case '/v1/chain/send_transaction': {
+        const trx = body as unknown as { packed_trx: string; signatures: string[] };
+        const id = createHash('sha256').update(Buffer.from(trx.packed_trx, 'hex')).digest('hex');
+        state.sent.push({ id, body: trx });
+        return { status: 200, body: JSON.stringify({ ...executed, transaction_id: id, processed: { ...executed.processed, id } }) };
+      }
+      case '/v1/chain/get_transaction_status': {
+        if (!state.sent.some((s) => s.id === body.id)) return { status: 200, body: JSON.stringify({ ...inBlock, state: 'UNKNOWN' }) };
+        const height = lib + 10;
+        return { status: 200, body: JSON.stringify({ ...inBlock, state: state.txState, block_number: height, block_id: createHash('sha256').update(`block:${height}`).digest('hex') }) };
+      }
+      default: return { status: 404, body: '{"statusCode":404,"error":"Not Found","message":"Route not found"}' };
+    }
+  });
+  return Object.defineProperties(server, {
+    deposit: { get: () => state.deposit, set: (v: SharedDeposit | null) => { state.deposit = v; } },
+    activeKey: { get: () => state.activeKey, set: (v: string) => { state.activeKey = v; } },
+    txState: { get: () => state.txState, set: (v: EosCollectionNode['txState']) => { state.txState = v; } },
+    sent: { get: () => state.sent },
+  }) as EosCollectionNode;
 }
