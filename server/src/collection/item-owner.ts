@@ -21,72 +21,87 @@ export class CollectionOwner implements TransferOwner {
   constructor(private readonly sequelize: Sequelize) {}
 
   async onChange(t: Transaction, changes: readonly TransferChange[]): Promise<void> {
-    const topups = changes.filter((c) => c.kind === 'TOP_UP' && (c.status === 'SUCCESS' || c.status === 'FAILED'));
-    const sweeps = changes.filter((c) => c.kind !== 'TOP_UP');
     const ended: string[] = [];
-    for (const c of topups) {
-      if (c.status === 'SUCCESS') {
-        await this.sequelize.query(`UPDATE collection_items SET status = 'FUNDED', waiting_reason = NULL, updated_at = now() WHERE topup_transfer_id = $1 AND status = 'TOPPING_UP'`, { bind: [c.id], transaction: t });
-      } else {
-        const rows = await this.sequelize.query<{ id: string; chain_id: number; from_address: string }>(
-          `UPDATE collection_items SET status = 'FAILED', failure_code = 'GAS_TOPUP_FAILED', failure_message = $2, finished_at = now(), updated_at = now()
-            WHERE topup_transfer_id = $1 AND status = 'TOPPING_UP' RETURNING id::text AS id, chain_id, from_address`,
-          { bind: [c.id, `the gas top-up failed: ${c.failReason ?? c.failCode ?? 'unknown'}`.slice(0, 256)], type: QueryTypes.SELECT, transaction: t },
-        );
-        for (const r of rows) {
-          await raiseAlert(this.sequelize, t, r.chain_id, 'COLLECTION_FAILED',
-            `collection item ${r.id} (HOT_GATHER from ${r.from_address}) failed: GAS_TOPUP_FAILED: ${c.failReason ?? ''}; \`wcs collect retry --item ${r.id}\` once the fee wallet can pay`,
-            { item: r.id, transfer: c.id, code: 'GAS_TOPUP_FAILED' });
-        }
-        ended.push(...rows.map((r) => r.id));
-      }
+    const of = (kind: 'TOP_UP' | 'SWEEP', status: string) => changes.filter((c) => (kind === 'TOP_UP' ? c.kind === 'TOP_UP' : c.kind !== 'TOP_UP') && c.status === status);
+    // set-based throughout: a round of hundreds of changes is a few statements, not a few per item
+    const funded = of('TOP_UP', 'SUCCESS');
+    if (funded.length > 0) {
+      await this.sequelize.query(`UPDATE collection_items SET status = 'FUNDED', waiting_reason = NULL, updated_at = now() WHERE topup_transfer_id = ANY($1::bigint[]) AND status = 'TOPPING_UP'`, {
+        bind: [funded.map((c) => c.id)], transaction: t,
+      });
     }
-    for (const c of sweeps) {
-      if (c.status === 'SIGNED' || c.events.length === 0) {
-        await this.sequelize.query(`UPDATE collection_items SET tx_hash = $2, updated_at = now() WHERE transfer_id = $1`, { bind: [c.id, c.txHash], transaction: t });
-        continue;
+    const unfunded = of('TOP_UP', 'FAILED');
+    if (unfunded.length > 0) {
+      const reasons = unfunded.map((c) => c.failReason ?? c.failCode ?? 'unknown');
+      const rows = await this.sequelize.query<{ id: string; chain_id: number; from_address: string; transfer: string; reason: string }>(
+        `UPDATE collection_items i SET status = 'FAILED', failure_code = 'GAS_TOPUP_FAILED', failure_message = left('the gas top-up failed: ' || u.reason, 256), finished_at = now(), updated_at = now()
+           FROM unnest($1::bigint[], $2::text[]) AS u(transfer, reason)
+          WHERE i.topup_transfer_id = u.transfer AND i.status = 'TOPPING_UP' RETURNING i.id::text AS id, i.chain_id, i.from_address, u.transfer::text AS transfer, u.reason`,
+        { bind: [unfunded.map((c) => c.id), reasons], type: QueryTypes.SELECT, transaction: t },
+      );
+      for (const r of rows) {
+        await raiseAlert(this.sequelize, t, r.chain_id, 'COLLECTION_FAILED',
+          `collection item ${r.id} (HOT_GATHER from ${r.from_address}) failed: GAS_TOPUP_FAILED: ${r.reason}; \`wcs collect retry --item ${r.id}\` once the fee wallet can pay`,
+          { item: r.id, transfer: r.transfer, code: 'GAS_TOPUP_FAILED' });
       }
-      if (c.status === 'SUCCESS') {
-        // each item's share of the fee, in proportion to its amount; what arrived is its amount less that share (fee out of the amount) or its amount
-        await this.sequelize.query(`SELECT id FROM collection_items WHERE transfer_id = $1 AND status = 'SWEEPING' ORDER BY id FOR UPDATE`, { bind: [c.id], transaction: t });
-        const rows = await this.sequelize.query<{ id: string }>(
-          `WITH items AS (
-             SELECT i.id, i.amount, sum(i.amount) OVER () AS total, row_number() OVER (ORDER BY i.id DESC) AS rn FROM collection_items i
-              WHERE i.transfer_id = $1 AND i.status = 'SWEEPING'
-           ), x AS (SELECT amount, sent_amount, coalesce(fee, 0) AS fee FROM transfers WHERE id = $1),
-           shares AS (
-             SELECT items.id, items.amount, items.total, x.amount AS intent, x.sent_amount,
-                    CASE WHEN items.total = 0 THEN 0 ELSE floor(x.fee * items.amount / items.total) END AS fee_share, items.rn, x.fee
-               FROM items, x
+      ended.push(...rows.map((r) => r.id));
+    }
+    // a sweep's hash as soon as it is signed (and when a replacement is mined instead): only the items whose hash differs are written
+    const moving = changes.filter((c) => c.kind !== 'TOP_UP' && c.status !== 'SUCCESS' && c.status !== 'FAILED' && c.txHash !== null);
+    if (moving.length > 0) {
+      await this.sequelize.query(
+        `UPDATE collection_items i SET tx_hash = u.hash, updated_at = now() FROM unnest($1::bigint[], $2::text[]) AS u(transfer, hash)
+          WHERE i.transfer_id = u.transfer AND i.tx_hash IS DISTINCT FROM u.hash`,
+        { bind: [moving.map((c) => c.id), moving.map((c) => c.txHash)], transaction: t },
+      );
+    }
+    const swept = of('SWEEP', 'SUCCESS');
+    if (swept.length > 0) {
+      const ids = swept.map((c) => c.id);
+      await this.sequelize.query(`SELECT id FROM collection_items WHERE transfer_id = ANY($1::bigint[]) AND status = 'SWEEPING' ORDER BY id FOR UPDATE`, { bind: [ids], transaction: t });
+      // each item's share of its transfer's fee, in proportion to its amount (the remainder to its
+      // last item); what arrived is its amount less that share (fee out of the amount) or its amount
+      const rows = await this.sequelize.query<{ id: string }>(
+        `WITH ch AS (SELECT * FROM unnest($1::bigint[], $2::text[]) AS u(transfer, hash)),
+           items AS (
+             SELECT i.id, i.transfer_id, i.amount, sum(i.amount) OVER w AS total, count(*) OVER w AS n, row_number() OVER (PARTITION BY i.transfer_id ORDER BY i.id DESC) AS rn
+               FROM collection_items i JOIN ch ON ch.transfer = i.transfer_id WHERE i.status = 'SWEEPING' WINDOW w AS (PARTITION BY i.transfer_id)
+           ), shares AS (
+             SELECT items.*, x.amount AS intent, x.sent_amount, coalesce(x.fee, 0) AS fee,
+                    CASE WHEN items.total = 0 THEN 0 ELSE floor(coalesce(x.fee, 0) * items.amount / items.total) END AS fee_share
+               FROM items JOIN transfers x ON x.id = items.transfer_id
+           ), gas AS (
+             SELECT shares.*, fee_share + CASE WHEN rn = 1 THEN fee - sum(fee_share) OVER (PARTITION BY transfer_id) ELSE 0 END AS gas FROM shares
            )
-           UPDATE collection_items i SET status = 'SUCCESS', tx_hash = $2,
-                  gas_fee = s.fee_share + CASE WHEN s.rn = 1 THEN s.fee - (SELECT sum(fee_share) FROM shares) ELSE 0 END,
-                  amount = CASE WHEN s.sent_amount IS NULL OR s.sent_amount = s.intent THEN i.amount
-                                WHEN (SELECT count(*) FROM shares) = 1 THEN s.sent_amount
-                                ELSE GREATEST(1, i.amount - s.fee_share - CASE WHEN s.rn = 1 THEN s.fee - (SELECT sum(fee_share) FROM shares) ELSE 0 END) END,
+           UPDATE collection_items i SET status = 'SUCCESS', tx_hash = ch.hash, gas_fee = g.gas,
+                  amount = CASE WHEN g.sent_amount IS NULL OR g.sent_amount = g.intent THEN i.amount WHEN g.n = 1 THEN g.sent_amount ELSE GREATEST(1, i.amount - g.gas) END,
                   finished_at = now(), updated_at = now()
-             FROM shares s WHERE i.id = s.id RETURNING i.id::text AS id`,
-          { bind: [c.id, c.txHash], type: QueryTypes.SELECT, transaction: t },
-        );
-        ended.push(...rows.map((r) => r.id));
-        await this.settle(t, rows.map((r) => r.id));
-        continue;
+             FROM gas g JOIN ch ON ch.transfer = g.transfer_id WHERE i.id = g.id RETURNING i.id::text AS id`,
+        { bind: [ids, swept.map((c) => c.txHash)], type: QueryTypes.SELECT, transaction: t },
+      );
+      ended.push(...rows.map((r) => r.id));
+      await this.settle(t, rows.map((r) => r.id));
+    }
+    const failed = of('SWEEP', 'FAILED');
+    if (failed.length > 0) {
+      const codes = failed.map((c) => SWEEP_FAILURE[c.failCode ?? ''] ?? 'SWEEP_FAILED');
+      const rows = await this.sequelize.query<{ id: string; chain_id: number; from_address: string; stage: string; transfer: string; code: string; reason: string }>(
+        `UPDATE collection_items i SET status = 'FAILED', tx_hash = coalesce(u.hash, i.tx_hash), failure_code = u.code, failure_message = u.reason,
+                gas_fee = CASE WHEN u.fee_final THEN u.fee::numeric ELSE i.gas_fee END, finished_at = now(), updated_at = now()
+           FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[]) AS u(transfer, hash, code, reason, fee_final, fee)
+          WHERE i.transfer_id = u.transfer AND i.status = 'SWEEPING'
+          RETURNING i.id::text AS id, i.chain_id, i.from_address, i.stage, u.transfer::text AS transfer, u.code, u.reason`,
+        {
+          bind: [failed.map((c) => c.id), failed.map((c) => c.txHash), codes, failed.map((c, i) => (c.failReason ?? codes[i]!).slice(0, 256)), failed.map((c) => c.feeFinal), failed.map((c) => c.fee)],
+          type: QueryTypes.SELECT, transaction: t,
+        },
+      );
+      for (const r of rows) {
+        await raiseAlert(this.sequelize, t, r.chain_id, 'COLLECTION_FAILED',
+          `collection item ${r.id} (${r.stage} from ${r.from_address}) failed: ${r.code}: ${r.reason}; its deposits stay as they are (pass-through: CONFIRMED) until \`wcs collect retry --item ${r.id}\``,
+          { item: r.id, transfer: r.transfer, code: r.code });
       }
-      if (c.status === 'FAILED') {
-        const code = SWEEP_FAILURE[c.failCode ?? ''] ?? 'SWEEP_FAILED';
-        const rows = await this.sequelize.query<{ id: string; chain_id: number; from_address: string; stage: string }>(
-          `UPDATE collection_items SET status = 'FAILED', tx_hash = coalesce($2, tx_hash), failure_code = $3, failure_message = $4,
-                  gas_fee = CASE WHEN $5::boolean THEN $6::numeric ELSE gas_fee END, finished_at = now(), updated_at = now()
-            WHERE transfer_id = $1 AND status = 'SWEEPING' RETURNING id::text AS id, chain_id, from_address, stage`,
-          { bind: [c.id, c.txHash, code, (c.failReason ?? code).slice(0, 256), c.feeFinal, c.fee], type: QueryTypes.SELECT, transaction: t },
-        );
-        for (const r of rows) {
-          await raiseAlert(this.sequelize, t, r.chain_id, 'COLLECTION_FAILED',
-            `collection item ${r.id} (${r.stage} from ${r.from_address}) failed: ${code}: ${c.failReason ?? ''}; its deposits stay as they are (pass-through: CONFIRMED) until \`wcs collect retry --item ${r.id}\``,
-            { item: r.id, transfer: c.id, code });
-        }
-        ended.push(...rows.map((r) => r.id));
-      }
+      ended.push(...rows.map((r) => r.id));
     }
     if (ended.length === 0) return;
     const notices = new CollectNotices();
