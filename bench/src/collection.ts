@@ -187,12 +187,12 @@ async function main(): Promise<number> {
     workers = startChild('workers', started.args, {
       ...env, WCS_SCAN_POLL_MS: '200', WCS_HOT_WALLET_REFRESH_MS: '300', WCS_WITHDRAW_POLL_MS: String(pollMs), WCS_COLLECT_PLAN_MS: String(planMs),
     });
-    const waitFor = async (what: string, cond: () => Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<void> => {
+    const waitFor = async (what: string, cond: () => Promise<boolean>, timeoutMs: number, everyMs = 100, explain?: () => Promise<string>): Promise<void> => {
       const deadline = Date.now() + timeoutMs;
       while (!(await cond())) {
         checkAborted();
         if (workers && workers.hasExited()) throw new Error(`the workers exited while waiting for ${what}:\n${workers.tail()}`);
-        if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+        if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${explain ? `: ${await explain().catch((e: Error) => e.message)}` : ''}${workers ? `\nworkers' last output:\n${workers.tail()}` : ''}`);
         await sleep(everyMs);
       }
     };
@@ -280,12 +280,23 @@ async function main(): Promise<number> {
     const natAddrs = addrs.slice(nTok);
     progress('funding them (tokens minted, native sent), waiting for the deposits CONFIRMED');
     await fund(tokAddrs, natAddrs, NATIVE_AMOUNT);
-    await waitFor(`${N} deposits CONFIRMED`, async () => (await confirmedDeposits(addrs)) === N, 120_000 + 100 * N, 250);
+    await waitFor(`${N} deposits CONFIRMED`, async () => (await confirmedDeposits(addrs)) === N, 120_000 + 100 * N, 250, async () => JSON.stringify({
+      recharges: await q(`SELECT tx_status, count(*)::int AS n, count(DISTINCT address)::int AS addresses FROM recharges WHERE application_id = $1 AND address = ANY($2::text[]) GROUP BY 1`, [app.id, addrs]),
+      scanner: await q(`SELECT * FROM scan_cursors`).catch((e: Error) => e.message),
+      tip: await tipOf(url),
+    }));
     if ((await itemStates(addrs)).length) throw new Error('items planned before the trigger');
     const tip0 = await tipOf(url);
     progress('service: policies enabled (the trigger); waiting for every item SUCCESS');
+    const dbStats = () => q<{ xacts: string; writes: string; calls: string }>(
+      `SELECT (xact_commit + xact_rollback)::text AS xacts, (tup_inserted + tup_updated + tup_deleted)::text AS writes,
+              (SELECT coalesce(sum(calls), 0)::text FROM pg_stat_user_functions) AS calls FROM pg_stat_database WHERE datname = current_database()`,
+    ).then((r) => r[0]!);
+    const db0 = await dbStats();
     const t0 = performance.now();
+    const w0 = Number(process.hrtime.bigint() / 1000n);
     await setPolicies(true);
+    const [{ trigger }] = await q<{ trigger: Date }>('SELECT clock_timestamp() AS trigger');
     let lastDone = -1;
     let lastChange = performance.now();
     let lastShow = 0;
@@ -310,6 +321,8 @@ async function main(): Promise<number> {
       await sleep(50);
     }
     const serviceS = (performance.now() - t0) / 1000;
+    const w1 = Number(process.hrtime.bigint() / 1000n);
+    const db1 = await dbStats();
     const serviceBlocks = (await tipOf(url)) - tip0;
     if (stuck) failures.push(`service: ${stuck}`);
     progress(`  service: ${stuck ? 'STOPPED' : 'done'} after ${serviceS.toFixed(2)} s (${serviceBlocks} blocks)`);
@@ -325,6 +338,19 @@ async function main(): Promise<number> {
          FROM t0`,
       [app.id, addrs],
     ).catch((e: Error) => [{ error: e.message } as never]);
+    // each kind of transfer: when the first and the last of them were created, signed, broadcast and finished
+    const timeline = await q<{ what: string; n: number; created: string; signed: string; broadcast: string; finished: string }>(
+      `WITH x AS (SELECT CASE WHEN x.kind = 'SWEEP' AND t.contract IS NULL THEN 'native sweep' WHEN x.kind = 'SWEEP' THEN 'token sweep' ELSE 'top-up' END AS what, x.*
+                    FROM transfers x JOIN collection_items i ON x.id IN (i.transfer_id, i.topup_transfer_id) JOIN chain_tokens t ON t.id = x.chain_token_id WHERE i.application_id = $1 AND i.from_address = ANY($2::text[])),
+            span AS (SELECT what, count(*)::int AS n,
+                            min(created_at) AS c0, max(created_at) AS c1, min(signed_at) AS s0, max(signed_at) AS s1,
+                            min(broadcast_at) AS b0, max(broadcast_at) AS b1, min(finished_at) AS f0, max(finished_at) AS f1 FROM x GROUP BY what
+              UNION ALL SELECT 'items', count(*)::int, min(created_at), max(created_at), NULL, NULL, NULL, NULL, min(finished_at), max(finished_at)
+                FROM collection_items WHERE application_id = $1 AND from_address = ANY($2::text[]))
+       SELECT what, n, ${['c', 's', 'b', 'f'].map((k) => `coalesce(to_char(extract(epoch FROM ${k}0 - $3::timestamptz), 'FM990.00') || ' / ' || to_char(extract(epoch FROM ${k}1 - $3::timestamptz), 'FM990.00'), '-') AS ${({ c: 'created', s: 'signed', b: 'broadcast', f: 'finished' } as Record<string, string>)[k]}`).join(', ')}
+         FROM span ORDER BY what DESC`,
+      [app.id, addrs, trigger],
+    ).catch((e: Error) => { out(`timeline not read: ${e.message}`); return []; });
     await stopChild(workers, 15_000);
     workers = null;
 
@@ -392,6 +418,11 @@ async function main(): Promise<number> {
       ['service (workers)', stuck ? `${serviceS.toFixed(2)} (stopped)` : serviceS.toFixed(2), fmtInt(serviceBlocks), stuck ? '-' : (N / serviceS).toFixed(1), `${ratio.toFixed(1)} %`, `>= ${GOAL_THROUGHPUT_PERCENT} %`, stuck ? 'INVALID' : ratio >= GOAL_THROUGHPUT_PERCENT ? 'met' : 'NOT MET'],
     ], [false, true, true, true, true, false, false]));
     if (phase) out(`  service phases (database clock, s after the first item was planned): ${JSON.stringify(phase)}`);
+    out(`  database during the run (all processes, the bench's own polling included): ${fmtInt(Number(db1.xacts) - Number(db0.xacts))} transactions, ${fmtInt(Number(db1.writes) - Number(db0.writes))} rows written`);
+    if (timeline.length) {
+      out('  timeline (database clock, s after the trigger; first / last of each step):');
+      out(table(['transfers', 'n', 'created', 'signed', 'broadcast', 'finished'], timeline.map((r) => [r.what, fmtInt(r.n), r.created, r.signed, r.broadcast, r.finished]), [false, true, false, false, false, false]));
+    }
     out('');
     out(`cost per swept address (service: every sweep mined on chain, whatever its item's state): (fees paid + over-funding) / (21000 x top-up price + sweep gasUsed x its price); goal <= ${GOAL_COST_RATIO.toFixed(2)}x`);
     const gw = (w: string | null) => (w === null ? '-' : `${(Number(w) / 1e9).toFixed(0)} gwei`);
@@ -413,6 +444,8 @@ async function main(): Promise<number> {
       throughput: { serviceSeconds: serviceS, bareSeconds: bareS, serviceBlocks, bareBlocks, ratioPercent: ratio, goalPercent: GOAL_THROUGHPUT_PERCENT, phases: phase ?? null, stuck },
       cost: { service: svcC, bare: bareC, goal: GOAL_COST_RATIO, bareSweepGasLimit: sweepGas.toString(), barePriceWei: price.toString() },
       correctness: { ok: failures.length === 0, failures },
+      // the service's run on the monotonic clock (µs), for cpuprofile-top --results --target service
+      runs: [{ target: 'service', windowUs: [w0, w1] }],
     });
     out(`results: ${resultsFile}`);
     if (failures.length) return 1;

@@ -9,6 +9,8 @@
 interface NativeSecp256k1 {
   publicKeyTweakAdd(publicKey: Uint8Array, tweak: Uint8Array, compressed?: boolean): Uint8Array;
   publicKeyConvert(publicKey: Uint8Array, compressed?: boolean): Uint8Array;
+  /** seckey + tweak mod n, written into seckey (and returned); throws when the tweak is not below n or the sum is zero. */
+  privateKeyTweakAdd(seckey: Uint8Array, tweak: Uint8Array): Uint8Array;
   /** The public key that signed msg32 with the 64-byte r||s and recovery id; throws when none does. */
   ecdsaRecover(sig: Uint8Array, recid: number, msg32: Uint8Array, compressed?: boolean): Uint8Array;
   /** RFC 6979 deterministic ECDSA, S always in the lower half: r||s (64 bytes) and the recovery id. */

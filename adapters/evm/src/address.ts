@@ -1,5 +1,5 @@
 import { keccak_256 } from '@noble/hashes/sha3';
-import { secp256k1Uncompressed, type AddressCodec, type AddressValidation, type PublicKey } from '@wcs/core';
+import { LruCache, secp256k1Uncompressed, type AddressCodec, type AddressValidation, type PublicKey } from '@wcs/core';
 
 const MAX_INPUT = 100;
 const invalid = (reason: string): AddressValidation => ({ valid: false, reason });
@@ -10,6 +10,19 @@ const invalid = (reason: string): AddressValidation => ({ valid: false, reason }
  */
 export function checksummed(hex40: string): string {
   const lower = hex40.toLowerCase();
+  // a service checks the same few thousand addresses over and over (its deposit, hot and fee addresses): one keccak each
+  const known = CHECKSUMMED.get(lower);
+  if (known !== undefined) return known;
+  const out = eip55(lower);
+  CHECKSUMMED.set(lower, out);
+  return out;
+}
+
+const CHECKSUMMED = new LruCache<string, string>(16_384);
+/** Public key (hex, as given) → address: every transfer checks its key against its sender. */
+const KEY_ADDRESSES = new LruCache<string, string>(16_384);
+
+function eip55(lower: string): string {
   const hash = keccak_256(Buffer.from(lower, 'latin1'));
   let out = '0x';
   for (let i = 0; i < 40; i++) {
@@ -42,13 +55,18 @@ export class EvmAddressCodec implements AddressCodec {
     const b = publicKey.bytes;
     const shapeOk = (b.length === 33 && (b[0] === 0x02 || b[0] === 0x03)) || (b.length === 65 && b[0] === 0x04);
     if (!shapeOk) throw new Error(`EVM addresses need a secp256k1 public key, 33 bytes compressed or 65 bytes uncompressed (got ${b.length} bytes)`);
+    const id = Buffer.from(b).toString('hex');
+    const known = KEY_ADDRESSES.get(id);
+    if (known !== undefined) return known;
     let uncompressed: Uint8Array;
     try {
       uncompressed = secp256k1Uncompressed(publicKey);
     } catch (e) {
       throw new Error(`not a secp256k1 public key: ${(e as Error).message}`);
     }
-    return checksummed(Buffer.from(keccak_256(uncompressed.subarray(1)).subarray(12)).toString('hex'));
+    const address = checksummed(Buffer.from(keccak_256(uncompressed.subarray(1)).subarray(12)).toString('hex'));
+    KEY_ADDRESSES.set(id, address);
+    return address;
   }
 
   validate(address: string, memo?: string | null): AddressValidation {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { HDNodeWallet, Signature, decodeRlp, SigningKey, Transaction, Wallet, getAddress, getBytes, hexlify, keccak256, randomBytes } from 'ethers';
+import { HDNodeWallet, Interface, Signature, decodeRlp, SigningKey, Transaction, Wallet, getAddress, getBytes, hexlify, keccak256, randomBytes } from 'ethers';
 import type { KeySignature, PublicKey, SignedTransaction, TransferInput, TransferNode, TransferRequest, UnsignedTransfer } from '@wcs/core';
 import { TEST_MNEMONIC, fillPath, rejected, startReplayServer, testChain, testPublicKey, toHex, type ReplayServer } from '@wcs/core/testing';
 import { ANVIL_DEV_KEYS, anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, setAutomine, startAnvil, waitForReceipt, type AnvilDevnet } from './devnet';
@@ -146,6 +146,34 @@ describe('EvmTransferCrafter (offline)', () => {
       expect(hexlify(signed.raw)).to.equal(expected);
       expect(signed.txHash).to.equal(keccak256(expected));
       expect(Transaction.from(expected).from).to.equal(key.address);
+    }
+  });
+
+  it('the RLP it writes is ethers\' Transaction, byte for byte: 200 native and ERC-20 transfers, EIP-1559 and legacy, edge values', () => {
+    const values = [1n, 255n, 256n, ETHER, (1n << 255n) + 12345n, (1n << 256n) - 1n];
+    const nonces = [0n, 1n, 127n, 128n, 65_535n, 2n ** 40n];
+    for (let i = 0; i < 200; i++) {
+      const legacy = i % 2 === 1;
+      const contract = i % 3 === 0 ? token : null;
+      const amount = values[i % values.length]!;
+      const nonce = nonces[i % nonces.length]!;
+      const dest = i % 5 === 0 ? '0x0000000000000000000000000000000000000001' : fresh();
+      const input = fixedInput(legacy ? { gasPrice: String(1n + BigInt(i) * 997n), gasLimit: String(21_000 + i) } : { maxFeePerGas: String(GWEI * BigInt(i + 1)), maxPriorityFeePerGas: String(i % 4 === 0 ? 0 : i), gasLimit: String(21_000 + i * 3) }, legacy);
+      const made = crafter.craft(request(key, dest, amount, nonce, contract), input);
+      const fees = legacy ? { type: 0, gasPrice: BigInt(input.gasPrice as string) } : { type: 2, maxFeePerGas: BigInt(input.maxFeePerGas as string), maxPriorityFeePerGas: BigInt(input.maxPriorityFeePerGas as string), accessList: [] };
+      const reference = Transaction.from({
+        chainId: 31337n, nonce: Number(nonce), gasLimit: BigInt(input.gasLimit as string), ...fees,
+        ...(contract === null ? { to: dest, value: amount, data: '0x' } : { to: contract, value: 0n, data: new Interface(['function transfer(address,uint256)']).encodeFunctionData('transfer', [dest, amount]) }),
+      });
+      const state = made.state as { unsigned: string };
+      expect(state.unsigned, `transfer ${i}: unsigned`).to.equal(reference.unsignedSerialized);
+      expect(hexlify(made.payloads[0]!), `transfer ${i}: signing hash`).to.equal(reference.unsignedHash);
+      const signed = sign(key, made);
+      const sig = key.sign(made.payloads[0]!);
+      reference.signature = Signature.from({ r: hexlify(sig.bytes.subarray(0, 32)), s: hexlify(sig.bytes.subarray(32)), yParity: sig.recovery as 0 | 1 });
+      expect(hexlify(signed.raw), `transfer ${i}: signed`).to.equal(reference.serialized);
+      expect(signed.txHash).to.equal(reference.hash);
+      expect(Transaction.from(hexlify(signed.raw)).from).to.equal(key.address);
     }
   });
 

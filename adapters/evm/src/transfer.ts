@@ -1,4 +1,4 @@
-import { Interface, Signature, Transaction, getAddress, getBytes, hexlify, keccak256 } from 'ethers';
+import { decodeRlp, encodeRlp, getBytes, hexlify, keccak256, toBeArray } from 'ethers';
 import type { JsonValue, KeySignature, SignedTransaction, TransferCrafter, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
 import { recoverSecp256k1 } from '@wcs/core';
 import { EvmAddressCodec } from './address';
@@ -42,17 +42,26 @@ const HALF_N = N >> 1n;
 const UINT256_MAX = (1n << 256n) - 1n;
 const DECIMAL = /^(0|[1-9][0-9]{0,77})$/;
 
-const ERC20 = new Interface(['function transfer(address to, uint256 amount) returns (bool)', 'function balanceOf(address owner) view returns (uint256)']);
+/** ABI words: a 20-byte address and a uint256, each left-padded to 32 bytes (no checksum work: the address is checked by the caller). */
+function word(hex: string): string {
+  return hex.padStart(64, '0');
+}
 
-/** ABI call data of ERC-20 transfer(to, amount). */
+/** ABI call data of ERC-20 transfer(to, amount): selector 0xa9059cbb, then the two words. */
 export function erc20TransferData(to: string, amount: bigint): string {
-  return ERC20.encodeFunctionData('transfer', [to, amount]);
+  if (!/^0x[0-9a-fA-F]{40}$/.test(to)) throw new TypeError(`erc20 transfer: ${JSON.stringify(to)} is not an address`);
+  if (amount < 0n || amount > UINT256_MAX) throw new RangeError('erc20 transfer: the amount must be a uint256');
+  return `0xa9059cbb${word(to.slice(2).toLowerCase())}${word(amount.toString(16))}`;
 }
 
-/** ABI call data of ERC-20 balanceOf(owner). */
+/** ABI call data of ERC-20 balanceOf(owner): selector 0x70a08231, then the word. */
 export function erc20BalanceOfData(owner: string): string {
-  return ERC20.encodeFunctionData('balanceOf', [owner]);
+  if (!/^0x[0-9a-fA-F]{40}$/.test(owner)) throw new TypeError(`erc20 balanceOf: ${JSON.stringify(owner)} is not an address`);
+  return `0x70a08231${word(owner.slice(2).toLowerCase())}`;
 }
+
+/** An RLP integer: big-endian, no leading zeros, 0 as the empty string. */
+const rlpInt = (n: bigint): Uint8Array => toBeArray(n);
 
 export type EvmTransferErrorCode =
   /** The signature does not recover the request's `from`: the KeyStore signed with another key (or the wrong recovery id). */
@@ -119,7 +128,8 @@ const isBytes = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
 /**
  * Offline crafting of EVM withdrawals (no I/O, deterministic): EIP-1559 (type 2) when the input
  * has a base fee, else legacy EIP-155 (type 0); native transfers (to, value) and ERC-20
- * transfer(to, amount) (to = the contract, value 0). Serialization is ethers' Transaction.
+ * transfer(to, amount) (to = the contract, value 0). Serialization is the RLP of the typed
+ * transaction (EIP-2718 / EIP-1559, EIP-155), checked against ethers' Transaction in the tests.
  */
 export class EvmTransferCrafter implements TransferCrafter {
   private readonly codec = new EvmAddressCodec();
@@ -135,15 +145,17 @@ export class EvmTransferCrafter implements TransferCrafter {
     const call = r.contract === null
       ? { to: r.to, value: r.amount, data: '0x' }
       : { to: r.contract, value: 0n, data: erc20TransferData(r.to, r.amount) };
-    const common = { chainId: BigInt(this.chainId), nonce: r.nonce, gasLimit: fees.gasLimit, ...call };
-    const tx = fees.eip1559
-      ? Transaction.from({ type: 2, ...common, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, accessList: [] })
-      : Transaction.from({ type: 0, ...common, gasPrice: fees.gasPrice });
+    // EIP-1559: 0x02 || rlp([chainId, nonce, tip, maxFee, gas, to, value, data, accessList]);
+    // legacy EIP-155: rlp([nonce, gasPrice, gas, to, value, data, chainId, 0, 0]); the signing hash is keccak256 of it
+    const tail = [getBytes(call.to), rlpInt(call.value), getBytes(call.data)];
+    const unsignedSerialized = fees.eip1559
+      ? `0x02${encodeRlp([rlpInt(BigInt(this.chainId)), rlpInt(BigInt(r.nonce)), rlpInt(fees.maxPriorityFeePerGas), rlpInt(fees.maxFeePerGas), rlpInt(fees.gasLimit), ...tail, []]).slice(2)}`
+      : encodeRlp([rlpInt(BigInt(r.nonce)), rlpInt(fees.gasPrice), rlpInt(fees.gasLimit), ...tail, rlpInt(BigInt(this.chainId)), '0x', '0x']);
     return {
-      payloads: [getBytes(tx.unsignedHash)],
+      payloads: [getBytes(keccak256(unsignedSerialized))],
       maxFee: fees.gasLimit * (fees.eip1559 ? fees.maxFeePerGas : fees.gasPrice),
       txHash: null, // the hash covers the signature
-      state: { format: STATE_FORMAT, unsigned: tx.unsignedSerialized, from: r.from },
+      state: { format: STATE_FORMAT, unsigned: unsignedSerialized, from: r.from },
     };
   }
 
@@ -152,15 +164,21 @@ export class EvmTransferCrafter implements TransferCrafter {
     if (!state || typeof state !== 'object' || state.format !== STATE_FORMAT || typeof state.unsigned !== 'string' || typeof state.from !== 'string') {
       throw new TypeError(`combine: not the state of an EVM transfer crafted here (${STATE_FORMAT})`);
     }
-    let tx: Transaction;
+    // the state's transaction, decoded as crafted above (type 2, or legacy EIP-155)
+    let fields: string[];
+    let eip1559: boolean;
     try {
-      tx = Transaction.from(state.unsigned);
+      eip1559 = state.unsigned.startsWith('0x02');
+      const decoded = decodeRlp(eip1559 ? `0x${state.unsigned.slice(4)}` : state.unsigned);
+      if (!Array.isArray(decoded) || decoded.length !== 9) throw new Error(`${Array.isArray(decoded) ? decoded.length : 'no'} fields, not 9`);
+      fields = decoded as string[];
+      if (eip1559 ? !Array.isArray(fields[8]) || fields[8].length !== 0 : fields[7] !== '0x' || fields[8] !== '0x') throw new Error('not an unsigned transaction crafted here');
     } catch (e) {
       throw new TypeError(`combine: the unsigned transaction does not parse: ${(e as Error).message}`);
     }
-    if (tx.signature !== null) throw new TypeError('combine: the state holds a signed transaction');
-    if (tx.chainId !== BigInt(this.chainId)) throw new TypeError(`combine: the transaction is for chain id ${tx.chainId}, not ${this.chainId}`);
-    if (unsigned.payloads.length !== 1 || !isBytes(unsigned.payloads[0]) || hexlify(unsigned.payloads[0]) !== tx.unsignedHash) {
+    const chainId = BigInt(eip1559 ? fields[0]! : fields[6]!);
+    if (chainId !== BigInt(this.chainId)) throw new TypeError(`combine: the transaction is for chain id ${chainId}, not ${this.chainId}`);
+    if (unsigned.payloads.length !== 1 || !isBytes(unsigned.payloads[0]) || hexlify(unsigned.payloads[0]) !== keccak256(state.unsigned)) {
       throw new TypeError('combine: the payload is not the signing hash of the transaction in the state');
     }
     if (signatures.length !== 1) throw new TypeError(`combine: an EVM transfer takes 1 signature, got ${signatures.length}`);
@@ -171,15 +189,17 @@ export class EvmTransferCrafter implements TransferCrafter {
     const s = BigInt(hexlify(sig.bytes.subarray(32, 64)));
     if (r === 0n || r >= N || s === 0n || s >= N) throw new TypeError('combine: r and s must be in [1, n-1]');
     if (s > HALF_N) throw new TypeError('combine: the signature is high-S (EIP-2: nodes refuse it); the KeyStore must return low-S');
-    tx.signature = Signature.from({ r: hexlify(sig.bytes.subarray(0, 32)), s: hexlify(sig.bytes.subarray(32, 64)), yParity: sig.recovery });
-    // the signer, by public-key recovery from the signing hash (libsecp256k1 where it loads: a
-    // fraction of ethers' own recovery in tx.from)
+    // the signer, by public-key recovery from the signing hash (libsecp256k1 where it loads)
     const key = recoverSecp256k1(sig.bytes, sig.recovery, unsigned.payloads[0]!, false);
-    const signer = key === null ? null : getAddress(`0x${keccak256(key.subarray(1)).slice(-40)}`);
-    if (signer === null || signer.toLowerCase() !== state.from.toLowerCase()) {
+    const signer = key === null ? null : `0x${keccak256(key.subarray(1)).slice(-40)}`;
+    if (signer === null || signer !== state.from.toLowerCase()) {
       throw new EvmTransferError('WRONG_SIGNER', `combine: the signature recovers ${signer ?? 'no key'}, not the sender ${state.from}: signed with another key or the wrong recovery id`);
     }
-    const raw = getBytes(tx.serialized);
+    // signed: the unsigned fields with yParity, r, s (EIP-1559), or with v = chainId * 2 + 35 + recovery, r, s in place of chainId, 0, 0 (EIP-155)
+    const signature = [rlpInt(r), rlpInt(s)];
+    const raw = eip1559
+      ? getBytes(`0x02${encodeRlp([...fields, rlpInt(BigInt(sig.recovery)), ...signature]).slice(2)}`)
+      : getBytes(encodeRlp([...fields.slice(0, 6), rlpInt(chainId * 2n + 35n + BigInt(sig.recovery)), ...signature]));
     return { txHash: keccak256(raw), raw };
   }
 

@@ -119,8 +119,9 @@ describe('BIP-32 (bitcoin/bips test vectors 1 and 2)', () => {
           expect(node.privateKey, 'cached nodes hold no private key').to.equal(null);
           expect(node.publicExtendedKey).to.equal(xpub);
           expect(hex(keys.secpPublicKey(indices))).to.equal(hex(expected));
-          const viaPrivate = keys.withSecpPrivateKey(indices, (_priv, pub) => hex(pub));
-          expect(viaPrivate).to.equal(hex(expected));
+          const [priv, pub] = keys.withSecpPrivateKey(indices, (k, p) => [hex(k), hex(p)]);
+          expect(pub).to.equal(hex(expected));
+          expect(priv, 'the signing key is the vector\'s private key').to.equal(hex(HDKey.fromExtendedKey(xprv).privateKey!));
           keys.wipe();
         });
       }
@@ -133,10 +134,13 @@ describe('BIP-32 (bitcoin/bips test vectors 1 and 2)', () => {
     keys.secpPublicKey([...account, 0, 0]);
     const privateBefore = keys.counters.secpPrivateDerivations;
     expect(privateBefore).to.equal(1);
+    const reference = HDKey.fromMasterSeed(Buffer.from(VECTORS[0]!.seed, 'hex'));
     for (let i = 1; i <= 50; i++) {
       const pub = keys.secpPublicKey([...account, 0, i]);
-      const viaPrivate = keys.withSecpPrivateKey([...account, 0, i], (_priv, p) => hex(p));
+      const [priv, viaPrivate] = keys.withSecpPrivateKey([...account, 0, i], (k, p) => [hex(k), hex(p)]);
       expect(hex(pub), `index ${i}`).to.equal(viaPrivate);
+      // the one private step (libsecp256k1's tweak) gives @scure/bip32's key for the full path
+      expect(priv, `index ${i}: private key`).to.equal(hex(reference.derive(`m/44'/60'/1'/0/${i}`).privateKey!));
     }
     // the 50 explicit cross-checks walked privately to their parent once, then took one private step each; none came from secpPublicKey
     expect(keys.counters.secpPrivateDerivations).to.equal(privateBefore + 1);

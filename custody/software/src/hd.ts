@@ -200,13 +200,48 @@ export class HdKeys {
         parent = this.secpPrivateNode(prefix);
         this.secpParents.set(key, parent);
       }
-      node = parent.deriveChild(indices[indices.length - 1]!);
+      const last = indices[indices.length - 1]!;
       this.counters.secpPrivateSteps++;
+      const child = last < HARDENED ? this.secpChildPrivateKey(parent, last) : null;
+      if (child !== null) {
+        // the public key from the public side (CKDpub, cached): the signer's verification then checks the two derivations agree
+        try {
+          return fn(child, this.secpPublicKey(indices));
+        } finally {
+          child.fill(0);
+        }
+      }
+      node = parent.deriveChild(last);
     }
     try {
       return fn(node.privateKey!, node.publicKey!);
     } finally {
       node.wipePrivateData();
+    }
+  }
+
+  /**
+   * BIP-32 CKDpriv of an unhardened child with libsecp256k1: I = HMAC-SHA512(c_par, serP(K_par) ||
+   * ser32(i)), k_i = I_L + k_par mod n, in a buffer the caller wipes. No point multiplication (the
+   * library's deriveChild also computes the child's public key, most of a signature's cost).
+   * Null without the native library, and in the (probability ~2^-127) invalid cases, which the
+   * caller leaves to @scure/bip32.
+   */
+  private secpChildPrivateKey(parent: HDKey, index: number): Uint8Array | null {
+    if (!nativeSecp256k1 || !parent.privateKey) return null;
+    const data = new Uint8Array(37);
+    data.set(parent.publicKey!, 0);
+    new DataView(data.buffer).setUint32(33, index, false);
+    const I = createHmac('sha512', parent.chainCode!).update(data).digest();
+    const child = Uint8Array.from(parent.privateKey);
+    try {
+      nativeSecp256k1.privateKeyTweakAdd(child, I.subarray(0, 32));
+      return child;
+    } catch {
+      child.fill(0);
+      return null;
+    } finally {
+      I.fill(0);
     }
   }
 

@@ -105,12 +105,16 @@ export class CollectionProcessor {
   }
 
   async step(chain: ChainView): Promise<number> {
-    const items = await this.sequelize.query<ItemRow>(
-      `SELECT i.id::text AS id, i.application_id, i.chain_token_id, i.from_address, i.amount::text AS amount, i.status, i.source, i.fee_per_unit::text AS fee_per_unit,
+    // Three queues, each its own chunk, oldest-touched first: FUNDED items (their top-up is final:
+    // only the sweep is left), token items (two transactions to go: their top-ups first), the rest.
+    // Items that wait go to the back of their own queue and never hold up the other two.
+    const select = (where: string) => `(SELECT i.id::text AS id, i.application_id, i.chain_token_id, i.from_address, i.amount::text AS amount, i.status, i.source, i.fee_per_unit::text AS fee_per_unit,
               t.contract, a.settlement_mode, m.address AS merchant_address, m.memo AS merchant_memo
          FROM collection_items i JOIN chain_tokens t ON t.id = i.chain_token_id JOIN applications a ON a.id = i.application_id
          LEFT JOIN collection_addresses m ON m.application_id = i.application_id AND m.chain_id = i.chain_id AND m.kind = 'MERCHANT'
-        WHERE i.chain_id = $1 AND i.stage = 'HOT_GATHER' AND i.status IN ('PLANNED','FUNDED') ORDER BY i.updated_at, i.id LIMIT ${ITEM_CHUNK}`,
+        WHERE i.chain_id = $1 AND i.stage = 'HOT_GATHER' AND ${where} ORDER BY i.updated_at, i.id LIMIT ${ITEM_CHUNK})`;
+    const items = await this.sequelize.query<ItemRow>(
+      [select(`i.status = 'FUNDED'`), select(`i.status = 'PLANNED' AND t.contract IS NOT NULL`), select(`i.status = 'PLANNED' AND t.contract IS NULL`)].join(' UNION ALL '),
       { bind: [chain.id], type: QueryTypes.SELECT },
     );
     if (items.length === 0) return 0;
@@ -273,12 +277,13 @@ export class CollectionProcessor {
     const crafter = adapter.transfers!;
     const nativeToken = chain.tokens.find((t) => t.contract === null)!;
     const natives = ready.filter((r) => r.item.contract === null);
-    let made = await this.launch(natives.map(({ item, to }) => ({
+    const launchNatives = () => this.launch(natives.map(({ item, to }) => ({
       item, to, status: 'SWEEPING' as const,
       transfer: this.sweep(chain, item, this.depositKey(adapter, item), to, null, BigInt(item.amount), { feeFromAmount: true, exactFee: { maxPerUnit: null } }),
     })));
     const tokens = ready.filter((r) => r.item.contract !== null);
-    if (tokens.length === 0) return made;
+    if (tokens.length === 0) return launchNatives();
+    let made = 0;
     const keyStore = this.keyStore();
     // every token item's sweep input in one set-based read (a JSON-RPC batch), the gas at each address beside it
     const requests = await Promise.all(tokens.map(async (r) => {
@@ -343,8 +348,10 @@ export class CollectionProcessor {
       });
     }
     await this.wait(waiting);
-    made += await this.launch(sweeps);
+    // token work first (a top-up's confirmations are the long pole), then the native sweeps
     made += await this.launch(topups);
+    made += await this.launch(sweeps);
+    made += await launchNatives();
     return made;
   }
 

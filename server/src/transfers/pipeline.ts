@@ -17,6 +17,12 @@ import { spendStrategy, type Allocatable } from './spend-models';
 /** Transfers signed per round (and then broadcast together). */
 const SIGN_CHUNK = 200;
 const BROADCAST_CHUNK = 200;
+/**
+ * Which READY transfers a round signs first (then oldest first): gas top-ups, which other
+ * transfers wait on (a token sweep is signed only once its top-up is final); then payouts, which
+ * a merchant waits on; then sweeps and cold transfers.
+ */
+const SIGN_PRIORITY = `CASE x.kind WHEN 'TOP_UP' THEN 0 WHEN 'PAYOUT' THEN 1 ELSE 2 END`;
 
 export interface TransferPipelineConfig {
   /** Steps of each chain this often. */
@@ -38,9 +44,9 @@ export interface TransferIntake {
 
 /**
  * The one pipeline every outgoing transaction goes through (docs/transfers.md): payouts, sweeps,
- * gas top-ups and cold transfers. Per chain two loops run side by side: paying (the intakes, then
+ * gas top-ups and cold transfers. Per chain three loops run side by side: paying (the intakes, then
  * one round: allocate by the chain's spend model, craft, sign through the KeyStore, store the
- * signed bytes, then broadcast them) and tracking (every open transfer's transactions in one status
+ * signed bytes), broadcasting (what is signed and not yet taken by the node) and tracking (every open transfer's transactions in one status
  * read: CONFIRMING, SUCCESS / FAILED at the chain's confirmations; re-send a dropped one, re-sign
  * an expired one, replace a stuck one at its sequence). Each change and the owner's record (and
  * its callback) commit in one transaction.
@@ -54,7 +60,8 @@ export class TransferPipeline implements Worker {
   readonly name = 'transfers';
   private running = false;
   private loops: Array<Promise<void>> = [];
-  private wake: Array<() => void> = [];
+  /** Each waiting loop's wake-up, by loop (chain id / what). */
+  private readonly waiting = new Map<string, () => void>();
   private readonly builder: TransferBuilder;
   private readonly tracker: TransferTracker;
   private readonly owners = new Map<TransferKind, TransferOwner>();
@@ -79,28 +86,37 @@ export class TransferPipeline implements Worker {
     this.running = true;
     for (const chain of this.chains()) {
       this.loops.push(this.loop(chain, 'pay', () => this.payStep(chain)));
-      // a transfer that ended may let its owner go on (a confirmed top-up funds a sweep): the pay loops look at once
+      // the signed bytes go out while the next round is signed (the node's answers are waited on here, not there)
+      this.loops.push(this.loop(chain, 'broadcast', async () => (await this.broadcastSigned(chain)) > 0));
+      // a transfer that ended may let its owner go on (a confirmed top-up funds a sweep): the pay loop looks at once
       this.loops.push(this.loop(chain, 'track', async () => {
-        if ((await this.track(chain)) > 0) this.wakeAll();
+        if ((await this.track(chain)) > 0) this.wakeLoop(chain, 'pay');
         return false;
       }));
     }
   }
 
-  /** Ends every loop's wait now (each removes itself from the list when woken). */
-  private wakeAll(): void {
-    for (const w of [...this.wake]) w();
+  /** Loops woken while they were busy: they go again at once instead of waiting. */
+  private readonly kicked = new Set<string>();
+
+  /** Ends a loop's wait now; one that is busy goes again as soon as it is done. */
+  private wakeLoop(chain: ChainView, what: string): void {
+    const key = `${chain.id}/${what}`;
+    const waiter = this.waiting.get(key);
+    if (waiter) waiter();
+    else this.kicked.add(key);
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    for (const w of this.wake.splice(0)) w();
+    for (const w of [...this.waiting.values()]) w();
     await Promise.all(this.loops);
     this.loops = [];
   }
 
-  /** Runs `body` until stopped: at once again when it says more is waiting, else after pollMs. */
+  /** Runs `body` until stopped: at once again when it says more is waiting, else after pollMs or a wake-up. */
   private async loop(chain: ChainView, what: string, body: () => Promise<boolean>): Promise<void> {
+    const key = `${chain.id}/${what}`;
     while (this.running) {
       let again = false;
       try {
@@ -109,22 +125,20 @@ export class TransferPipeline implements Worker {
         this.logger.error(`transfer ${what} step failed`, { chain: chain.code, error: e });
       }
       if (!this.running) break;
-      if (again) continue;
+      if (this.kicked.delete(key) || again) continue;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, this.config.pollMs);
-        const wake = this.wake;
-        function done() {
+        const done = () => {
           clearTimeout(timer);
-          const i = wake.indexOf(done);
-          if (i >= 0) wake.splice(i, 1);
+          if (this.waiting.get(key) === done) this.waiting.delete(key);
           resolve();
-        }
-        this.wake.push(done);
+        };
+        const timer = setTimeout(done, this.config.pollMs);
+        this.waiting.set(key, done);
       });
     }
   }
 
-  /** The intakes, one signing round, the broadcast; true when it did something. */
+  /** The intakes, then one signing round (its broadcast is the broadcast loop's); true when it did something. */
   async payStep(chain: ChainView): Promise<boolean> {
     let busy = false;
     for (const intake of this.intakes) {
@@ -135,7 +149,7 @@ export class TransferPipeline implements Worker {
       }
     }
     const signed = await this.signReady(chain);
-    await this.broadcastSigned(chain);
+    if (signed > 0) this.wakeLoop(chain, 'broadcast');
     return busy || signed > 0;
   }
 
@@ -153,7 +167,7 @@ export class TransferPipeline implements Worker {
   // ------------------------------------------------------------------ sign
 
   /**
-   * Signs the next READY transfers of the chain, oldest first: the node's inputs for all in one
+   * Signs the next READY transfers of the chain (SIGN_PRIORITY, then oldest first): the node's inputs for all in one
    * read, then one transaction that locks them, allocates by the spend model, signs each through
    * the KeyStore and stores the signed bytes. One the crafter refuses ends FAILED (CRAFT_REFUSED);
    * one the node gives no input for, or whose inputs are not confirmed yet, waits.
@@ -162,7 +176,7 @@ export class TransferPipeline implements Worker {
     const adapter = this.registry.forChain(chain);
     const node = this.nodeOf(chain);
     const rows = await this.sequelize.query<TransferRow>(
-      `SELECT ${COLUMNS} FROM ${FROM} WHERE x.chain_id = $1 AND x.status = 'READY' ORDER BY x.id LIMIT ${SIGN_CHUNK}`,
+      `SELECT ${COLUMNS} FROM ${FROM} WHERE x.chain_id = $1 AND x.status = 'READY' ORDER BY ${SIGN_PRIORITY}, x.id LIMIT ${SIGN_CHUNK}`,
       { bind: [chain.id], type: QueryTypes.SELECT },
     );
     if (rows.length === 0) return 0;
