@@ -30,7 +30,7 @@ import { getAddress, hexlify, Interface, randomBytes, Wallet } from 'ethers';
 import { ANVIL_DEV_KEYS, deployErc20, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
 import { testEnv } from '@wcs/server/testing';
 import { rpc, rpcBatch } from './lib/evm';
-import { openStatsConnection } from './lib/postgres';
+import { openStatsConnection, requestStatementStats, resetStatementStats } from './lib/postgres';
 import { checkAborted, CleanupStack, httpRequest, runMain, sleep, startChild, stopChild, type Child } from './lib/processes';
 import { fmtInt, machineInfo, machineLine, out, printFailures, progress, table, writeResults } from './lib/report';
 import { boolEnv, intEnv } from './lib/settings';
@@ -155,6 +155,7 @@ async function main(): Promise<number> {
     out(`collection on anvil: ${fmtInt(N)} deposit addresses (${nTok} ERC-20 needing a gas top-up, ${nNat} native) swept by the service vs a bare ethers script, same anvil`);
     out(machineLine(machine));
     out(`anvil interval mining, a block every ${blockMs} ms (both runs); done = every transfer at ${CONFIRMATIONS} confirmations (the catalogue's test ETH) for both; WCS_WITHDRAW_POLL_MS=${pollMs}, WCS_COLLECT_PLAN_MS=${planMs}`);
+    const pgss = requestStatementStats(); // BENCH_PGSS=1 (before the cluster starts): the statements of the service's run, by calls
     const db = await prepareBenchStorage(cleanup);
     progress('starting anvil, deploying the token');
     const anvil: AnvilDevnet = await startAnvil({ chainId: EVM_CHAIN_ID, blockTime: blockMs / 1000, extraArgs: ANVIL_ARGS });
@@ -292,6 +293,7 @@ async function main(): Promise<number> {
       `SELECT (xact_commit + xact_rollback)::text AS xacts, (tup_inserted + tup_updated + tup_deleted)::text AS writes,
               (SELECT coalesce(sum(calls), 0)::text FROM pg_stat_user_functions) AS calls FROM pg_stat_database WHERE datname = current_database()`,
     ).then((r) => r[0]!);
+    if (pgss) await resetStatementStats(pg);
     const db0 = await dbStats();
     const t0 = performance.now();
     const w0 = Number(process.hrtime.bigint() / 1000n);
@@ -418,6 +420,14 @@ async function main(): Promise<number> {
       ['service (workers)', stuck ? `${serviceS.toFixed(2)} (stopped)` : serviceS.toFixed(2), fmtInt(serviceBlocks), stuck ? '-' : (N / serviceS).toFixed(1), `${ratio.toFixed(1)} %`, `>= ${GOAL_THROUGHPUT_PERCENT} %`, stuck ? 'INVALID' : ratio >= GOAL_THROUGHPUT_PERCENT ? 'met' : 'NOT MET'],
     ], [false, true, true, true, true, false, false]));
     if (phase) out(`  service phases (database clock, s after the first item was planned): ${JSON.stringify(phase)}`);
+    if (pgss) {
+      out('  statements during the run by total time (BENCH_PGSS):');
+      const top = await q<{ calls: string; us: string; ms: string; q: string }>(
+        `SELECT calls::text, round((total_exec_time / calls)::numeric * 1000, 1)::text AS us, round(total_exec_time::numeric, 1)::text AS ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 150) AS q
+           FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY total_exec_time DESC LIMIT 25`,
+      );
+      for (const x of top) out(`    ${x.ms} ms, ${x.calls} calls, ${x.us} µs/call: ${x.q}`);
+    }
     out(`  database during the run (all processes, the bench's own polling included): ${fmtInt(Number(db1.xacts) - Number(db0.xacts))} transactions, ${fmtInt(Number(db1.writes) - Number(db0.writes))} rows written`);
     if (timeline.length) {
       out('  timeline (database clock, s after the trigger; first / last of each step):');

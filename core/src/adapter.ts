@@ -264,6 +264,12 @@ export interface TransferCrafter {
    * the chain charges maxFee exactly (or the adapter's sweeps account for it themselves).
    */
   exactFee?(input: TransferInput, maxFeePerUnit: bigint | null): TransferInput;
+  /**
+   * craft(request, input).maxFee without crafting, for chains where it does not depend on the
+   * amount (EVM: gasLimit x the fee per gas): what a whole balance leaving pays, taken off it
+   * before the transfer is crafted. Absent: the caller crafts once to learn it.
+   */
+  maxFeeOf?(request: TransferRequest, input: TransferInput): bigint;
 }
 
 /** What the node answered to a broadcast. */

@@ -166,6 +166,7 @@ describe('EvmTransferCrafter (offline)', () => {
         ...(contract === null ? { to: dest, value: amount, data: '0x' } : { to: contract, value: 0n, data: new Interface(['function transfer(address,uint256)']).encodeFunctionData('transfer', [dest, amount]) }),
       });
       const state = made.state as { unsigned: string };
+      expect(crafter.maxFeeOf(request(key, dest, 1n, nonce, contract), input), `transfer ${i}: maxFeeOf, whatever the amount`).to.equal(made.maxFee);
       expect(state.unsigned, `transfer ${i}: unsigned`).to.equal(reference.unsignedSerialized);
       expect(hexlify(made.payloads[0]!), `transfer ${i}: signing hash`).to.equal(reference.unsignedHash);
       const signed = sign(key, made);

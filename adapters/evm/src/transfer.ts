@@ -203,6 +203,12 @@ export class EvmTransferCrafter implements TransferCrafter {
     return { txHash: keccak256(raw), raw };
   }
 
+  /** craft()'s maxFee: gasLimit x maxFeePerGas (legacy: gasPrice), whatever the amount. */
+  maxFeeOf(_request: TransferRequest, input: TransferInput): bigint {
+    const fees = parseInput(input, this.chainId, 'transfer input');
+    return fees.gasLimit * (fees.eip1559 ? fees.maxFeePerGas : fees.gasPrice);
+  }
+
   /**
    * The input for a replacement at the same nonce: maxFeePerGas and maxPriorityFeePerGas (legacy:
    * gasPrice) each raised by `percent` (at least MIN_FEE_BUMP_PERCENT, the least raise nodes

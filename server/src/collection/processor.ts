@@ -349,8 +349,13 @@ export class CollectionProcessor {
     }
     await this.wait(waiting);
     // token work first (a top-up's confirmations are the long pole), then the native sweeps
-    made += await this.launch(topups);
-    made += await this.launch(sweeps);
+    const tokenWork = (await this.launch(topups)) + (await this.launch(sweeps));
+    made += tokenWork;
+    // while a full queue of token items is being launched, the native sweeps wait a step, so the
+    // top-ups are signed first and confirm while the natives are signed; token items that wait
+    // (a poor fee wallet) launch nothing and hold nothing up
+    const moreTokens = tokens.filter((r) => r.item.status === 'PLANNED').length >= ITEM_CHUNK;
+    if (tokenWork > 0 && moreTokens && natives.length > 0) return made;
     made += await launchNatives();
     return made;
   }

@@ -748,6 +748,8 @@ CREATE TABLE collection_skips (
 -- each recharge knows the item that moved it
 ALTER TABLE recharges ADD COLUMN collection_item_id BIGINT NULL REFERENCES collection_items(id);
 CREATE INDEX recharges_uncollected ON recharges (chain_id, chain_token_id, address) WHERE collection_item_id IS NULL AND tx_status IN ('CONFIRMED','SETTLED');
+-- an item's recharges (its collect event's relatedRechargeIds, pass-through settlement)
+CREATE INDEX recharges_collection_item ON recharges (collection_item_id) WHERE collection_item_id IS NOT NULL;
 
 -- one collect callback per (item, status)
 CREATE TABLE collect_notices (

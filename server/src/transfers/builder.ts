@@ -66,7 +66,7 @@ export class TransferBuilder {
     const crafter = adapter.transfers!;
     let req = request;
     if (r.options?.feeFromAmount) {
-      const fee = crafter.craft(request, input).maxFee;
+      const fee = crafter.maxFeeOf ? crafter.maxFeeOf(request, input) : crafter.craft(request, input).maxFee;
       if (request.amount <= fee) throw new Error(`the fee ${fee} is not below the ${request.amount} to move`);
       req = { ...request, amount: request.amount - fee };
     }

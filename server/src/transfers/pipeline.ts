@@ -1,6 +1,6 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type {
-  AdapterRegistry, KeyStore, SignedTransaction, TransferInput, TransferNode, TransferRequest, UnsignedTransfer,
+  AdapterRegistry, ChainAdapter, KeyStore, SignedTransaction, TransferInput, TransferNode, TransferRequest, UnsignedTransfer,
 } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 import type { Logger } from '../config/logger';
@@ -35,6 +35,18 @@ export interface TransferPipelineConfig {
   readonly feeCaps: ReadonlyMap<string, bigint>;
 }
 
+/** A signing round read before its transaction (TransferPipeline.readRound). */
+interface SignRound {
+  readonly adapter: ChainAdapter;
+  readonly strategy: ReturnType<typeof spendStrategy>;
+  readonly prepared: unknown;
+  readonly ready: ReadonlyArray<Awaited<ReturnType<TransferBuilder['requestOf']>> & { readonly r: TransferRow; readonly input: TransferInput }>;
+  /** Every transfer the round read (signable or not). */
+  readonly ids: readonly string[];
+  /** It read SIGN_CHUNK transfers: more may wait. */
+  readonly full: boolean;
+}
+
 /** Work that decides what is sent (payout risk checks, sweep planning): run before each signing round of a chain. */
 export interface TransferIntake {
   readonly name: string;
@@ -44,9 +56,10 @@ export interface TransferIntake {
 
 /**
  * The one pipeline every outgoing transaction goes through (docs/transfers.md): payouts, sweeps,
- * gas top-ups and cold transfers. Per chain three loops run side by side: paying (the intakes, then
- * one round: allocate by the chain's spend model, craft, sign through the KeyStore, store the
- * signed bytes), broadcasting (what is signed and not yet taken by the node) and tracking (every open transfer's transactions in one status
+ * gas top-ups and cold transfers. Per chain four loops run side by side: the intakes (payout risk
+ * checks, sweep planning: what is to be sent), signing (one round: allocate by the chain's spend
+ * model, craft, sign through the KeyStore, store the signed bytes), broadcasting (what is signed
+ * and not yet taken by the node) and tracking (every open transfer's transactions in one status
  * read: CONFIRMING, SUCCESS / FAILED at the chain's confirmations; re-send a dropped one, re-sign
  * an expired one, replace a stuck one at its sequence). Each change and the owner's record (and
  * its callback) commit in one transaction.
@@ -85,12 +98,14 @@ export class TransferPipeline implements Worker {
   async start(): Promise<void> {
     this.running = true;
     for (const chain of this.chains()) {
-      this.loops.push(this.loop(chain, 'pay', () => this.payStep(chain)));
-      // the signed bytes go out while the next round is signed (the node's answers are waited on here, not there)
+      // what to send is decided while the last decisions are signed, and the signed bytes go out
+      // while the next round is signed: each loop waits on the node or the database while the others work
+      this.loops.push(this.loop(chain, 'intake', () => this.intakeStep(chain)));
+      this.loops.push(this.loop(chain, 'sign', () => this.signStep(chain)));
       this.loops.push(this.loop(chain, 'broadcast', async () => (await this.broadcastSigned(chain)) > 0));
-      // a transfer that ended may let its owner go on (a confirmed top-up funds a sweep): the pay loop looks at once
+      // a transfer that ended may let its owner go on (a confirmed top-up funds a sweep): the intakes look at once
       this.loops.push(this.loop(chain, 'track', async () => {
-        if ((await this.track(chain)) > 0) this.wakeLoop(chain, 'pay');
+        if ((await this.track(chain)) > 0) this.wakeLoop(chain, 'intake');
         return false;
       }));
     }
@@ -138,8 +153,8 @@ export class TransferPipeline implements Worker {
     }
   }
 
-  /** The intakes, then one signing round (its broadcast is the broadcast loop's); true when it did something. */
-  async payStep(chain: ChainView): Promise<boolean> {
+  /** The intakes (what is to be sent); true when one did something (the signing loop is woken). */
+  async intakeStep(chain: ChainView): Promise<boolean> {
     let busy = false;
     for (const intake of this.intakes) {
       try {
@@ -148,9 +163,15 @@ export class TransferPipeline implements Worker {
         this.logger.error(`${intake.name} step failed`, { chain: chain.code, error: e });
       }
     }
+    if (busy) this.wakeLoop(chain, 'sign');
+    return busy;
+  }
+
+  /** One signing round (its broadcast is the broadcast loop's); true when it signed something. */
+  async signStep(chain: ChainView): Promise<boolean> {
     const signed = await this.signReady(chain);
     if (signed > 0) this.wakeLoop(chain, 'broadcast');
-    return busy || signed > 0;
+    return signed > 0;
   }
 
   /** The owners' hooks for these changes, in the transaction that made them. */
@@ -166,26 +187,27 @@ export class TransferPipeline implements Worker {
 
   // ------------------------------------------------------------------ sign
 
+  /** Rounds whose reads are under way, by chain: taken by the next signReady. */
+  private readonly readAhead = new Map<number, Promise<SignRound | null>>();
+
   /**
-   * Signs the next READY transfers of the chain (SIGN_PRIORITY, then oldest first): the node's inputs for all in one
-   * read, then one transaction that locks them, allocates by the spend model, signs each through
-   * the KeyStore and stores the signed bytes. One the crafter refuses ends FAILED (CRAFT_REFUSED);
-   * one the node gives no input for, or whose inputs are not confirmed yet, waits.
+   * What a signing round needs before its transaction: the next READY transfers (SIGN_PRIORITY,
+   * then oldest first; not those in `skip`, a round being signed now), their requests, and the
+   * node's inputs and the spend model's reads for all of them in one go. Reads only.
    */
-  async signReady(chain: ChainView): Promise<number> {
+  private async readRound(chain: ChainView, skip: readonly string[]): Promise<SignRound | null> {
     const adapter = this.registry.forChain(chain);
     const node = this.nodeOf(chain);
     const rows = await this.sequelize.query<TransferRow>(
-      `SELECT ${COLUMNS} FROM ${FROM} WHERE x.chain_id = $1 AND x.status = 'READY' ORDER BY ${SIGN_PRIORITY}, x.id LIMIT ${SIGN_CHUNK}`,
-      { bind: [chain.id], type: QueryTypes.SELECT },
+      `SELECT ${COLUMNS} FROM ${FROM} WHERE x.chain_id = $1 AND x.status = 'READY' AND x.id <> ALL($2::bigint[]) ORDER BY ${SIGN_PRIORITY}, x.id LIMIT ${SIGN_CHUNK}`,
+      { bind: [chain.id, skip], type: QueryTypes.SELECT },
     );
-    if (rows.length === 0) return 0;
+    if (rows.length === 0) return null;
     const built = await Promise.all(rows.map(async (r) => ({ r, ...(await this.builder.requestOf(adapter, r)) })));
-    const allocatable = (x: (typeof built)[number]): Allocatable => ({ id: x.r.id, applicationId: x.r.application_id, fromAddress: x.r.from_address, fixedInputs: x.fixedInputs });
     const strategy = spendStrategy(this.sequelize, chain, adapter);
     const [inputs, prepared] = await Promise.all([
       transferInputs(node, built.map((x) => this.builder.inputRequest(x.r, x.base))),
-      strategy.prepare(node, built.map(allocatable)),
+      strategy.prepare(node, built.map((x) => ({ id: x.r.id, applicationId: x.r.application_id, fromAddress: x.r.from_address, fixedInputs: x.fixedInputs }))),
     ]);
     const ready = built.flatMap((x, i) => {
       const input = inputs[i]!;
@@ -195,6 +217,28 @@ export class TransferPipeline implements Worker {
       }
       return [{ ...x, input: this.builder.shapeInput(adapter, x.r, input) }];
     });
+    return { adapter, strategy, prepared, ready, ids: rows.map((r) => r.id), full: rows.length === SIGN_CHUNK };
+  }
+
+  /**
+   * Signs the next READY transfers of the chain (SIGN_PRIORITY, then oldest first): the node's inputs for all in one
+   * read, then one transaction that locks them, allocates by the spend model, signs each through
+   * the KeyStore and stores the signed bytes. One the crafter refuses ends FAILED (CRAFT_REFUSED);
+   * one the node gives no input for, or whose inputs are not confirmed yet, waits.
+   */
+  async signReady(chain: ChainView): Promise<number> {
+    // a round read ahead while the last one was signed, else read now
+    const ahead = this.readAhead.get(chain.id);
+    this.readAhead.delete(chain.id);
+    const round = (ahead ? await ahead : null) ?? (await this.readRound(chain, []));
+    if (round === null) return 0;
+    // a full round: more is waiting, so the next round's node reads run while this one is signed and stored
+    if (round.full) this.readAhead.set(chain.id, this.readRound(chain, round.ids).catch((e: unknown) => {
+      this.logger.warn('reading the next signing round ahead failed; read again when it is due', { chain: chain.code, error: e });
+      return null;
+    }));
+    const { adapter, strategy, prepared, ready } = round;
+    const allocatable = (x: (typeof ready)[number]): Allocatable => ({ id: x.r.id, applicationId: x.r.application_id, fromAddress: x.r.from_address, fixedInputs: x.fixedInputs });
     if (ready.length === 0) return 0;
     const keyStore = this.keyStore();
     return this.sequelize.transaction(async (t) => {

@@ -53,6 +53,19 @@ export class TransferTracker {
    * all of them in one transaction; re-sends or replaces the unmined (one at a time: rare).
    */
   async track(chain: ChainView): Promise<number> {
+    // every open transfer each step, a chunk at a time (oldest first): a long queue never leaves the newest a step behind
+    let after = '0';
+    let moved = 0;
+    for (;;) {
+      const chunk = await this.trackChunk(chain, after);
+      moved += chunk.moved;
+      if (chunk.last === null) return moved;
+      after = chunk.last;
+    }
+  }
+
+  /** One chunk of open transfers after id `after`: moved as track() says; `last` is the chunk's last id when the chunk was full (more may follow). */
+  private async trackChunk(chain: ChainView, after: string): Promise<{ moved: number; last: string | null }> {
     const node = this.nodeOf(chain);
     const adapter = this.registry.forChain(chain);
     // expiring chains tell EXPIRED from UNKNOWN by the input a transaction was crafted on
@@ -61,10 +74,11 @@ export class TransferTracker {
       `SELECT ${COLUMNS},
               (SELECT json_agg(json_build_object('attempt', a.attempt, 'tx_hash', a.tx_hash, 'sent_at', coalesce(a.sent_at, a.created_at)${withInput}) ORDER BY a.attempt DESC)
                  FROM transfer_attempts a WHERE a.transfer_id = x.id) AS txs
-         FROM ${FROM} WHERE x.chain_id = $1 AND x.status IN ('BROADCASTED','CONFIRMING') ORDER BY x.id LIMIT ${TRACK_CHUNK}`,
-      { bind: [chain.id], type: QueryTypes.SELECT },
+         FROM ${FROM} WHERE x.chain_id = $1 AND x.status IN ('BROADCASTED','CONFIRMING') AND x.id > $2::bigint ORDER BY x.id LIMIT ${TRACK_CHUNK}`,
+      { bind: [chain.id, after], type: QueryTypes.SELECT },
     );
-    if (rows.length === 0) return 0;
+    if (rows.length === 0) return { moved: 0, last: null };
+    const last = rows.length === TRACK_CHUNK ? rows[rows.length - 1]!.id : null;
     const sent = rows.flatMap((r) => r.txs);
     const hashes = sent.map((x) => x.tx_hash);
     const answers = await statusAll(node, hashes, sent.map((x) => x.input));
@@ -93,7 +107,7 @@ export class TransferTracker {
         this.logger.warn('transfer re-send failed; tried again next step', { chain: chain.code, id: r.id, error: e });
       }
     }
-    return this.advanceAll(chain, mined);
+    return { moved: await this.advanceAll(chain, mined), last };
   }
 
   /** `expiring` chains: every transaction expired and none can land: crafted anew, or FAILED after MAX_ATTEMPTS. */
