@@ -314,6 +314,13 @@ export interface TransferNode {
   sweepableBalance?(address: string, contract: string | null): Promise<bigint>;
   broadcast(tx: SignedTransaction): Promise<BroadcastOutcome>;
   /**
+   * The height of the node's newest block (chains with blocks): the service's tracker counts a
+   * mined transaction's confirmations from it and reads the transaction again only once it can
+   * be final (which is also when a reorg under it is found). Absent: every open transaction is
+   * read each step.
+   */
+  tipHeight?(): Promise<bigint>;
+  /**
    * `input`: the input the transaction was crafted on, when the caller has it (the service always
    * passes it): `expiring` chains read its validity (last valid block height, expiration) to tell
    * EXPIRED from UNKNOWN; other chains ignore it.

@@ -232,6 +232,12 @@ export class EvmTransferNode implements TransferNode {
    * height + 1, status, fee = gasUsed × effectiveGasPrice, plus the receipt's l1Fee on rollups
    * that report one), PENDING (known, in no block), UNKNOWN (never seen, dropped or replaced).
    */
+  /** eth_blockNumber. */
+  async tipHeight(): Promise<bigint> {
+    await this.checkChain();
+    return this.read.quantityResult(await this.rpc.call('eth_blockNumber'), 'eth_blockNumber');
+  }
+
   async status(txHash: string): Promise<TransactionState> {
     if (typeof txHash !== 'string' || !HASH.test(txHash)) throw new TypeError('status: txHash must be 0x + 64 hex digits');
     await this.checkChain();

@@ -302,6 +302,13 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
     await anvil?.stop();
   });
 
+  it('tipHeight is the node\'s newest block, and follows it', async () => {
+    const before = await (node as EvmTransferNode).tipHeight();
+    expect(before).to.equal(BigInt(await rpc<string>('eth_blockNumber')));
+    await mine(anvil.url, 2);
+    expect(await (node as EvmTransferNode).tipHeight()).to.equal(before + 2n);
+  });
+
   it('transferInput reads the base fee, tip, estimate and pending nonce; 21000 for native to an account, +20 % for ERC-20', async () => {
     const k = await fundedHotKey();
     const native = (await node.transferInput(request(k, fresh(), ETHER, undefined))) as EvmTransferInput;

@@ -9,7 +9,7 @@ import { topUpAmount } from './decisions';
 import { balancesAll, transferInputs } from '../transfers/node-calls';
 import { FeeWallets } from './fee-wallets';
 
-const ITEM_CHUNK = 200;
+const ITEM_CHUNK = 500;
 /** utxo consolidations: at most this many deposit outputs per transaction (peers: 200–250). */
 export const MAX_CONSOLIDATION_INPUTS = 200;
 

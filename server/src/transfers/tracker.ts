@@ -56,8 +56,16 @@ export class TransferTracker {
     // every open transfer each step, a chunk at a time (oldest first): a long queue never leaves the newest a step behind
     let after = '0';
     let moved = 0;
+    let tip: bigint | null = null;
+    if (this.nodeOf(chain).tipHeight) {
+      try {
+        tip = await this.nodeOf(chain).tipHeight!();
+      } catch (e) {
+        this.logger.warn('tip height not read; every open transfer is read this step', { chain: chain.code, error: e });
+      }
+    }
     for (;;) {
-      const chunk = await this.trackChunk(chain, after);
+      const chunk = await this.trackChunk(chain, after, tip);
       moved += chunk.moved;
       if (chunk.last === null) return moved;
       after = chunk.last;
@@ -65,7 +73,7 @@ export class TransferTracker {
   }
 
   /** One chunk of open transfers after id `after`: moved as track() says; `last` is the chunk's last id when the chunk was full (more may follow). */
-  private async trackChunk(chain: ChainView, after: string): Promise<{ moved: number; last: string | null }> {
+  private async trackChunk(chain: ChainView, after: string, tip: bigint | null): Promise<{ moved: number; last: string | null }> {
     const node = this.nodeOf(chain);
     const adapter = this.registry.forChain(chain);
     // expiring chains tell EXPIRED from UNKNOWN by the input a transaction was crafted on
@@ -79,12 +87,25 @@ export class TransferTracker {
     );
     if (rows.length === 0) return { moved: 0, last: null };
     const last = rows.length === TRACK_CHUNK ? rows[rows.length - 1]!.id : null;
-    const sent = rows.flatMap((r) => r.txs);
+    // mined in a block too recent to be final: the count follows the tip without a read; the
+    // transaction is read again once it can be final, which also finds a reorg under it
+    const mined: Array<{ r: TransferRow; hash: string; state: MinedState }> = [];
+    const notDue = (r: TransferRow): bigint | null => {
+      if (tip === null || r.status !== 'CONFIRMING' || r.block_height === null || r.tx_hash === null) return null;
+      const confirmations = tip - BigInt(r.block_height) + 1n;
+      return confirmations >= 1n && confirmations < BigInt(chain.confirmations) ? confirmations : null;
+    };
+    const toRead: typeof rows = [];
+    for (const r of rows) {
+      const confirmations = notDue(r);
+      if (confirmations === null) toRead.push(r);
+      else mined.push({ r, hash: r.tx_hash!, state: { state: 'MINED', blockHeight: BigInt(r.block_height!), blockHash: '', confirmations: Number(confirmations), succeeded: true, fee: null } });
+    }
+    const sent = toRead.flatMap((r) => r.txs);
     const hashes = sent.map((x) => x.tx_hash);
     const answers = await statusAll(node, hashes, sent.map((x) => x.input));
     const states = new Map(hashes.map((h, i) => [h, answers[i]!]));
-    const mined: Array<{ r: TransferRow; hash: string; state: MinedState }> = [];
-    for (const r of rows) {
+    for (const r of toRead) {
       const seen = r.txs.map((x) => ({ x, s: states.get(x.tx_hash)! }));
       const hit = seen.find((e) => !(e.s instanceof Error) && e.s.state === 'MINED');
       if (hit) {
