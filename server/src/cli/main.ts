@@ -12,6 +12,7 @@ import { registerDepositCommands } from './deposit-commands';
 import { registerChainsCommand, registerHotWalletCommands } from './chain-commands';
 import { registerWithdrawCommands } from './withdraw-commands';
 import { registerCollectCommands } from './collect-commands';
+import { registerOperatorCommands } from './operator-commands';
 import { DataDirLockedError } from './data-dir-lock';
 
 /** Exit codes (README, "Operator CLI"). */
@@ -58,6 +59,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   registerHotWalletCommands(program, ctx);
   registerWithdrawCommands(program, ctx);
   registerCollectCommands(program, ctx);
+  registerOperatorCommands(program, ctx);
   registerChainsCommand(program, ctx);
 
   const jsonError = (code: string | number | null, name: string, msg: string) =>

@@ -63,19 +63,28 @@ export class SecretBox {
   }
 
   seal(plaintext: string, applicationId: number): SealedSecret {
-    const iv = crypto.randomBytes(12);
-    const cipher = crypto.createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(Buffer.from(`wcs-app-secret:${applicationId}`));
-    const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return { ciphertext, iv, authTag: cipher.getAuthTag(), keyId: this.keyId };
+    return this.sealBound(Buffer.from(plaintext, 'utf8'), `wcs-app-secret:${applicationId}`);
   }
 
   open(sealed: SealedSecret, applicationId: number): Buffer {
+    return this.openBound(sealed, `wcs-app-secret:${applicationId}`);
+  }
+
+  /** Seals bytes bound to `binding` (associated data, e.g. `wcs-operator-totp:7`): they open only with the same binding. */
+  sealBound(plaintext: Uint8Array, binding: string): SealedSecret {
+    const iv = crypto.randomBytes(12);
+    const cipher = crypto.createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(Buffer.from(binding));
+    const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    return { ciphertext, iv, authTag: cipher.getAuthTag(), keyId: this.keyId };
+  }
+
+  openBound(sealed: SealedSecret, binding: string): Buffer {
     if (sealed.keyId !== this.keyId) {
       throw new Error(`secret sealed under master key ${sealed.keyId}, but the configured key is ${this.keyId}`);
     }
     const decipher = crypto.createDecipheriv('aes-256-gcm', this.key, sealed.iv);
-    decipher.setAAD(Buffer.from(`wcs-app-secret:${applicationId}`));
+    decipher.setAAD(Buffer.from(binding));
     decipher.setAuthTag(sealed.authTag);
     return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]);
   }

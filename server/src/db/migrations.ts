@@ -764,6 +764,62 @@ CREATE TABLE collect_notices (
 ALTER TABLE hot_wallet_balances ADD COLUMN incoming NUMERIC(78,0) NOT NULL DEFAULT 0 CHECK (incoming >= 0);
 `,
   },
+  {
+    version: 11,
+    name: 'operators and the append-only audit log',
+    sql: `
+-- console operators (docs/console.md): made, reset and disabled with the CLI
+CREATE TABLE operators (
+  id               SERIAL PRIMARY KEY,
+  username         VARCHAR(64) COLLATE "C" NOT NULL UNIQUE CHECK (username ~ '^[a-z][a-z0-9._-]{2,63}$'),
+  role             VARCHAR(16) NOT NULL CHECK (role IN ('viewer','operator','approver','admin')),
+  -- scrypt (operators/password.ts); a new or reset password must be changed at the next login
+  password_hash    TEXT NOT NULL,
+  must_change_password BOOLEAN NOT NULL DEFAULT true,
+  -- the TOTP secret, sealed (AES-256-GCM under the master key, bound to the operator id)
+  totp_ciphertext  BYTEA NULL,
+  totp_iv          BYTEA NULL,
+  totp_auth_tag    BYTEA NULL,
+  totp_key_id      VARCHAR(16) NULL,
+  -- the step of the last code accepted: a code is never accepted twice
+  totp_last_step   BIGINT NULL,
+  status           VARCHAR(16) NOT NULL DEFAULT 'ACTIVE' CHECK (status IN ('ACTIVE','DISABLED')),
+  failed_logins    INTEGER NOT NULL DEFAULT 0,
+  locked_until     TIMESTAMPTZ NULL,
+  created_at       TIMESTAMPTZ NOT NULL DEFAULT now(),
+  updated_at       TIMESTAMPTZ NOT NULL DEFAULT now(),
+  -- approvers and admins always have a second factor
+  CHECK (role IN ('viewer','operator') OR totp_ciphertext IS NOT NULL),
+  CHECK ((totp_ciphertext IS NULL) = (totp_iv IS NULL) AND (totp_iv IS NULL) = (totp_auth_tag IS NULL) AND (totp_auth_tag IS NULL) = (totp_key_id IS NULL))
+);
+
+-- every change an operator makes, through the console or the CLI (docs/console.md); rows are
+-- only ever added: updates, deletes and truncation are refused for every database role
+CREATE TABLE audit_log (
+  id          BIGSERIAL PRIMARY KEY,
+  at          TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+  -- an operator's username, or for the CLI the system user running it
+  actor       VARCHAR(128) NOT NULL,
+  -- the operator's role at the time; 'shell' for the CLI (whoever runs it holds the database)
+  actor_role  VARCHAR(16) NOT NULL,
+  channel     VARCHAR(8) NOT NULL CHECK (channel IN ('console','cli')),
+  -- the client address (console) or the host name (CLI)
+  source      VARCHAR(256) NULL,
+  action      VARCHAR(64) NOT NULL,
+  target      VARCHAR(128) NULL,
+  before      JSONB NULL,
+  after       JSONB NULL
+);
+CREATE INDEX audit_log_time ON audit_log (at, id);
+CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+  RAISE EXCEPTION 'audit_log is append-only: % refused', TG_OP USING ERRCODE = 'insufficient_privilege';
+END
+$f$;
+CREATE TRIGGER audit_log_no_change BEFORE UPDATE OR DELETE ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
+CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
+`,
+  },
 ];
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations

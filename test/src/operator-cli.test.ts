@@ -1,0 +1,91 @@
+/**
+ * `wcs operator …` and `wcs audit` (docs/console.md) against a real database: accounts made,
+ * reset and disabled from the shell with their secrets shown once, bad input refused with nothing
+ * written, and every change in the append-only audit log with the shell's actor.
+ */
+import { expect } from 'chai';
+import * as os from 'node:os';
+import * as pg from 'pg';
+import { createTestDatabase, testEnv, type TestDatabase } from '@wcs/server/testing';
+import { cliJson, describeCli, runCli } from './support/processes';
+
+describe('wcs operator and wcs audit (operator accounts and the audit log from the shell)', function () {
+  let db: TestDatabase;
+  let env: Record<string, string | undefined>;
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  async function wcs(args: string[], exit: number): Promise<any> {
+    const r = await runCli([...args, '--json'], env);
+    expect(r.code, describeCli(args, r)).to.equal(exit);
+    expect(r.stderr, `nothing on stderr with --json: ${describeCli(args, r)}`).to.equal('');
+    return cliJson(args, r);
+  }
+  async function count(table: string): Promise<number> {
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      return (await c.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n;
+    } finally {
+      await c.end();
+    }
+  }
+
+  before(async function () {
+    db = await createTestDatabase();
+    env = { ...process.env, ...testEnv(db.url) };
+  });
+  after(async function () {
+    if (db) await db.drop();
+  });
+
+  it('create: an admin gets a password and a TOTP URI once; list shows no secret; the audit log has the change with the shell\'s actor', async () => {
+    const made = await wcs(['operator', 'create', '--username', 'root.admin', '--role', 'admin'], 0);
+    expect(made.operator).to.include({ username: 'root.admin', role: 'admin', status: 'ACTIVE', totp: true, mustChangePassword: true });
+    expect(made.password).to.match(/^[A-HJ-NP-Za-km-z2-9]{24}$/);
+    expect(made.totpUri).to.match(/^otpauth:\/\/totp\/.+:root\.admin\?secret=[A-Z2-7]+&/);
+    const viewer = await wcs(['operator', 'create', '--username', 'vera', '--role', 'viewer'], 0);
+    expect(viewer.totpUri).to.equal(null);
+    const list = await wcs(['operator', 'list'], 0);
+    expect(list.operators.map((o: { username: string }) => o.username)).to.deep.equal(['root.admin', 'vera']);
+    expect(JSON.stringify(list)).to.not.include(made.password);
+    expect(JSON.stringify(list)).to.not.match(/otpauth|scrypt/);
+    const audit = await wcs(['audit'], 0);
+    expect(audit.entries).to.have.length(2);
+    expect(audit.entries[0]).to.include({ actor: `cli:${os.userInfo().username}`, role: 'shell', channel: 'cli', source: os.hostname(), action: 'operator.create', target: 'operator:vera' });
+    expect(audit.entries[0].before).to.equal(null);
+    expect(audit.entries[0].after).to.deep.equal({ username: 'vera', role: 'viewer', status: 'ACTIVE', totp: false });
+    expect(JSON.stringify(audit)).to.not.include(made.password);
+  });
+
+  it('bad input exits 2 (a bad role, a bad username) or 1 (a duplicate, an unknown operator) and writes nothing', async () => {
+    const [ops, audits] = [await count('operators'), await count('audit_log')];
+    const badRole = await wcs(['operator', 'create', '--username', 'bob', '--role', 'root'], 2);
+    expect(badRole.error.msg).to.match(/--role/);
+    const badName = await wcs(['operator', 'create', '--username', 'Bob!', '--role', 'viewer'], 2);
+    expect(badName.error.msg).to.match(/username must be/);
+    const dup = await wcs(['operator', 'create', '--username', 'vera', '--role', 'viewer'], 1);
+    expect(dup.error).to.include({ name: 'OPERATOR_EXISTS' });
+    const unknown = await wcs(['operator', 'disable', '--username', 'nobody'], 1);
+    expect(unknown.error).to.include({ name: 'OPERATOR_NOT_FOUND' });
+    expect(await wcs(['audit', '--limit', '0'], 2)).to.have.property('error');
+    expect([await count('operators'), await count('audit_log')]).to.deep.equal([ops, audits]);
+  });
+
+  it('reset-password (with --totp) and disable: new secrets shown once, before and after in the log, keyset pages', async () => {
+    const reset = await wcs(['operator', 'reset-password', '--username', 'vera', '--totp'], 0);
+    expect(reset.password).to.match(/^[A-HJ-NP-Za-km-z2-9]{24}$/);
+    expect(reset.totpUri).to.match(/secret=/);
+    expect(reset.operator).to.include({ totp: true, mustChangePassword: true });
+    const disabled = await wcs(['operator', 'disable', '--username', 'vera'], 0);
+    expect(disabled.operator.status).to.equal('DISABLED');
+    const page1 = await wcs(['audit', '--limit', '2'], 0);
+    expect(page1.entries.map((e: { action: string }) => e.action)).to.deep.equal(['operator.disable', 'operator.reset-password-and-totp']);
+    expect(page1.entries[0].before).to.include({ status: 'ACTIVE' });
+    expect(page1.entries[0].after).to.include({ status: 'DISABLED' });
+    const page2 = await wcs(['audit', '--limit', '2', '--before', page1.next], 0);
+    expect(page2.entries.map((e: { action: string; target: string }) => `${e.action} ${e.target}`)).to.deep.equal(['operator.create operator:vera', 'operator.create operator:root.admin']);
+    const only = await wcs(['audit', '--action', 'operator.disable'], 0);
+    expect(only.entries).to.have.length(1);
+    expect(JSON.stringify([page1, page2])).to.not.include(reset.password);
+  });
+});
