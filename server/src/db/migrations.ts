@@ -820,6 +820,27 @@ CREATE TRIGGER audit_log_no_change BEFORE UPDATE OR DELETE ON audit_log FOR EACH
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
 `,
   },
+  {
+    version: 12,
+    name: 'operator sessions',
+    sql: `
+-- console sessions (docs/console.md): the cookie's token and the CSRF token are stored only as
+-- SHA-256 hashes; a session ends at its idle or absolute timeout, at logout, or when its
+-- operator is disabled or reset
+CREATE TABLE operator_sessions (
+  id            BIGSERIAL PRIMARY KEY,
+  operator_id   INTEGER NOT NULL REFERENCES operators(id),
+  token_hash    BYTEA NOT NULL UNIQUE,
+  csrf_hash     BYTEA NOT NULL,
+  source        VARCHAR(256) NULL,
+  created_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
+  last_seen_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
+  expires_at    TIMESTAMPTZ NOT NULL,
+  ended_at      TIMESTAMPTZ NULL
+);
+CREATE INDEX operator_sessions_open ON operator_sessions (operator_id) WHERE ended_at IS NULL;
+`,
+  },
 ];
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations

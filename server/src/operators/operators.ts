@@ -131,13 +131,14 @@ export class Operators {
         { bind: [before.id, hash], type: QueryTypes.SELECT, transaction: t },
       );
       const totpUri = input.totp ? await this.enrollTotp(t, before.id, username) : null;
+      await this.endSessions(t, before.id);
       const operator = { ...view(row!), totp: row!.totp_ciphertext !== null || totpUri !== null };
       await this.audit.record(t, actor, { action: input.totp ? 'operator.reset-password-and-totp' : 'operator.reset-password', target: `operator:${username}`, before: audited(view(before)), after: audited(operator) });
       return { operator, password, totpUri };
     });
   }
 
-  /** DISABLED: the operator can no longer log in (and the console ends their sessions). */
+  /** DISABLED: the operator can no longer log in; their open sessions end. */
   async disable(actor: AuditActor, input: { username: string }): Promise<OperatorView> {
     const username = Operators.checkUsername(input.username);
     return this.sequelize.transaction(async (t) => {
@@ -148,6 +149,7 @@ export class Operators {
         { bind: [before.id], type: QueryTypes.SELECT, transaction: t },
       );
       const operator = view(row!);
+      await this.endSessions(t, before.id);
       if (before.status !== 'DISABLED') await this.audit.record(t, actor, { action: 'operator.disable', target: `operator:${username}`, before: audited(view(before)), after: audited(operator) });
       return operator;
     });
@@ -170,6 +172,11 @@ export class Operators {
     );
     if (!row) throw new OperatorError('OPERATOR_NOT_FOUND', `no operator named ${username}`);
     return row;
+  }
+
+  /** Every open console session of the operator ends (a reset or a disable). */
+  private async endSessions(t: Transaction, id: number): Promise<void> {
+    await this.sequelize.query('UPDATE operator_sessions SET ended_at = now() WHERE operator_id = $1 AND ended_at IS NULL', { bind: [id], transaction: t });
   }
 
   private async enrollTotp(t: Transaction, id: number, username: string): Promise<string> {
