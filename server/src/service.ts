@@ -22,6 +22,9 @@ import { AuthFailureLimiter } from './ratelimit/auth-failure-limiter';
 import { PgBucketStore, type SharedBucketStore } from './ratelimit/bucket-store';
 import { RedisBucketStore } from './ratelimit/redis-bucket-store';
 import type { ServiceMetrics } from './metrics/service-metrics';
+import { createConsoleApp } from './console/app';
+import { OperatorAuth } from './operators/operator-auth';
+import { Operators } from './operators/operators';
 
 export interface StorageHandle {
   readonly container: DependencyContainer;
@@ -63,6 +66,8 @@ export async function openStorage(config: ServiceConfig, logger: Logger, extraRo
 export interface ServiceOptions {
   api: boolean;
   workers: boolean;
+  /** The operator console on its own port (WCS_CONSOLE_PORT, docs/console.md). */
+  console?: boolean;
   /** Extra signed routes (tests mount a POST echo route here). */
   extraRoutes?: readonly ApiRoute[];
 }
@@ -70,6 +75,7 @@ export interface ServiceOptions {
 /** The running service: API and/or workers over one storage handle. */
 export class WcsService {
   private server: Server | null = null;
+  private consoleServer: Server | null = null;
   private workers: Worker[] = [];
   private credentials: CredentialStore | null = null;
   private keystore: KeyStore | null = null;
@@ -93,6 +99,7 @@ export class WcsService {
       svc.metrics = storage.container.resolve<ServiceMetrics | null>(TOKENS.Metrics);
       if (options.api) await svc.startApi();
       if (options.workers) await svc.startWorkers();
+      if (options.console) await svc.startConsole();
       if (svc.metrics) {
         svc.metrics.watchKeyStore(config.keystoreBackend, () => svc.keystoreSupervisor);
         await svc.metrics.start();
@@ -107,6 +114,14 @@ export class WcsService {
   get url(): string {
     const a = this.server?.address() as AddressInfo | null;
     if (!a) throw new Error('API not started');
+    const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+    return `http://${host}:${a.port}`;
+  }
+
+  /** The console's address (http://host:port) when it runs. */
+  get consoleUrl(): string {
+    const a = this.consoleServer?.address() as AddressInfo | null;
+    if (!a) throw new Error('console not started');
     const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
     return `http://${host}:${a.port}`;
   }
@@ -174,6 +189,20 @@ export class WcsService {
     this.logger.info(`API listening on ${this.url}`, { url: this.url, database: this.storage.database.mode });
   }
 
+  private async startConsole(): Promise<void> {
+    const sequelize = this.storage.database.sequelize;
+    const operators = new Operators(sequelize, this.storage.container.resolve<SecretBox>(TOKENS.SecretBox));
+    const app = createConsoleApp({ sequelize, operators, auth: new OperatorAuth(sequelize, operators), logger: this.logger, secureCookies: this.config.console.secureCookies });
+    await new Promise<void>((resolve, reject) => {
+      const server = app.listen(this.config.console.port, this.config.console.host);
+      server.once('listening', () => resolve());
+      server.once('error', reject);
+      server.requestTimeout = 30_000;
+      this.consoleServer = server;
+    });
+    this.logger.info(`console listening on ${this.consoleUrl}`, { url: this.consoleUrl });
+  }
+
   private async httpRateLimits(): Promise<HttpRateLimits> {
     const rl = this.config.rateLimits;
     return {
@@ -228,6 +257,14 @@ export class WcsService {
 
   private async doStop(): Promise<void> {
     this.keystoreSupervisor?.stop(); // no new key-store attempts once shutdown has begun
+    if (this.consoleServer) {
+      const c = this.consoleServer;
+      this.consoleServer = null;
+      await new Promise<void>((resolve) => {
+        c.close(() => resolve());
+        c.closeAllConnections();
+      });
+    }
     if (this.server) {
       const s = this.server;
       await new Promise<void>((resolve) => {

@@ -15,8 +15,9 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
     .description('run the API and the background workers (PORT, default 8080)')
     .addOption(new Option('--api-only', 'run only the HTTP API').conflicts('workersOnly'))
     .addOption(new Option('--workers-only', 'run only the background workers'))
+    .addOption(new Option('--console', 'also serve the operator console (WCS_CONSOLE_PORT, default 8090, on WCS_CONSOLE_HOST, default 127.0.0.1)'))
     .addOption(jsonOpt().default(false, 'errors as JSON'))
-    .action(async (o: { apiOnly?: boolean; workersOnly?: boolean }) => {
+    .action(async (o: { apiOnly?: boolean; workersOnly?: boolean; console?: boolean }) => {
       let cfg = ctx.config();
       // Before anything else: what the data directory owns (the embedded cluster, the devnets and
       // devnets.json) belongs to one `wcs start` at a time. With DATABASE_URL the directory owns
@@ -33,7 +34,7 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
           writeDevnetsInfo(cfg.dataDir, devnets.info);
           logger.info('dev mode: deposits on local devnets', { devnets: devnetsFile(cfg.dataDir), chains: Object.keys(devnets.info.chains) });
         }
-        svc = await WcsService.start(cfg, logger, { api: !o.workersOnly, workers: !o.apiOnly });
+        svc = await WcsService.start(cfg, logger, { api: !o.workersOnly, workers: !o.apiOnly, console: o.console === true });
       } catch (e) {
         await devnets?.stop();
         lock?.release();

@@ -61,3 +61,15 @@ describe('config: environment and config file', () => {
     expect(() => loadConfig({ WCS_CONFIG: path.join(tmp, 'missing.json') }, tmp)).to.throw(ConfigError, /cannot read/);
   });
 });
+
+describe('config: the operator console', () => {
+  const base = { WCS_MASTER_KEY: 'a'.repeat(64), DATABASE_URL: 'postgres://u@127.0.0.1/db' };
+  it('defaults to loopback on 8090 without Secure cookies; each setting is read and checked', () => {
+    expect(loadConfig(base).console).to.deep.equal({ port: 8090, host: '127.0.0.1', secureCookies: false });
+    expect(loadConfig({ ...base, WCS_CONSOLE_PORT: '0', WCS_CONSOLE_HOST: '0.0.0.0', WCS_CONSOLE_SECURE_COOKIES: 'true' }).console).to.deep.equal({ port: 0, host: '0.0.0.0', secureCookies: true });
+    expect(() => loadConfig({ ...base, WCS_CONSOLE_PORT: '8080' })).to.throw(ConfigError, /WCS_CONSOLE_PORT: must differ from PORT/);
+    expect(() => loadConfig({ ...base, WCS_CONSOLE_PORT: 'abc' })).to.throw(ConfigError, /WCS_CONSOLE_PORT/);
+    expect(() => loadConfig({ ...base, WCS_CONSOLE_HOST: 'not a host!' })).to.throw(ConfigError, /WCS_CONSOLE_HOST/);
+    expect(() => loadConfig({ ...base, WCS_CONSOLE_SECURE_COOKIES: 'yes' })).to.throw(ConfigError, /WCS_CONSOLE_SECURE_COOKIES: must be true or false/);
+  });
+});

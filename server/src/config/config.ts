@@ -249,6 +249,25 @@ export function metricsConfig(env: Env, apiPort: number): MetricsConfig | null {
   return { port, host, token };
 }
 
+/** The operator console (docs/console.md): its own port, loopback by default. */
+export interface ConsoleConfig {
+  /** 0: a free port, chosen at start and logged. */
+  readonly port: number;
+  readonly host: string;
+  /** Cookies carry Secure (set when the console is reached over TLS, e.g. behind a reverse proxy). */
+  readonly secureCookies: boolean;
+}
+
+export function consoleConfig(env: Env, apiPort: number): ConsoleConfig {
+  const port = intVar(env, 'WCS_CONSOLE_PORT', 8090, 0, 65535);
+  if (port !== 0 && port === apiPort) throw new ConfigError(`WCS_CONSOLE_PORT: must differ from PORT (${apiPort}); the console is served on its own port`);
+  const host = env.WCS_CONSOLE_HOST && env.WCS_CONSOLE_HOST !== '' ? env.WCS_CONSOLE_HOST : '127.0.0.1';
+  if (net.isIP(host) === 0 && !HOSTNAME_RE.test(host)) throw new ConfigError(`WCS_CONSOLE_HOST: must be an IP address or a host name, got "${host}"`);
+  const secure = env.WCS_CONSOLE_SECURE_COOKIES ?? 'false';
+  if (secure !== 'true' && secure !== 'false') throw new ConfigError(`WCS_CONSOLE_SECURE_COOKIES: must be true or false, got "${secure}"`);
+  return { port, host, secureCookies: secure === 'true' };
+}
+
 export interface ServiceConfig {
   port: number;
   host: string;
@@ -271,6 +290,7 @@ export interface ServiceConfig {
   keystoreBackend: string;
   /** Prometheus metrics on their own port (null: off). */
   metrics: MetricsConfig | null;
+  console: ConsoleConfig;
   /** The environment the config was read from (backends read their own variables from it). */
   env: Readonly<Record<string, string | undefined>>;
 }
@@ -377,6 +397,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     rateLimits: rateLimitConfig(env),
     keystoreBackend: enumVar(env, 'WCS_KEYSTORE_BACKEND', 'software', Object.keys(KEYSTORE_PACKAGES)),
     metrics: metricsConfig(env, port),
+    console: consoleConfig(env, port),
     env: Object.freeze({ ...env }),
   };
 }
