@@ -69,12 +69,13 @@ describe('operator console in Chromium (login, pages, refusals, safe display, sc
     if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: the README's test line installs it (scripts/test-prereqs.js)`);
     fs.mkdirSync(SHOTS, { recursive: true });
     db = await createTestDatabase();
-    for (const [username, role] of [['ada', 'admin'], ['vic', 'viewer'], ['lou', 'viewer']] as const) {
+    for (const [username, role] of [['ada', 'admin'], ['vic', 'viewer'], ['lou', 'viewer'], ['olga', 'operator']] as const) {
       const made = await wcs(['operator', 'create', '--username', username, '--role', role]);
       accounts[username] = { password: made.password, secret: made.totpUri ? new URL(made.totpUri).searchParams.get('secret') : null };
     }
     const c = new Client({ connectionString: db.url });
     await c.connect();
+    await c.query(`INSERT INTO operator_alerts (kind, message, details) VALUES ('COLLECTION_FAILED', 'collection item 7 failed: <b>SWEEP_REVERTED</b>', '{"item": "7"}')`);
     await c.query(`INSERT INTO audit_log (actor, actor_role, channel, source, action, target, after) VALUES ('<script>alert("actor")</script>', 'shell', 'cli', '<img src=x onerror=alert("source")>', 'test.xss', '"><svg onload=alert("target")>', '{"html": "<script>alert(1)</script>"}')`);
     await c.end();
     svc = await WcsService.start(testConfig(db.url, { WCS_CONSOLE_PORT: '0' }), testLogger(), { api: false, workers: false, console: true });
@@ -120,7 +121,7 @@ describe('operator console in Chromium (login, pages, refusals, safe display, sc
     expect(await page.textContent('nav .who')).to.equal('ada (admin)');
     await shot(page, 'overview');
     await page.goto(`${base}/operators`);
-    expect(await page.locator('tbody tr').count()).to.equal(3);
+    expect(await page.locator('tbody tr').count()).to.equal(4);
     await shot(page, 'operators');
     await page.goto(`${base}/audit`);
     await shot(page, 'audit');
@@ -131,6 +132,11 @@ describe('operator console in Chromium (login, pages, refusals, safe display, sc
     expect(text).to.include('operator.change-password');
     expect(await page.locator('table script, table img, table svg').count()).to.equal(0);
     expect(dialogs, 'no script ran').to.deep.equal([]);
+    // alerts: the admin reads them but may not acknowledge (operators and approvers do)
+    await page.goto(`${base}/alerts`);
+    expect(await page.locator('tbody tr').count()).to.equal(1);
+    expect(await page.locator('button', { hasText: 'Acknowledge' }).count()).to.equal(0);
+    await shot(page, 'alerts');
     // the admin disables lou through the page
     await page.goto(`${base}/operators`);
     await Promise.all([page.waitForLoadState('load'), page.locator('tr', { hasText: 'lou' }).locator('button').click()]);
@@ -157,6 +163,22 @@ describe('operator console in Chromium (login, pages, refusals, safe display, sc
     expect(await refused.text()).to.include('Your role (viewer) may not disable operators');
     const list = await wcs(['operator', 'list']);
     expect(list.operators.find((o: { username: string }) => o.username === 'ada').status).to.equal('ACTIVE');
+    await page.close();
+  });
+
+  it('an operator acknowledges an alert on the alerts page; it leaves the open list and the audit log names them', async () => {
+    await ctx.clearCookies();
+    const page = await ctx.newPage();
+    await fillLogin(page, 'olga', accounts.olga!.password, '');
+    await page.goto(`${base}/alerts`);
+    expect(await page.textContent('tbody')).to.include('collection item 7 failed: <b>SWEEP_REVERTED</b>');
+    await Promise.all([page.waitForLoadState('load'), page.locator('button', { hasText: 'Acknowledge' }).first().click()]);
+    expect(await page.textContent('tbody')).to.include('No open alerts.');
+    await page.goto(`${base}/alerts?all=1`);
+    expect(await page.textContent('tbody')).to.match(/by olga/);
+    await shot(page, 'alerts-all');
+    const log = await wcs(['audit', '--action', 'alert.acknowledge']);
+    expect(log.entries[0]).to.include({ actor: 'olga', role: 'operator', channel: 'console' });
     await page.close();
   });
 

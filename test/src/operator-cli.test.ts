@@ -88,4 +88,24 @@ describe('wcs operator and wcs audit (operator accounts and the audit log from t
     expect(only.entries).to.have.length(1);
     expect(JSON.stringify([page1, page2])).to.not.include(reset.password);
   });
+
+  it('alerts: open ones listed newest first; ack is audited once; a second ack and an unknown or malformed id are refused', async () => {
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    await c.query(`INSERT INTO operator_alerts (kind, message) VALUES ('DEEP_REORG', 'a reorg of 9 blocks'), ('FEE_WALLET_LOW', 'the fee wallet is low')`);
+    await c.end();
+    const open = await wcs(['alerts'], 0);
+    expect(open.alerts.map((a: { kind: string }) => a.kind)).to.deep.equal(['FEE_WALLET_LOW', 'DEEP_REORG']);
+    const id = open.alerts[1].id;
+    const acked = await wcs(['alerts', 'ack', id], 0);
+    expect(acked.alert).to.include({ id, kind: 'DEEP_REORG', acknowledgedBy: `cli:${os.userInfo().username}` });
+    expect((await wcs(['alerts', 'ack', id], 1)).error).to.include({ name: 'ALERT_ALREADY_ACKNOWLEDGED' });
+    expect((await wcs(['alerts', 'ack', '99999'], 1)).error).to.include({ name: 'ALERT_NOT_FOUND' });
+    expect(await wcs(['alerts', 'ack', 'abc'], 2)).to.have.property('error');
+    expect((await wcs(['alerts'], 0)).alerts.map((a: { kind: string }) => a.kind)).to.deep.equal(['FEE_WALLET_LOW']);
+    expect((await wcs(['alerts', '--all'], 0)).alerts).to.have.length(2);
+    const log = await wcs(['audit', '--action', 'alert.acknowledge'], 0);
+    expect(log.entries).to.have.length(1);
+    expect(log.entries[0].target).to.equal(`alert:${id}`);
+  });
 });

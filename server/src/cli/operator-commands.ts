@@ -2,6 +2,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { formatLocalDateTime } from '@wcs/core';
 import type { SecretBox } from '../crypto/secret-box';
 import { TOKENS } from '../container';
+import { AlertError, Alerts, type AlertView } from '../operators/alerts';
 import { AuditLog, cliActor, type AuditEntry } from '../operators/audit';
 import { OperatorError, Operators, ROLES, type OperatorCredentials, type OperatorView } from '../operators/operators';
 import { UsageError, jsonOpt, type CliContext } from './context';
@@ -97,6 +98,33 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
       const list = await ctx.withStorage((s) => operators(s).list());
       ctx.emit({ operators: list.map(operatorJson) }, () => (list.length === 0 ? 'no operators (wcs operator create)'
         : list.map((v) => `${v.id} ${v.username} ${v.role} ${v.status}${v.totp ? ' totp' : ''}${v.mustChangePassword ? ' (password to change)' : ''}`).join('\n')));
+    });
+
+  const alertJson = (a: AlertView) => ({
+    id: a.id, chain: a.chainCode, kind: a.kind, message: a.message, details: a.details, createdTime: formatLocalDateTime(a.createdAt),
+    acknowledgedTime: a.acknowledgedAt === null ? null : formatLocalDateTime(a.acknowledgedAt), acknowledgedBy: a.acknowledgedBy,
+  });
+  const alerts = program.command('alerts').description('operator alerts raised by the workers: open ones (or --all), newest first; `wcs alerts ack ID`');
+  alerts.command('list', { isDefault: true })
+    .description('open alerts (or --all), newest first')
+    .option('--all', 'acknowledged ones too')
+    .option('--limit <n>', `alerts (1-${AUDIT_LIMIT_MAX})`, parseLimit, 100)
+    .addOption(jsonOpt())
+    .action(async (o: { all?: boolean; limit: number; json?: boolean }) => {
+      ctx.setJson(o);
+      const list = await ctx.withStorage((s) => new Alerts(s.database.sequelize).list({ open: o.all !== true, limit: o.limit }));
+      ctx.emit({ alerts: list.map(alertJson) }, () => (list.length === 0 ? `no ${o.all ? '' : 'open '}alerts`
+        : list.map((a) => `${a.id} ${formatLocalDateTime(a.createdAt)} ${a.kind}${a.chainCode ? ` ${a.chainCode}` : ''}: ${a.message}${a.acknowledgedAt ? ` (acknowledged${a.acknowledgedBy ? ` by ${a.acknowledgedBy}` : ''})` : ''}`).join('\n')));
+    });
+  alerts.command('ack <id>')
+    .description('acknowledge an alert (audited)')
+    .addOption(jsonOpt())
+    .action(async (id: string, o: { json?: boolean }) => {
+      ctx.setJson(o);
+      if (!/^\d{1,19}$/.test(id)) throw new UsageError(`alert id must be a number, got ${JSON.stringify(id)}`);
+      const r = await ctx.withStorage((s) => new Alerts(s.database.sequelize).acknowledge(cliActor(), id));
+      if (!r.ok) throw r.reason === 'NOT_FOUND' ? new AlertError('ALERT_NOT_FOUND', `no alert ${id}`) : new AlertError('ALERT_ALREADY_ACKNOWLEDGED', `alert ${id} is already acknowledged`);
+      ctx.emit({ alert: alertJson(r.alert) }, () => `acknowledged alert ${id} (${r.alert.kind})`);
     });
 
   program.command('audit')

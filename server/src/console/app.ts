@@ -2,6 +2,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { formatLocalDateTime } from '@wcs/core';
 import type { Logger } from '../config/logger';
+import { Alerts } from '../operators/alerts';
 import { AuditLog, type AuditActor } from '../operators/audit';
 import { OperatorAuth, type Session } from '../operators/operator-auth';
 import { OperatorError, Operators } from '../operators/operators';
@@ -206,6 +207,32 @@ export function createConsoleApp(o: ConsoleAppOptions): express.Express {
       throw e;
     }
     res.redirect(303, '/operators');
+  }));
+
+  app.get('/alerts', wrap(async (req, res) => {
+    const s = await signedIn(req, res);
+    if (!s) return;
+    const all = req.query.all === '1';
+    const list = await new Alerts(o.sequelize).list({ open: !all, limit: 100 });
+    const canAck = may(s.session.operator.role, 'alerts.acknowledge');
+    send(res, 200, page('Alerts', s.session.operator, html`<p>${all ? html`All alerts, newest first. <a href="/alerts">Open ones only</a>` : html`Open alerts, newest first. <a href="/alerts?all=1">All alerts</a>`}</p>
+      <table><thead><tr><th>#</th><th>Raised</th><th>Chain</th><th>Kind</th><th>Message</th><th>Details</th><th>Acknowledged</th></tr></thead><tbody>
+      ${list.length === 0 ? html`<tr><td colspan="7">No ${all ? '' : 'open '}alerts.</td></tr>` : list.map((a) => html`<tr><td>${a.id}</td><td>${formatLocalDateTime(a.createdAt)}</td><td>${a.chainCode ?? ''}</td><td>${a.kind}</td><td>${a.message}</td>
+        <td><pre>${JSON.stringify(a.details, null, 1)}</pre></td>
+        <td>${a.acknowledgedAt ? `${formatLocalDateTime(a.acknowledgedAt)}${a.acknowledgedBy ? ` by ${a.acknowledgedBy}` : ''}` : canAck ? html`<form method="post" action="/alerts/${a.id}/acknowledge" class="inline">
+          <input type="hidden" name="_csrf" value="${s.csrf}"><button type="submit">Acknowledge</button></form>` : 'open'}</td></tr>`)}
+      </tbody></table>`, s.csrf));
+  }));
+
+  app.post('/alerts/:id/acknowledge', wrap(async (req, res) => {
+    const s = await change(req, res, 'alerts.acknowledge', 'acknowledge alerts');
+    if (!s) return;
+    const r = await new Alerts(o.sequelize).acknowledge(actor(s, req), String(req.params.id));
+    if (!r.ok) {
+      send(res, r.reason === 'NOT_FOUND' ? 404 : 409, page('Refused', s.session.operator, html`<p class="error">${r.reason === 'NOT_FOUND' ? 'No such alert.' : 'That alert is already acknowledged.'}</p>`, s.csrf));
+      return;
+    }
+    res.redirect(303, '/alerts');
   }));
 
   const passwordPage = (s: Signed, message: Html | null) => page('Change your password', s.session.operator, html`<form method="post" action="/password" class="card">

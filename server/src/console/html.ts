@@ -39,7 +39,7 @@ export interface PageOperator {
 /** A whole page: the layout, the navigation for a signed-in operator, and the body. */
 export function page(title: string, operator: PageOperator | null, body: Html, csrf: string | null = null): string {
   const nav = operator === null ? html`` : html`<nav>
-    <a href="/">Overview</a> <a href="/audit">Audit log</a> <a href="/operators">Operators</a> <a href="/password">Password</a>
+    <a href="/">Overview</a> <a href="/alerts">Alerts</a> <a href="/audit">Audit log</a> <a href="/operators">Operators</a> <a href="/password">Password</a>
     <span class="who">${operator.username} (${operator.role})</span>
     <form method="post" action="/logout" class="inline"><input type="hidden" name="_csrf" value="${csrf ?? ''}"><button type="submit">Log out</button></form>
   </nav>`;
