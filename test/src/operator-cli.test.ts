@@ -108,4 +108,23 @@ describe('wcs operator and wcs audit (operator accounts and the audit log from t
     expect(log.entries).to.have.length(1);
     expect(log.entries[0].target).to.equal(`alert:${id}`);
   });
+
+  it('withdrawal risk rules changed from the shell are audited once per real change, before and after', async () => {
+    const app = await wcs(['app', 'create', '--name', 'rules', '--env', 'test', '--chains', 'ETH'], 0);
+    await wcs(['withdraw', 'limits', '--app', String(app.id), '--token', '10200', '--approval-over', '1.5'], 0);
+    await wcs(['withdraw', 'limits', '--app', String(app.id), '--token', '10200', '--approval-over', '2'], 0);
+    const dest = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+    await wcs(['withdraw', 'block', 'ETH', dest, '--app', String(app.id)], 0);
+    await wcs(['withdraw', 'block', 'ETH', dest, '--app', String(app.id)], 0);
+    await wcs(['withdraw', 'allowlist-only', 'on', '--app', String(app.id)], 0);
+    await wcs(['withdraw', 'allowlist-only', 'on', '--app', String(app.id)], 0);
+    const log = await wcs(['audit', '--limit', '10'], 0);
+    const mine = log.entries.filter((e: { target: string }) => e.target.startsWith(`app:${app.id}`));
+    expect(mine.map((e: { action: string }) => e.action)).to.deep.equal(['withdraw.allowlist-only.set', 'withdraw.blocklist.add', 'withdraw.limits.set', 'withdraw.limits.set']);
+    expect(mine[3].before).to.equal(null);
+    expect(mine[2].before).to.include({ approvalThreshold: '1500000000000000000' });
+    expect(mine[2].after).to.include({ approvalThreshold: '2000000000000000000', perOrderMax: null });
+    expect(mine[1].target).to.equal(`app:${app.id}/ETH:${dest}`);
+    expect(mine[0].after).to.deep.equal({ allowlistOnly: true });
+  });
 });

@@ -364,6 +364,13 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
     expect(no.approval).to.equal('REJECTED');
     const again = await runCli(['withdraw', 'reject', String(high2.id)], env);
     expect(again.code).to.not.equal(0);
+    // every decision and every rule change is in the audit log, with the shell's actor (docs/console.md)
+    const auditArgs = ['audit', '--limit', '200', '--json'];
+    const audit = cliJson(auditArgs, await runCli(auditArgs, env)) as { entries: Array<{ action: string; target: string; after: Record<string, unknown> | null; channel: string }> };
+    const decisions = audit.entries.filter((e) => e.action === 'withdraw.approve' || e.action === 'withdraw.reject');
+    expect(decisions.map((e) => [e.action, e.target, e.channel])).to.deep.equal([['withdraw.reject', `withdrawal:${high2.id}`, 'cli'], ['withdraw.approve', `withdrawal:${high1.id}`, 'cli']]);
+    expect(decisions[0]!.after).to.deep.equal({ approval: 'REJECTED', status: 'FAILED', note: 'not this user' });
+    expect(audit.entries.some((e) => e.action === 'withdraw.limits.set' && e.after !== null && e.after.approvalThreshold !== null), 'the limit that held them').to.equal(true);
     await settle(high1.id, 'SUCCESS');
     const rejected = await waitStatus(high2.id, 'FAILED');
     expect(rejected.failReason).to.equal('rejected by the operator: not this user');

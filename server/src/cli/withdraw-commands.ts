@@ -4,10 +4,11 @@ import type { StorageHandle } from '../service';
 import { decideApproval } from '../withdrawals/payout-intake';
 import { RiskRules } from '../withdrawals/risk-rules';
 import { TOKENS } from '../container';
+import { cliActor } from '../operators/audit';
 import { UsageError, jsonOpt, parseId, type CliContext } from './context';
 import { describeRules } from './output';
 
-/** wcs withdraw limits|block|unblock|allow|disallow|allowlist-only|rules|approve|reject. */
+/** wcs withdraw limits|block|unblock|allow|disallow|allowlist-only|rules|approve|reject; every change audited (docs/console.md). */
 export function registerWithdrawCommands(program: Command, ctx: CliContext): void {
   const withdraw = program.command('withdraw').description('withdrawals: the operator\'s side');
   const rules = (s: StorageHandle) => new RiskRules(s.database.sequelize, s.catalogue, s.container.resolve<AdapterRegistry>(TOKENS.AdapterRegistry));
@@ -23,7 +24,7 @@ export function registerWithdrawCommands(program: Command, ctx: CliContext): voi
     .action(async (o: { app: number; token: number; perOrder?: string; daily?: string; approvalOver?: string; json?: boolean }) => {
       ctx.setJson(o);
       const view = await ctx.withStorage(async (s) => {
-        await rules(s).setLimits(o.app, o.token, { perOrderMax: o.perOrder ?? null, dailyMax: o.daily ?? null, approvalThreshold: o.approvalOver ?? null });
+        await rules(s).setLimits(cliActor(), o.app, o.token, { perOrderMax: o.perOrder ?? null, dailyMax: o.daily ?? null, approvalThreshold: o.approvalOver ?? null });
         return rules(s).show(o.app);
       });
       ctx.emit(view, () => describeRules(view));
@@ -37,7 +38,7 @@ export function registerWithdrawCommands(program: Command, ctx: CliContext): voi
       .action(async (chainCode: string, address: string, o: { app: number; json?: boolean }) => {
         ctx.setJson(o);
         const view = await ctx.withStorage(async (s) => {
-          await rules(s).setAddress(o.app, chainCode, address, kind, remove);
+          await rules(s).setAddress(cliActor(), o.app, chainCode, address, kind, remove);
           return rules(s).show(o.app);
         });
         ctx.emit(view, () => describeRules(view));
@@ -52,7 +53,7 @@ export function registerWithdrawCommands(program: Command, ctx: CliContext): voi
       ctx.setJson(o);
       if (onOrOff !== 'on' && onOrOff !== 'off') throw new UsageError(`allowlist-only: say on or off, got "${onOrOff}"`);
       const view = await ctx.withStorage(async (s) => {
-        await rules(s).setAllowlistOnly(o.app, onOrOff === 'on');
+        await rules(s).setAllowlistOnly(cliActor(), o.app, onOrOff === 'on');
         return rules(s).show(o.app);
       });
       ctx.emit(view, () => describeRules(view));
@@ -78,7 +79,7 @@ export function registerWithdrawCommands(program: Command, ctx: CliContext): voi
       .action(async (id: string, o: { note?: string; json?: boolean }) => {
         ctx.setJson(o);
         if (!/^\d{1,15}$/.test(id)) throw new UsageError(`id: must be a withdrawal record id, got "${id}"`);
-        const decision = await ctx.withStorage((s) => decideApproval(s.database.sequelize, Number(id), approve, o.note ?? null));
+        const decision = await ctx.withStorage((s) => decideApproval(s.database.sequelize, cliActor(), Number(id), approve, o.note ?? null));
         ctx.emit({ id: Number(id), approval: decision }, () => `withdrawal ${id}: ${decision}`);
       });
   }

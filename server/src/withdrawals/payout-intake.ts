@@ -1,4 +1,5 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
+import { AuditLog, type AuditActor } from '../operators/audit';
 import type { ChainView } from '../catalogue/catalogue';
 import type { Logger } from '../config/logger';
 import { createTransfers, type NewTransfer } from '../transfers/model';
@@ -109,21 +110,27 @@ export class PayoutIntake implements TransferIntake {
 }
 
 /** Operator decision on an order waiting for approval (wcs withdraw approve|reject). */
-export async function decideApproval(sequelize: Sequelize, id: number, approve: boolean, note: string | null): Promise<'APPROVED' | 'REJECTED'> {
+export async function decideApproval(sequelize: Sequelize, actor: AuditActor, id: number, approve: boolean, note: string | null): Promise<'APPROVED' | 'REJECTED'> {
   return sequelize.transaction(async (t) => {
     const [o] = await sequelize.query<OrderRow & { approval: string }>(`SELECT ${ORDER_COLUMNS}, w.approval FROM ${ORDER_FROM} WHERE w.id = $1 FOR UPDATE OF w`, {
       bind: [String(id)], type: QueryTypes.SELECT, transaction: t,
     });
     if (!o) throw new Error(`withdrawal ${id} not found`);
     if (o.approval !== 'PENDING' || o.status !== 'PROCESSING') throw new Error(`withdrawal ${id} is not waiting for approval (approval ${o.approval}, status ${o.status})`);
+    const audit = (after: Record<string, unknown>) => new AuditLog(sequelize).record(t, actor, {
+      action: approve ? 'withdraw.approve' : 'withdraw.reject', target: `withdrawal:${id}`,
+      before: { approval: 'PENDING', status: o.status }, after: { ...after, ...(note ? { note } : {}) },
+    });
     if (approve) {
       await sequelize.query(`UPDATE withdrawals SET approval = 'APPROVED', updated_at = now() WHERE id = $1`, { bind: [String(id)], transaction: t });
+      await audit({ approval: 'APPROVED', status: o.status });
       return 'APPROVED';
     }
     const reason = `rejected by the operator${note ? `: ${note}` : ''}`.slice(0, 256);
     await sequelize.query(`UPDATE withdrawals SET approval = 'REJECTED', status = 'FAILED', fail_reason = $2, finished_at = now(), updated_at = now() WHERE id = $1`, {
       bind: [String(id), reason], transaction: t,
     });
+    await audit({ approval: 'REJECTED', status: 'FAILED' });
     const notices = new WithdrawNotices();
     notices.add(o, 'FAILED', null);
     await notices.flush(sequelize, t);

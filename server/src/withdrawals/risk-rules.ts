@@ -1,3 +1,4 @@
+import { AuditLog, type AuditActor } from '../operators/audit';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { AmountFormatError, formatUnits, parseUnits, WcsError, type AdapterRegistry } from '@wcs/core';
 import type { Catalogue } from '../catalogue/catalogue';
@@ -43,7 +44,8 @@ export class RiskRules {
     throw new WcsError('TOKEN_UNKNOWN', { message: `Unknown chainTokenId ${chainTokenId} in ${environment}` });
   }
 
-  async setLimits(applicationId: number, chainTokenId: number, limits: TokenLimits): Promise<void> {
+  /** Sets (or, all null, removes) a token's limits; audited with the limits before and after, in the change's transaction. */
+  async setLimits(actor: AuditActor, applicationId: number, chainTokenId: number, limits: TokenLimits): Promise<void> {
     const { environment } = await this.app(applicationId);
     const { token } = this.token(environment, chainTokenId);
     const units = (field: string, v: string | null): string | null => {
@@ -58,39 +60,65 @@ export class RiskRules {
       }
     };
     const [p, d, a] = [units('--per-order', limits.perOrderMax), units('--daily', limits.dailyMax), units('--approval-over', limits.approvalThreshold)];
-    if (p === null && d === null && a === null) {
-      await this.sequelize.query('DELETE FROM withdraw_limits WHERE application_id = $1 AND chain_token_id = $2', { bind: [applicationId, chainTokenId] });
-      return;
-    }
-    await this.sequelize.query(
-      `INSERT INTO withdraw_limits (application_id, chain_token_id, per_order_max, daily_max, approval_threshold) VALUES ($1, $2, $3::numeric, $4::numeric, $5::numeric)
-       ON CONFLICT (application_id, chain_token_id) DO UPDATE SET per_order_max = EXCLUDED.per_order_max, daily_max = EXCLUDED.daily_max, approval_threshold = EXCLUDED.approval_threshold`,
-      { bind: [applicationId, chainTokenId, p, d, a] },
-    );
+    await this.sequelize.transaction(async (t) => {
+      const [before] = await this.sequelize.query<{ per_order_max: string | null; daily_max: string | null; approval_threshold: string | null }>(
+        `SELECT per_order_max::text AS per_order_max, daily_max::text AS daily_max, approval_threshold::text AS approval_threshold
+           FROM withdraw_limits WHERE application_id = $1 AND chain_token_id = $2 FOR UPDATE`,
+        { bind: [applicationId, chainTokenId], type: QueryTypes.SELECT, transaction: t },
+      );
+      if (p === null && d === null && a === null) {
+        await this.sequelize.query('DELETE FROM withdraw_limits WHERE application_id = $1 AND chain_token_id = $2', { bind: [applicationId, chainTokenId], transaction: t });
+      } else {
+        await this.sequelize.query(
+          `INSERT INTO withdraw_limits (application_id, chain_token_id, per_order_max, daily_max, approval_threshold) VALUES ($1, $2, $3::numeric, $4::numeric, $5::numeric)
+           ON CONFLICT (application_id, chain_token_id) DO UPDATE SET per_order_max = EXCLUDED.per_order_max, daily_max = EXCLUDED.daily_max, approval_threshold = EXCLUDED.approval_threshold`,
+          { bind: [applicationId, chainTokenId, p, d, a], transaction: t },
+        );
+      }
+      const shape = (x: { per_order_max: string | null; daily_max: string | null; approval_threshold: string | null } | undefined) =>
+        (x ? { perOrderMax: x.per_order_max, dailyMax: x.daily_max, approvalThreshold: x.approval_threshold, units: 'base units', token: token.symbol } : null);
+      await new AuditLog(this.sequelize).record(t, actor, {
+        action: 'withdraw.limits.set', target: `app:${applicationId}/token:${chainTokenId}`,
+        before: shape(before), after: p === null && d === null && a === null ? null : shape({ per_order_max: p, daily_max: d, approval_threshold: a }),
+      });
+    });
   }
 
-  /** Adds (or with `remove`, takes away) a destination on the application's block or allow list of a chain. */
-  async setAddress(applicationId: number, chainCode: string, address: string, kind: 'BLOCK' | 'ALLOW', remove: boolean): Promise<string> {
+  /** Adds (or with `remove`, takes away) a destination on the application's block or allow list of a chain; audited when it changed the list. */
+  async setAddress(actor: AuditActor, applicationId: number, chainCode: string, address: string, kind: 'BLOCK' | 'ALLOW', remove: boolean): Promise<string> {
     const { environment } = await this.app(applicationId);
     const chain = this.catalogue.chain(environment, chainCode);
     const v = this.registry.forChain(chain).address.validate(address, null);
     if (!v.valid) throw new WcsError('WITHDRAW_ADDRESS_INVALID', { message: `not a valid ${chain.code} (${chain.network}) address: ${v.reason}` });
-    if (remove) {
-      await this.sequelize.query('DELETE FROM withdraw_address_rules WHERE application_id = $1 AND chain_id = $2 AND kind = $3 AND address = $4', {
-        bind: [applicationId, chain.id, kind, v.normalized],
+    await this.sequelize.transaction(async (t) => {
+      const changed = remove
+        ? await this.sequelize.query<{ id: unknown }>('DELETE FROM withdraw_address_rules WHERE application_id = $1 AND chain_id = $2 AND kind = $3 AND address = $4 RETURNING 1 AS id', {
+          bind: [applicationId, chain.id, kind, v.normalized], type: QueryTypes.SELECT, transaction: t,
+        })
+        : await this.sequelize.query<{ id: unknown }>(
+          'INSERT INTO withdraw_address_rules (application_id, chain_id, address, kind) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1 AS id',
+          { bind: [applicationId, chain.id, v.normalized, kind], type: QueryTypes.SELECT, transaction: t },
+        );
+      if (changed.length === 0) return;
+      const list = kind === 'BLOCK' ? 'blocklist' : 'allowlist';
+      await new AuditLog(this.sequelize).record(t, actor, {
+        action: `withdraw.${list}.${remove ? 'remove' : 'add'}`, target: `app:${applicationId}/${chain.code}:${v.normalized}`,
+        before: { listed: remove }, after: { listed: !remove },
       });
-    } else {
-      await this.sequelize.query(
-        'INSERT INTO withdraw_address_rules (application_id, chain_id, address, kind) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
-        { bind: [applicationId, chain.id, v.normalized, kind] },
-      );
-    }
+    });
     return v.normalized;
   }
 
-  async setAllowlistOnly(applicationId: number, on: boolean): Promise<void> {
+  async setAllowlistOnly(actor: AuditActor, applicationId: number, on: boolean): Promise<void> {
     await this.app(applicationId);
-    await this.sequelize.query('UPDATE applications SET withdraw_allowlist_only = $2, updated_at = now() WHERE id = $1', { bind: [applicationId, on] });
+    await this.sequelize.transaction(async (t) => {
+      const [before] = await this.sequelize.query<{ only: boolean }>('SELECT withdraw_allowlist_only AS only FROM applications WHERE id = $1 FOR UPDATE', {
+        bind: [applicationId], type: QueryTypes.SELECT, transaction: t,
+      });
+      if (before!.only === on) return;
+      await this.sequelize.query('UPDATE applications SET withdraw_allowlist_only = $2, updated_at = now() WHERE id = $1', { bind: [applicationId, on], transaction: t });
+      await new AuditLog(this.sequelize).record(t, actor, { action: 'withdraw.allowlist-only.set', target: `app:${applicationId}`, before: { allowlistOnly: before!.only }, after: { allowlistOnly: on } });
+    });
   }
 
   async show(applicationId: number): Promise<RiskRulesView> {
