@@ -6,7 +6,6 @@
  * written to test/screenshots/ (look at them when changing a page).
  */
 import { expect } from 'chai';
-import { createHmac } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -15,30 +14,10 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { createTestDatabase, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
 import { cliJson, runCli } from './support/processes';
+import { totp } from './support/totp';
 
 const CHROMIUM = process.env.WCS_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = path.resolve(__dirname, '..', 'screenshots');
-
-/** RFC 6238 TOTP (SHA-1, 30 s, 6 digits) of a base32 secret, at a step offset. */
-function totp(secretB32: string, stepOffset = 0): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let value = 0;
-  const bytes: number[] = [];
-  for (const c of secretB32) {
-    value = (value << 5) | alphabet.indexOf(c);
-    bits += 5;
-    if (bits >= 8) {
-      bytes.push((value >>> (bits - 8)) & 255);
-      bits -= 8;
-    }
-  }
-  const msg = Buffer.alloc(8);
-  msg.writeBigUInt64BE(BigInt(Math.floor(Date.now() / 30_000) + stepOffset));
-  const mac = createHmac('sha1', Buffer.from(bytes)).update(msg).digest();
-  const o = mac[mac.length - 1]! & 15;
-  return ((((mac[o]! & 0x7f) << 24) | (mac[o + 1]! << 16) | (mac[o + 2]! << 8) | mac[o + 3]!) % 1_000_000).toString().padStart(6, '0');
-}
 
 describe('operator console in Chromium (login, pages, refusals, safe display, screenshots)', function () {
   let db: TestDatabase;

@@ -5,32 +5,10 @@
  * audit log page. (The pages in a real browser follow in the console's Chromium tests.)
  */
 import { expect } from 'chai';
-import { createTestDatabase, testConfig, testLogger, type TestDatabase } from '@wcs/server/testing';
+import { createTestDatabase, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
 import { cliJson, runCli } from './support/processes';
-import { testEnv } from '@wcs/server/testing';
-
-// the console's own TOTP (RFC 6238, SHA-1, 30 s, 6 digits), written here from the RFC
-import { createHmac } from 'node:crypto';
-function totp(secretB32: string, atMs = Date.now()): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let value = 0;
-  const bytes: number[] = [];
-  for (const c of secretB32) {
-    value = (value << 5) | alphabet.indexOf(c);
-    bits += 5;
-    if (bits >= 8) {
-      bytes.push((value >>> (bits - 8)) & 255);
-      bits -= 8;
-    }
-  }
-  const msg = Buffer.alloc(8);
-  msg.writeBigUInt64BE(BigInt(Math.floor(atMs / 30_000)));
-  const mac = createHmac('sha1', Buffer.from(bytes)).update(msg).digest();
-  const o = mac[mac.length - 1]! & 15;
-  return ((((mac[o]! & 0x7f) << 24) | (mac[o + 1]! << 16) | (mac[o + 2]! << 8) | mac[o + 3]!) % 1_000_000).toString().padStart(6, '0');
-}
+import { totp } from './support/totp';
 
 interface Browser {
   cookies: Map<string, string>;
