@@ -39,7 +39,9 @@ export interface PageOperator {
 /** A whole page: the layout, the navigation for a signed-in operator, and the body. */
 export function page(title: string, operator: PageOperator | null, body: Html, csrf: string | null = null): string {
   const nav = operator === null ? html`` : html`<nav>
-    <a href="/">Overview</a> <a href="/alerts">Alerts</a> <a href="/audit">Audit log</a> <a href="/operators">Operators</a> <a href="/password">Password</a>
+    <a href="/">Overview</a> <a href="/applications">Applications</a> <a href="/callbacks">Callbacks</a> <a href="/deposits">Deposits</a> <a href="/withdrawals">Withdrawals</a>
+    <a href="/wallets">Wallets</a> <a href="/collection">Collection</a> <a href="/keystore">Key store</a> <a href="/alerts">Alerts</a> <a href="/audit">Audit log</a>
+    <a href="/operators">Operators</a> <a href="/password">Password</a>
     <span class="who">${operator.username} (${operator.role})</span>
     <form method="post" action="/logout" class="inline"><input type="hidden" name="_csrf" value="${csrf ?? ''}"><button type="submit">Log out</button></form>
   </nav>`;
@@ -50,7 +52,7 @@ ${html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content
 }
 
 export const CONSOLE_CSS = `body{font-family:system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
-nav{display:flex;gap:1rem;align-items:center;padding:.6rem 1rem;background:#1b2a41;color:#fff}
+nav{display:flex;flex-wrap:wrap;gap:.4rem 1rem;align-items:center;padding:.6rem 1rem;background:#1b2a41;color:#fff}
 nav a{color:#fff;text-decoration:none}nav .who{margin-left:auto;opacity:.85}
 main{padding:1rem 1.5rem;max-width:72rem}h1{font-size:1.4rem}
 table{border-collapse:collapse;width:100%;background:#fff}th,td{border:1px solid #d8dde3;padding:.35rem .5rem;text-align:left;vertical-align:top;font-size:.9rem}
@@ -59,4 +61,8 @@ form.inline{display:inline}.card{background:#fff;border:1px solid #d8dde3;paddin
 label{display:block;margin:.5rem 0 .2rem}input{width:100%;padding:.4rem;box-sizing:border-box}
 button{padding:.4rem .9rem;margin-top:.6rem}.error{color:#a4161a;font-weight:600}.ok{color:#2b6a30}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr));gap:1rem}.stat{background:#fff;border:1px solid #d8dde3;padding:.8rem}
-.stat b{display:block;font-size:1.4rem}`;
+.stat b{display:block;font-size:1.4rem}
+form.filters{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end;margin:0 0 1rem}form.filters label{margin:0}form.filters input,form.filters select{width:auto}
+select{padding:.35rem}textarea{width:100%;box-sizing:border-box}dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;background:#fff;border:1px solid #d8dde3;padding:.8rem}
+dl.kv dt{font-weight:600}dl.kv dd{margin:0;word-break:break-all}.secret{font-family:monospace;background:#fff8d6;border:1px solid #e0c200;padding:.6rem;word-break:break-all}
+.muted{color:#5b6570}.pager{margin:.6rem 0}.pager a{margin-right:1rem}`;

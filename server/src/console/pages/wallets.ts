@@ -1,0 +1,5 @@
+import type express from 'express';
+import type { ConsoleKit } from '../kit';
+
+/** (being built) */
+export function registerWalletPages(_app: express.Express, _kit: ConsoleKit): void {}
