@@ -3,6 +3,7 @@ import { QueryTypes } from 'sequelize';
 import { formatLocalDateTime, WcsError } from '@wcs/core';
 import type { BizType } from '../apps/applications';
 import { endpointSql, enqueueCallback, notifyDue, type EnqueuedTask } from './outbox';
+import { encodeTaskCursor, type TaskCursor } from './task-cursor';
 
 export const TASK_STATUSES = ['WAITING', 'PROCESSING', 'SUCCESS', 'FAILED'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -91,24 +92,87 @@ export interface TaskFilter {
   pageSize: number;
 }
 
+/** The console's filter: the spec's, over one application or (null) every one. */
+export interface ConsoleTaskFilter extends Omit<TaskFilter, 'pageNo' | 'pageSize'> {
+  applicationId?: number | null;
+}
+
+export interface ConsoleTaskPage {
+  list: (CallbackTaskView & { applicationId: number })[];
+  /** The cursor of the next (older) page, or null at the oldest. */
+  older: string | null;
+  /** The cursor of the previous (newer) page, or null at the newest. */
+  newer: string | null;
+}
+
+/** The spec's filters as SQL over $2..$6 (the caller binds $1). */
+function taskWhere(f: Omit<TaskFilter, 'pageNo' | 'pageSize'>): { where: string; bind: unknown[] } {
+  return {
+    where: `($2::text IS NULL OR biz_type = $2) AND ($3::bigint IS NULL OR biz_id = $3)
+      AND ($4::text IS NULL OR status = $4) AND ($5::timestamptz IS NULL OR created_at >= $5) AND ($6::timestamptz IS NULL OR created_at < $6::timestamptz + interval '1 second')`,
+    bind: [f.bizType ?? null, f.bizId ?? null, f.status ?? null, f.createTimeStart?.toISOString() ?? null, f.createTimeEnd?.toISOString() ?? null],
+  };
+}
+
 /** The merchant's view of its callbacks: every query is scoped to the calling application. */
 export class CallbackService {
   constructor(private readonly sequelize: Sequelize) {}
 
   /**
-   * createTimeEnd is inclusive at the precision shown (whole seconds): a task listed with
-   * createTime 10:00:00 (created at 10:00:00.500) is within createTimeEnd=10:00:00.
+   * The spec's listing (pageNo/pageSize, newest first). createTimeEnd is inclusive at the
+   * precision shown (whole seconds): a task listed with createTime 10:00:00 (created at
+   * 10:00:00.500) is within createTimeEnd=10:00:00.
+   *
+   * How a deep page is served (docs/callbacks.md, "Listing"): the page's ids are found by walking
+   * the (application_id, created_at, id) index alone, then only those rows are read; the total
+   * is counted from the same index. The console pages by keyset instead (taskPage).
    */
   async listTasks(applicationId: number, f: TaskFilter): Promise<{ list: CallbackTaskView[]; total: number }> {
-    const where = `application_id = $1 AND ($2::text IS NULL OR biz_type = $2) AND ($3::bigint IS NULL OR biz_id = $3)
-      AND ($4::text IS NULL OR status = $4) AND ($5::timestamptz IS NULL OR created_at >= $5) AND ($6::timestamptz IS NULL OR created_at < $6::timestamptz + interval '1 second')`;
-    const bind = [applicationId, f.bizType ?? null, f.bizId ?? null, f.status ?? null, f.createTimeStart?.toISOString() ?? null, f.createTimeEnd?.toISOString() ?? null];
-    const [count] = await this.sequelize.query<{ n: string }>(`SELECT count(*) AS n FROM callback_tasks WHERE ${where}`, { bind, type: QueryTypes.SELECT });
+    const { where, bind } = taskWhere(f);
+    const params = [applicationId, ...bind];
+    const [count] = await this.sequelize.query<{ n: string }>(`SELECT count(*) AS n FROM callback_tasks WHERE application_id = $1 AND ${where}`, { bind: params, type: QueryTypes.SELECT });
     const rows = await this.sequelize.query<TaskRow>(
-      `SELECT ${TASK_COLUMNS} FROM callback_tasks WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $7 OFFSET $8`,
-      { bind: [...bind, f.pageSize, (f.pageNo - 1) * f.pageSize], type: QueryTypes.SELECT },
+      `SELECT ${TASK_COLUMNS} FROM callback_tasks
+        WHERE id IN (SELECT id FROM callback_tasks WHERE application_id = $1 AND ${where} ORDER BY created_at DESC, id DESC LIMIT $7 OFFSET $8)
+        ORDER BY created_at DESC, id DESC`,
+      { bind: [...params, f.pageSize, (f.pageNo - 1) * f.pageSize], type: QueryTypes.SELECT },
     );
     return { list: rows.map(taskView), total: Number(count!.n) };
+  }
+
+  /**
+   * The console's listing (docs/console.md, "Listings"): the spec's filters, any or every
+   * application, newest first, by keyset. `older` lists the page after a cursor, `newer` the page
+   * before one (shown newest first as well); neither: the newest page. Each page costs what the
+   * first does, however deep; `older`/`newer` in the result are the cursors for the neighbouring
+   * pages (null at either end).
+   */
+  async taskPage(f: ConsoleTaskFilter, position: { older?: TaskCursor | null; newer?: TaskCursor | null }, limit: number): Promise<ConsoleTaskPage> {
+    const { where, bind } = taskWhere(f);
+    const params: unknown[] = [f.applicationId ?? null, ...bind];
+    const forward = !position.newer;
+    const at = position.newer ?? position.older ?? null;
+    const keyset = at === null ? 'TRUE' : `(created_at, id) ${forward ? '<' : '>'} ('epoch'::timestamptz + $7::bigint * interval '1 microsecond', $8::bigint)`;
+    const order = forward ? 'created_at DESC, id DESC' : 'created_at ASC, id ASC';
+    const rows = await this.sequelize.query<TaskRow & { application_id: number; created_micros: string }>(
+      `SELECT ${TASK_COLUMNS}, application_id, (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_micros
+         FROM callback_tasks WHERE ($1::int IS NULL OR application_id = $1) AND ${where} AND ${keyset}
+        ORDER BY ${order} LIMIT ${Math.max(1, Math.min(limit, PAGE_SIZE_MAX)) + 1}`,
+      { bind: [...params, at?.createdMicros.toString() ?? null, at?.id.toString() ?? null], type: QueryTypes.SELECT },
+    );
+    const size = Math.max(1, Math.min(limit, PAGE_SIZE_MAX));
+    const more = rows.length > size;
+    const page = rows.slice(0, size);
+    if (!forward) page.reverse();
+    const cursor = (r: { created_micros: string; id: string }) => encodeTaskCursor({ createdMicros: BigInt(r.created_micros), id: BigInt(r.id) });
+    const first = page[0];
+    const last = page[page.length - 1];
+    return {
+      list: page.map((r) => ({ ...taskView(r), applicationId: r.application_id })),
+      // going older: there is an older page when more rows came back; going newer: the page we came from
+      older: last === undefined ? null : forward ? (more ? cursor(last) : null) : cursor(last),
+      newer: first === undefined ? null : forward ? (at === null ? null : cursor(first)) : (more ? cursor(first) : null),
+    };
   }
 
   async task(applicationId: number, taskId: number): Promise<CallbackTaskView> {

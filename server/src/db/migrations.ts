@@ -841,6 +841,16 @@ CREATE TABLE operator_sessions (
 CREATE INDEX operator_sessions_open ON operator_sessions (operator_id) WHERE ended_at IS NULL;
 `,
   },
+  {
+    version: 13,
+    name: 'console listings by keyset',
+    sql: `
+-- the console lists callback tasks of every application newest first, by keyset on
+-- (created_at, id) (docs/console.md, "Listings"); per application the listing uses
+-- callback_tasks_by_app
+CREATE INDEX callback_tasks_by_created ON callback_tasks (created_at, id);
+`,
+  },
 ];
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations
