@@ -192,7 +192,10 @@ export class WcsService {
   private async startConsole(): Promise<void> {
     const sequelize = this.storage.database.sequelize;
     const operators = new Operators(sequelize, this.storage.container.resolve<SecretBox>(TOKENS.SecretBox));
-    const app = createConsoleApp({ storage: this.storage, config: this.config, operators, auth: new OperatorAuth(sequelize, operators), logger: this.logger });
+    const app = createConsoleApp({
+      storage: this.storage, config: this.config, operators, auth: new OperatorAuth(sequelize, operators), logger: this.logger,
+      readiness: () => this.readiness(), keystoreSupervisor: () => this.keystoreSupervisor,
+    });
     await new Promise<void>((resolve, reject) => {
       const server = app.listen(this.config.console.port, this.config.console.host);
       server.once('listening', () => resolve());

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { expect } from 'chai';
 import type { CreatedApplication } from '@wcs/server';
-import { startTestService, TEST_MNEMONIC, type TestService } from '@wcs/server/testing';
+import { startTestService, TEST_MNEMONIC, type TestService, TEST_ACTOR } from '@wcs/server/testing';
 import { SigningClient } from './client/signing-client';
 import { Codes, expectError, expectOk, pollUntil } from './support/expect';
 
@@ -101,7 +101,7 @@ describe('deposit addresses through the signed API (real Postgres, software key 
     const bsc: Address = expectOk(await c.post(CREATE, { chainCode: 'BSC', externalUserId: 'ns-user' }));
     expect(bsc).to.deep.equal(listed.find((r) => r.chainCode === 'BSC'));
 
-    await svc.service.storage.applications.setChains(app.id, ['ETH', 'BSC', 'POLYGON']);
+    await svc.service.storage.applications.setChains(TEST_ACTOR, app.id, ['ETH', 'BSC', 'POLYGON']);
     const { ok, result } = await pollUntil(() => c.post(CREATE, { chainCode: 'POLYGON', externalUserId: 'ns-user' }), (r) => r.json?.code === 0, 3000);
     expect(ok, result.text).to.equal(true);
     expect(result.json.data.address).to.equal(eth.address);

@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto';
 import { expect } from 'chai';
 import type { ApiRoute, CreatedApplication } from '@wcs/server';
-import { startTestService, type TestService } from '@wcs/server/testing';
+import { startTestService, type TestService, TEST_ACTOR } from '@wcs/server/testing';
 import { SigningClient, newNonce, type MerchantCredentials } from './client/signing-client';
 import { Codes, expectError, expectOk, isCode, pollUntil } from './support/expect';
 
@@ -208,14 +208,14 @@ describe('signed API authentication (in-process service, real Postgres)', functi
       const app = await svc.createApp({ name: 'to disable', environment: 'test', chains: ['ETH'] });
       const c = new SigningClient(svc.url, creds(app));
       expectOk(await c.get(CHAINS)); // credentials now cached by the server
-      await svc.service.storage.applications.setStatus(app.id, 'DISABLED');
+      await svc.service.storage.applications.setStatus(TEST_ACTOR, app.id, 'DISABLED');
       // change notifications reach the server's credential cache asynchronously: poll briefly with fresh nonces
       const disabled = await pollUntil(() => c.get(CHAINS), isCode(Codes.AUTH_APPLICATION_DISABLED), 1000);
       expectError(disabled.result, 403, Codes.AUTH_APPLICATION_DISABLED);
       const nonce = newNonce();
       expectError(await c.get(CHAINS, { nonce }), 403, Codes.AUTH_APPLICATION_DISABLED);
       expectError(await c.post(ECHO, { a: 1 }), 403, Codes.AUTH_APPLICATION_DISABLED);
-      await svc.service.storage.applications.setStatus(app.id, 'ACTIVE');
+      await svc.service.storage.applications.setStatus(TEST_ACTOR, app.id, 'ACTIVE');
       const enabled = await pollUntil(() => c.get(CHAINS), isCode(Codes.OK), 1000);
       expectOk(enabled.result);
       // the nonce used while disabled was not consumed
@@ -228,7 +228,7 @@ describe('signed API authentication (in-process service, real Postgres)', functi
       const app = await svc.createApp({ name: 'rotate grace', environment: 'test', chains: ['ETH'] });
       const oldC = new SigningClient(svc.url, creds(app));
       expectOk(await oldC.get(CHAINS));
-      const r = await svc.service.storage.applications.rotateSecret(app.id, 3600);
+      const r = await svc.service.storage.applications.rotateSecret(TEST_ACTOR, app.id, 3600);
       expect(r.apiSecret).to.match(/^[0-9a-f]{64}$/).and.not.equal(app.apiSecret);
       const newC = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: r.apiSecret });
       const fresh = await pollUntil(() => newC.get(CHAINS), isCode(Codes.OK), 1000);
@@ -241,7 +241,7 @@ describe('signed API authentication (in-process service, real Postgres)', functi
       const app = await svc.createApp({ name: 'rotate now', environment: 'test', chains: ['ETH'] });
       const oldC = new SigningClient(svc.url, creds(app));
       expectOk(await oldC.get(CHAINS)); // cached by the server
-      const r = await svc.service.storage.applications.rotateSecret(app.id, 0);
+      const r = await svc.service.storage.applications.rotateSecret(TEST_ACTOR, app.id, 0);
       const newC = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: r.apiSecret });
       const rejected = await pollUntil(() => oldC.get(CHAINS), isCode(Codes.AUTH_SIGNATURE_INVALID), 1000);
       expectError(rejected.result, 401, Codes.AUTH_SIGNATURE_INVALID);
@@ -253,7 +253,7 @@ describe('signed API authentication (in-process service, real Postgres)', functi
       const app = await svc.createApp({ name: 'rotate short', environment: 'test', chains: ['ETH'] });
       const oldC = new SigningClient(svc.url, creds(app));
       const t0 = Date.now();
-      const r = await svc.service.storage.applications.rotateSecret(app.id, 2);
+      const r = await svc.service.storage.applications.rotateSecret(TEST_ACTOR, app.id, 2);
       const newC = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: r.apiSecret });
       expectOk(await oldC.get(CHAINS)); // within grace: accepted (and cached with its expiry)
       expectOk(await newC.get(CHAINS));

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import type { Sequelize } from 'sequelize';
 import { CallbackDispatcher, enqueueCallback, PREFETCH, TOKENS, type CallbackConfig } from '@wcs/server';
-import { startTestService, type TestService } from '@wcs/server/testing';
+import { startTestService, type TestService, TEST_ACTOR } from '@wcs/server/testing';
 import { CallbackReceiver } from './support/callback-receiver';
 
 describe('callback dispatcher loop: wake-up and per-endpoint fairness (real Postgres, loopback receivers)', function () {
@@ -72,8 +72,8 @@ describe('callback dispatcher loop: wake-up and per-endpoint fairness (real Post
 
   it('a hanging endpoint holds at most its cap; another endpoint is served meanwhile, and new tasks are picked up at once', async function () {
     const app = await svc.createApp({ chains: ['ETH'] });
-    await svc.service.storage.applications.setCallback(app.id, 'RECHARGE', slow.url('/slow'));
-    await svc.service.storage.applications.setCallback(app.id, 'WITHDRAW', fast.url('/fast'));
+    await svc.service.storage.applications.setCallback(TEST_ACTOR, app.id, 'RECHARGE', slow.url('/slow'));
+    await svc.service.storage.applications.setCallback(TEST_ACTOR, app.id, 'WITHDRAW', fast.url('/fast'));
     // poll far longer than the test: only NOTIFY can wake it
     dispatcher = start({ concurrency: 6, perEndpoint: 2, pollMs: 60_000, timeoutMs: 30_000 });
     await dispatcher.start();

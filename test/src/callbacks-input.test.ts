@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { TOKENS, type CallbackService, type CallbackTaskView } from '@wcs/server';
-import { startTestService, testEnv, type TestService } from '@wcs/server/testing';
+import { startTestService, testEnv, type TestService, TEST_ACTOR } from '@wcs/server/testing';
 import { SigningClient } from './client/signing-client';
 import { Codes, expectError, expectOk } from './support/expect';
 import { describeCli, runCli } from './support/processes';
@@ -26,7 +26,7 @@ describe('callback operations: bad input persists nothing', function () {
     appId = app.id;
     c = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
     // no callback URL is configured: the test event is recorded FAILED, ready to be resent
-    await svc.service.storage.container.resolve<CallbackService>(TOKENS.CallbackService).sendTest(app.id, 'RECHARGE');
+    await svc.service.storage.container.resolve<CallbackService>(TOKENS.CallbackService).sendTest(TEST_ACTOR, app.id, 'RECHARGE');
     [task] = await tasks();
     expect(task).to.include({ status: 'FAILED', bizId: 0 });
   });

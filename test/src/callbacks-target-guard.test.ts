@@ -14,7 +14,7 @@ import { expect } from 'chai';
 import { Pool } from 'pg';
 import { WcsError } from '@wcs/core';
 import type { CreatedApplication } from '@wcs/server';
-import { startTestService, testEnv, type TestService } from '@wcs/server/testing';
+import { startTestService, testEnv, type TestService, TEST_ACTOR } from '@wcs/server/testing';
 import { SigningClient } from './client/signing-client';
 import { expectError, expectOk } from './support/expect';
 import { cliJson, describeCli, runCli } from './support/processes';
@@ -110,7 +110,7 @@ describe('callback target guard: a live application\'s forbidden callback target
   it('set-callback (application service): every form refused with CALLBACK_URL_FORBIDDEN, nothing stored; public targets stored', async () => {
     const apps = svc.service.storage.applications;
     for (const [url, names] of FORBIDDEN) {
-      const err = await apps.setCallback(live.id, 'WITHDRAW', url).then(() => null, (e: unknown) => e);
+      const err = await apps.setCallback(TEST_ACTOR, live.id, 'WITHDRAW', url).then(() => null, (e: unknown) => e);
       expect(err, url).to.be.instanceOf(WcsError);
       expect((err as WcsError).code, url).to.equal(CALLBACK_URL_FORBIDDEN);
       expect((err as WcsError).message, url).to.match(refusal(names));
@@ -119,12 +119,12 @@ describe('callback target guard: a live application\'s forbidden callback target
     expect(await q('SELECT url FROM application_callbacks')).to.deep.equal([]);
 
     const [v4, v6, sixToFour] = PUBLIC;
-    await apps.setCallback(live.id, 'RECHARGE', v4!);
-    await apps.setCallback(live.id, 'COLLECT', v6!);
-    await apps.setCallback(live.id, 'TRANSFER', sixToFour!);
+    await apps.setCallback(TEST_ACTOR, live.id, 'RECHARGE', v4!);
+    await apps.setCallback(TEST_ACTOR, live.id, 'COLLECT', v6!);
+    await apps.setCallback(TEST_ACTOR, live.id, 'TRANSFER', sixToFour!);
     expect((await apps.get(live.id)).callbacks).to.deep.equal({ RECHARGE: v4, COLLECT: v6, TRANSFER: sixToFour });
     // a test application is not guarded
-    await apps.setCallback(test.id, 'WITHDRAW', 'http://127.0.0.1:9/cb');
+    await apps.setCallback(TEST_ACTOR, test.id, 'WITHDRAW', 'http://127.0.0.1:9/cb');
     expect((await apps.get(test.id)).callbacks).to.deep.equal({ WITHDRAW: 'http://127.0.0.1:9/cb' });
   });
 

@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import * as sinon from 'sinon';
 import type { Sequelize } from 'sequelize';
 import { CallbackDispatcher, enqueueCallback, TOKENS, type BizType, type CallbackAttemptView, type CallbackConfig, type CallbackService, type CallbackTaskView, type CreatedApplication } from '@wcs/server';
-import { freePort, startTestService, type TestService } from '@wcs/server/testing';
+import { freePort, startTestService, type TestService, TEST_ACTOR } from '@wcs/server/testing';
 import { buildStringToSign, hmacSha256Hex, sha256Hex, SigningClient, stripQuery, type PreparedRequest, type RequestSpec } from './client/signing-client';
 import { CallbackReceiver, verifyCallback, type ReceivedCallback, type Reply } from './support/callback-receiver';
 import { expectError, expectOk } from './support/expect';
@@ -156,7 +156,7 @@ describe('callbacks: delivery, signatures, ACK rule, outbox, resend (real Postgr
     const app = await svc.createApp();
     const c = clientFor(svc, app);
     const url = receiver.url('/cb/recharge?x=1&y=a%20b');
-    await svc.service.storage.applications.setCallback(app.id, 'RECHARGE', url);
+    await svc.service.storage.applications.setCallback(TEST_ACTOR, app.id, 'RECHARGE', url);
     let n = 0;
     replies.set('/cb/recharge', () => (++n < 3 ? { status: 500, body: 'try again' } : { status: 200, body: 'ok' }));
     const payload = { event: 'recharge', id: 7, applicationId: app.id, chainId: 1, chainTokenId: 2, address: '0xabc', amount: '1.50', txHash: '0xdef', blockHeight: 12, txStatus: 'SETTLED', confirmations: -1, minConfirmations: -1, note: 'héllo — ✓ "quoted" / \\ 😀' };
@@ -321,7 +321,7 @@ describe('callbacks: delivery, signatures, ACK rule, outbox, resend (real Postgr
   it('outbox: a task enqueued in a rolled-back transaction does not exist; a committed one exists once, visible only at commit', async function () {
     const app = await svc.createApp();
     const c = clientFor(svc, app);
-    await svc.service.storage.applications.setCallback(app.id, 'RECHARGE', receiver.url('/cb/outbox'));
+    await svc.service.storage.applications.setCallback(TEST_ACTOR, app.id, 'RECHARGE', receiver.url('/cb/outbox'));
     replies.set('/cb/outbox', { status: 200, body: 'success' });
     const count = async () => {
       const [rows] = await sequelize.query(`SELECT count(*) AS n FROM callback_tasks WHERE application_id = $1`, { bind: [app.id] });
@@ -368,7 +368,7 @@ describe('callbacks: delivery, signatures, ACK rule, outbox, resend (real Postgr
     const app = await svc.createApp();
     const c = clientFor(svc, app);
     const service = svc.service.storage.container.resolve<CallbackService>(TOKENS.CallbackService);
-    const t = await service.sendTest(app.id, 'WITHDRAW');
+    const t = await service.sendTest(TEST_ACTOR, app.id, 'WITHDRAW');
     expect(t).to.deep.equal({ id: t.id, url: '', status: 'FAILED' });
     const task = await taskOf(c, t.id);
     expect(task).to.include({ status: 'FAILED', bizType: 'WITHDRAW', bizId: 0, retryTimes: 0, nextRetryTime: null, lastResponseSummary: null });
@@ -382,7 +382,7 @@ describe('callbacks: delivery, signatures, ACK rule, outbox, resend (real Postgr
 
     const url = receiver.url('/cb/late-url');
     replies.set('/cb/late-url', { status: 200, body: 'ok' });
-    await svc.service.storage.applications.setCallback(app.id, 'WITHDRAW', url);
+    await svc.service.storage.applications.setCallback(TEST_ACTOR, app.id, 'WITHDRAW', url);
     const resent: CallbackTaskView = expectOk(await c.post(RESEND, { callbackTaskId: t.id }));
     expect(resent).to.include({ status: 'WAITING', url, retryTimes: 0 });
     expect(await dispatcher.runOnce()).to.equal(1);
@@ -424,7 +424,7 @@ describe('callbacks: retry schedule on a fake clock, then manual resend', functi
     const other = await svc.createApp();
     const c = clientFor(svc, app);
     const url = receiver.url('/cb/retry?attempt=any');
-    await svc.service.storage.applications.setCallback(app.id, 'RECHARGE', url);
+    await svc.service.storage.applications.setCallback(TEST_ACTOR, app.id, 'RECHARGE', url);
     let ack = false;
     let gate: Promise<Reply> | null = null;
     receiver.reply = () => gate ?? (ack ? { status: 200, body: '{"code":0}' } : { status: 500, body: 'down for maintenance' });
@@ -550,8 +550,8 @@ describe('callbacks: GET callback/tasks and callback/attempts (filters, paging, 
     a = clientFor(svc, appA);
     b = clientFor(svc, appB);
     const apps = svc.service.storage.applications;
-    await apps.setCallback(appA.id, 'RECHARGE', receiver.url('/ok/recharge'));
-    await apps.setCallback(appA.id, 'WITHDRAW', receiver.url('/fail/withdraw'));
+    await apps.setCallback(TEST_ACTOR, appA.id, 'RECHARGE', receiver.url('/ok/recharge'));
+    await apps.setCallback(TEST_ACTOR, appA.id, 'WITHDRAW', receiver.url('/fail/withdraw'));
     const sequelize = svc.service.storage.database.sequelize;
     // 45 tasks, one a minute, every other one half a second past the minute; no URL for COLLECT -> FAILED at once
     const phase1: BizType[] = ['RECHARGE', 'WITHDRAW', 'COLLECT'];
@@ -571,8 +571,8 @@ describe('callbacks: GET callback/tasks and callback/attempts (filters, paging, 
     }
     for (const m of model) if (m.bizType === 'RECHARGE') m.status = 'SUCCESS';
     for (const m of model) if (m.bizType === 'WITHDRAW') m.status = 'FAILED';
-    await apps.setCallback(appA.id, 'TRANSFER', receiver.url('/ok/transfer'));
-    await apps.setCallback(appA.id, 'CHAIN_EVENT', receiver.url('/ok/chain'));
+    await apps.setCallback(TEST_ACTOR, appA.id, 'TRANSFER', receiver.url('/ok/transfer'));
+    await apps.setCallback(TEST_ACTOR, appA.id, 'CHAIN_EVENT', receiver.url('/ok/chain'));
     for (const p of plan.filter((x) => phase2.includes(x.bizType))) await add(p); // stay WAITING: no dispatcher runs from here on
     bTaskId = (await enqueue(sequelize, { applicationId: appB.id, bizType: 'RECHARGE', bizId: 100, payload: { event: 'recharge', id: 100 } }, new Date(T))).id;
   });

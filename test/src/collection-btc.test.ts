@@ -24,7 +24,7 @@ import { formatUnits } from '@wcs/core';
 import { BitcoinRpcClient, consolidationVsize, feeForVsize, parseFeeRate } from '@wcs/adapter-bitcoin';
 import { startRegtest, type RegtestNode } from '@wcs/adapter-bitcoin/regtest';
 import type { CreatedApplication } from '@wcs/server';
-import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase } from '@wcs/server/testing';
+import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
@@ -151,8 +151,8 @@ describe('collection on a bcoin regtest node: bounded consolidations of deposit 
     pool = new Pool({ connectionString: db.url, max: 3 });
     // a ceiling far above the regtest rate: read every step, never holding
     await start('1000');
-    app = await svc.storage.applications.create({ name: 'btc-collect', environment: 'test', chains: [CODE] });
-    await svc.storage.applications.setCallback(app.id, 'COLLECT', receiver.url('/merchant/collect'));
+    app = await svc.storage.applications.create(TEST_ACTOR, { name: 'btc-collect', environment: 'test', chains: [CODE] });
+    await svc.storage.applications.setCallback(TEST_ACTOR, app.id, 'COLLECT', receiver.url('/merchant/collect'));
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
     hot = await waitForHotWallet(q, app.id, CHAIN_ID, 30_000);
     const quote = await pollUntil(() => q('SELECT 1 FROM withdraw_fee_quotes WHERE chain_token_id = $1', [TOKEN_ID]), (rows) => rows.length === 1, 30_000, 50);

@@ -21,7 +21,7 @@ import { Pool } from 'pg';
 import { anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, startAnvil, startBlockClock, type AnvilDevnet, type BlockClock } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
 import { WcsService } from '@wcs/server';
-import { createTestDatabase, freePort, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
+import { createTestDatabase, freePort, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { SigningClient } from './client/signing-client';
 import { waitForHotWallet } from './support/payouts';
 import { expectOk, pollUntil, sleep } from './support/expect';
@@ -127,7 +127,7 @@ describe('collection: kill -9 of the workers between top-up and sweep, and betwe
     db = await createTestDatabase();
     pool = new Pool({ connectionString: db.url, max: 3 });
     api = await WcsService.start(testConfig(db.url, { WCS_CONFIG: configFile }), testLogger(), { api: true, workers: false });
-    app = await api.storage.applications.create({ name: 'collect-crash', environment: 'test', chains: ['ETH'] });
+    app = await api.storage.applications.create(TEST_ACTOR, { name: 'collect-crash', environment: 'test', chains: ['ETH'] });
     client = new SigningClient(api.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
     await startWorkers();
     hot = await waitForHotWallet(q, app.id, ETH_CHAIN, 30_000);

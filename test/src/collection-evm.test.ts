@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { Pool } from 'pg';
 import { anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, startAnvil, startBlockClock, type AnvilDevnet, type BlockClock } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
-import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase } from '@wcs/server/testing';
+import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
 import { freshEvmAddress, waitForHotWallet } from './support/payouts';
@@ -91,8 +91,8 @@ describe('collection on anvil: sweeps, gas top-up, cost guard, cold transfer, pa
       WCS_RPC_TEST_ETH: anvil.url, WCS_CONFIG: configFile, WCS_CALLBACK_POLL_MS: '50', WCS_CALLBACK_ALLOW_PRIVATE: '1',
       WCS_HOT_WALLET_REFRESH_MS: '300', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '200', WCS_COLLECT_PLAN_MS: '300',
     }), testLogger(), { api: true, workers: true });
-    app = await svc.storage.applications.create({ name: 'collect', environment: 'test', chains: ['ETH'] });
-    await svc.storage.applications.setCallback(app.id, 'COLLECT', receiver.url(`/collect/${app.id}`));
+    app = await svc.storage.applications.create(TEST_ACTOR, { name: 'collect', environment: 'test', chains: ['ETH'] });
+    await svc.storage.applications.setCallback(TEST_ACTOR, app.id, 'COLLECT', receiver.url(`/collect/${app.id}`));
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
     hot = await waitForHotWallet(q, app.id, ETH_CHAIN, 30_000);
     // fee quotes exist once the hot wallet holds the tokens it quotes (a token quote estimates a transfer of it)
@@ -279,10 +279,10 @@ describe('collection on anvil: sweeps, gas top-up, cost guard, cold transfer, pa
   });
 
   it('pass-through: a deposit reaches SETTLED only after the merchant\'s collection address received it', async () => {
-    const pt = await svc.storage.applications.create({ name: 'pass-through', environment: 'test', chains: ['ETH'] });
+    const pt = await svc.storage.applications.create(TEST_ACTOR, { name: 'pass-through', environment: 'test', chains: ['ETH'] });
     await q(`UPDATE applications SET settlement_mode = 'PASS_THROUGH' WHERE id = $1`, [pt.id]);
-    await svc.storage.applications.setCallback(pt.id, 'RECHARGE', receiver.url(`/recharge/${pt.id}`));
-    await svc.storage.applications.setCallback(pt.id, 'COLLECT', receiver.url(`/collect/${pt.id}`));
+    await svc.storage.applications.setCallback(TEST_ACTOR, pt.id, 'RECHARGE', receiver.url(`/recharge/${pt.id}`));
+    await svc.storage.applications.setCallback(TEST_ACTOR, pt.id, 'COLLECT', receiver.url(`/collect/${pt.id}`));
     const ptClient = new SigningClient(svc.url, { apiKey: pt.apiKey, apiSecret: pt.apiSecret });
     await waitForHotWallet(q, pt.id, ETH_CHAIN, 30_000);
     await setPolicy(pt.id, ETH_TOKEN_ID, { threshold: (ETHER / 1000n).toString(), maxFeeBps: 1000 });

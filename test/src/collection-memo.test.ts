@@ -29,7 +29,7 @@ import { eosPublicKeyToLegacyString } from '@wcs/adapter-eos';
 import { formatLocalDateTime } from '@wcs/core';
 import type { CreatedApplication } from '@wcs/server';
 import { WcsService } from '@wcs/server';
-import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
+import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { expectOk, pollUntil, sleep } from './support/expect';
@@ -165,8 +165,8 @@ describe('collection on the memo chains (XRP, Stellar, EOS) on recorded node ans
       WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '200', WCS_COLLECT_PLAN_MS: '200',
     }), testLogger(), { api: true, workers: true });
     for (const [code, chainId] of [['XRP', XRP_CHAIN], ['XLM', XLM_CHAIN], ['EOS', EOS_CHAIN]] as const) {
-      const app = await svc.storage.applications.create({ name: `collect-${code.toLowerCase()}`, environment: 'test', chains: [code] });
-      await svc.storage.applications.setCallback(app.id, 'COLLECT', receiver.url(`/collect/${app.id}`));
+      const app = await svc.storage.applications.create(TEST_ACTOR, { name: `collect-${code.toLowerCase()}`, environment: 'test', chains: [code] });
+      await svc.storage.applications.setCallback(TEST_ACTOR, app.id, 'COLLECT', receiver.url(`/collect/${app.id}`));
       apps.set(chainId, app);
       const client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
       const a = expectOk(await client.post(ADDRESS_CREATE, { chainCode: code, externalUserId: `user-${code}` })) as { address: string; memo: string };

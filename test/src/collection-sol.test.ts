@@ -28,7 +28,7 @@ import { ASSOCIATED_TOKEN_PROGRAM_ID, TOKEN_PROGRAM_ID, associatedTokenAddress, 
 import { formatUnits } from '@wcs/core';
 import { startReplayServer, type ReplayServer } from '@wcs/core/testing';
 import type { CreatedApplication } from '@wcs/server';
-import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase } from '@wcs/server/testing';
+import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
@@ -327,8 +327,8 @@ describe('collection on Solana (litesvm behind a JSON-RPC endpoint): native depo
       WCS_RPC_TEST_SOL: node.url, WCS_CONFIG: configFile, WCS_CALLBACK_POLL_MS: '50', WCS_CALLBACK_ALLOW_PRIVATE: '1',
       WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '200', WCS_COLLECT_PLAN_MS: '300',
     }), testLogger(), { api: true, workers: true });
-    app = await svc.storage.applications.create({ name: 'collect-sol', environment: 'test', chains: ['SOL'] });
-    await svc.storage.applications.setCallback(app.id, 'COLLECT', receiver.url('/collect'));
+    app = await svc.storage.applications.create(TEST_ACTOR, { name: 'collect-sol', environment: 'test', chains: ['SOL'] });
+    await svc.storage.applications.setCallback(TEST_ACTOR, app.id, 'COLLECT', receiver.url('/collect'));
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
     hot = await waitForHotWallet(q, app.id, CHAIN_ID, 30_000);
     node.svm.airdrop(addr(hot), HOT_FUNDING as never);

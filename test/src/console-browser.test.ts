@@ -161,6 +161,34 @@ describe('operator console in Chromium (login, pages, refusals, safe display, sc
     await page.close();
   });
 
+  it('a session ends after 15 idle minutes and after 8 hours whatever the activity: the next page is the login page', async () => {
+    const c = new Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      for (const [what, shift] of [['idle', `last_seen_at = now() - interval '16 minutes'`], ['absolute', `expires_at = now() - interval '1 second'`]] as const) {
+        await ctx.clearCookies();
+        const page = await ctx.newPage();
+        await fillLogin(page, 'olga', accounts.olga!.password, '');
+        await page.goto(`${base}/alerts`);
+        expect(await page.textContent('h1'), what).to.equal('Alerts');
+        // the operator's session, as the database clock sees it, is past its limit
+        const r = await c.query(`UPDATE operator_sessions SET ${shift} WHERE ended_at IS NULL AND operator_id = (SELECT id FROM operators WHERE username = 'olga')`);
+        expect(r.rowCount, what).to.equal(1);
+        await page.goto(`${base}/alerts`);
+        expect(page.url(), what).to.equal(`${base}/login`);
+        if (what === 'idle') await shot(page, 'login-after-expiry');
+        // the old cookie opens nothing, even for a change with its CSRF token
+        const csrf = (await ctx.cookies()).find((k) => k.name === 'wcs_csrf')!;
+        const post = await page.request.post(`${base}/alerts/1/acknowledge`, { form: { _csrf: csrf.value }, maxRedirects: 0 });
+        expect(post.status(), what).to.equal(303);
+        expect(post.headers().location, what).to.equal('/login');
+        await page.close();
+      }
+    } finally {
+      await c.end();
+    }
+  });
+
   it('five wrong passwords lock the account: the right password is then refused with the lockout message', async () => {
     await ctx.clearCookies();
     const page = await ctx.newPage();

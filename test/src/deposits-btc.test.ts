@@ -23,7 +23,7 @@ import { Pool } from 'pg';
 import { formatUnits } from '@wcs/core';
 import { startRegtest, type RegtestNode } from '@wcs/adapter-bitcoin/regtest';
 import type { CreatedApplication } from '@wcs/server';
-import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase } from '@wcs/server/testing';
+import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
@@ -131,8 +131,8 @@ describe('Bitcoin deposit detection on a bcoin regtest node (scanner worker, con
       WCS_CALLBACK_ALLOW_PRIVATE: '1',
       WCS_CONFIG: configFile,
     }), testLogger(), { api: true, workers: true });
-    app = await svc.storage.applications.create({ name: 'btc-deposits', environment: 'test', chains: [CODE] });
-    await svc.storage.applications.setCallback(app.id, 'RECHARGE', receiver.url('/merchant/recharge'));
+    app = await svc.storage.applications.create(TEST_ACTOR, { name: 'btc-deposits', environment: 'test', chains: [CODE] });
+    await svc.storage.applications.setCallback(TEST_ACTOR, app.id, 'RECHARGE', receiver.url('/merchant/recharge'));
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
     await caughtUp();
   });

@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { Pool } from 'pg';
 import { anvilRpc, deployErc20, mine, mintErc20, sendNative, setAutomine, startAnvil, transferErc20, waitForReceipt, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
-import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase } from '@wcs/server/testing';
+import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
@@ -113,8 +113,8 @@ describe('deposit detection on anvil (scanner worker, confirmations, reorgs, cal
     db = await createTestDatabase();
     pool = new Pool({ connectionString: db.url, max: 2 });
     svc = await WcsService.start(testConfig(db.url, serviceEnv()), testLogger(), { api: true, workers: true });
-    app = await svc.storage.applications.create({ name: 'deposits', environment: 'test', chains: ['ETH'] });
-    await svc.storage.applications.setCallback(app.id, 'RECHARGE', receiver.url('/merchant/recharge'));
+    app = await svc.storage.applications.create(TEST_ACTOR, { name: 'deposits', environment: 'test', chains: ['ETH'] });
+    await svc.storage.applications.setCallback(TEST_ACTOR, app.id, 'RECHARGE', receiver.url('/merchant/recharge'));
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
     await caughtUp();
   });
@@ -128,7 +128,7 @@ describe('deposit detection on anvil (scanner worker, confirmations, reorgs, cal
   });
 
   it('support/chains says deposit detection is ENABLED on ETH (RPC configured) and NO_RPC elsewhere', async () => {
-    const other = await svc.storage.applications.create({ name: 'chains', environment: 'test', chains: ['ETH', 'BTC'] });
+    const other = await svc.storage.applications.create(TEST_ACTOR, { name: 'chains', environment: 'test', chains: ['ETH', 'BTC'] });
     const c = new SigningClient(svc.url, { apiKey: other.apiKey, apiSecret: other.apiSecret });
     const chains = expectOk(await c.get('/api/v1/wallet/support/chains')) as Array<{ chainCode: string; depositDetection: string }>;
     expect(chains.map((x) => [x.chainCode, x.depositDetection])).to.deep.equal([['BTC', 'NO_RPC'], ['ETH', 'ENABLED']]);
@@ -343,7 +343,7 @@ describe('deposit detection on anvil (scanner worker, confirmations, reorgs, cal
     expectError(await client.get(RECHARGE_GET), 400, Codes.INVALID_PARAMETER, 'id');
     expectError(await client.get(`${RECHARGE_GET}?id=1&x=1`), 400, Codes.INVALID_PARAMETER, 'x');
     const mine1 = (await list({ externalUserId: 'alice' }))[0]!;
-    const stranger = await svc.storage.applications.create({ name: 'stranger', environment: 'test', chains: ['ETH'] });
+    const stranger = await svc.storage.applications.create(TEST_ACTOR, { name: 'stranger', environment: 'test', chains: ['ETH'] });
     const other = new SigningClient(svc.url, { apiKey: stranger.apiKey, apiSecret: stranger.apiSecret });
     expectError(await other.get(`${RECHARGE_GET}?id=${mine1.id}`), 200, 1006001001);
     expect((expectOk(await other.get(RECHARGE_LIST)) as { total: number }).total).to.equal(0);

@@ -4,7 +4,7 @@ import { keccak_256 } from '@noble/hashes/sha3';
 import { runKeyStoreConformance } from '@wcs/core/testing';
 import type { KeyStore } from '@wcs/core';
 import { Database, migrate, PgKeyDirectory, WcsService, type CreatedApplication } from '@wcs/server';
-import { createTestDatabase, testConfig, testLogger, type TestDatabase } from '@wcs/server/testing';
+import { createTestDatabase, testConfig, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { Pkcs11KeyStore } from '@wcs/custody-pkcs11';
 import { rawRequest, SigningClient } from './client/signing-client';
 import { expectEnvelope, expectOk, pollUntil } from './support/expect';
@@ -57,7 +57,7 @@ describe('deposit addresses through the signed API with the pkcs11 key store (So
     token = createTestToken();
     tdb = await createTestDatabase();
     svc = await start();
-    app = await svc.storage.applications.create({ name: 'hsm', environment: 'test', chains: ['ETH', 'BSC', 'POLYGON', 'BTC', 'SOL', 'XRP'] });
+    app = await svc.storage.applications.create(TEST_ACTOR, { name: 'hsm', environment: 'test', chains: ['ETH', 'BSC', 'POLYGON', 'BTC', 'SOL', 'XRP'] });
   });
   after(async () => {
     await svc?.stop();

@@ -24,7 +24,7 @@ import { formatUnits } from '@wcs/core';
 import { BitcoinRpcClient, btcToSats } from '@wcs/adapter-bitcoin';
 import { startRegtest, type RegtestNode } from '@wcs/adapter-bitcoin/regtest';
 import type { CreatedApplication } from '@wcs/server';
-import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
+import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
@@ -201,8 +201,8 @@ describe('bitcoin withdrawals on a bcoin regtest node (ledger, UTXO selection, p
       WCS_CONFIG: configFile, WCS_CALLBACK_POLL_MS: '50', WCS_CALLBACK_ALLOW_PRIVATE: '1',
       WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '200',
     }), testLogger(), { api: true, workers: true });
-    app = await svc.storage.applications.create({ name: 'btc-payouts', environment: 'test', chains: [CODE] });
-    await svc.storage.applications.setCallback(app.id, 'WITHDRAW', receiver.url('/merchant/withdraw'));
+    app = await svc.storage.applications.create(TEST_ACTOR, { name: 'btc-payouts', environment: 'test', chains: [CODE] });
+    await svc.storage.applications.setCallback(TEST_ACTOR, app.id, 'WITHDRAW', receiver.url('/merchant/withdraw'));
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
     const r = await pollUntil(() => q<{ address: string }>('SELECT address FROM hot_wallets WHERE application_id = $1 AND chain_id = $2', [app.id, CHAIN_ID]), (rows) => rows.length === 1, 30_000, 50);
     expect(r.ok, 'the ledger made the hot wallet').to.equal(true);

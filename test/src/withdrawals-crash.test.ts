@@ -16,7 +16,7 @@ import { Pool } from 'pg';
 import { anvilRpc, sendNative, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
 import { WcsService } from '@wcs/server';
-import { createTestDatabase, freePort, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
+import { createTestDatabase, freePort, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { SigningClient } from './client/signing-client';
 import { freshEvmAddress, settleOnAnvil, waitForHotWallet } from './support/payouts';
 import { expectOk, pollUntil } from './support/expect';
@@ -118,7 +118,7 @@ describe('withdrawals: kill -9 of the payout worker around the broadcast (one on
     db = await createTestDatabase();
     pool = new Pool({ connectionString: db.url, max: 2 });
     api = await WcsService.start(testConfig(db.url), testLogger(), { api: true, workers: false });
-    app = await api.storage.applications.create({ name: 'crash', environment: 'test', chains: ['ETH'] });
+    app = await api.storage.applications.create(TEST_ACTOR, { name: 'crash', environment: 'test', chains: ['ETH'] });
     client = new SigningClient(api.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
     await startWorkers();
     hot = await waitForHotWallet(q, app.id, ETH_TEST_CHAIN_ID);

@@ -29,7 +29,7 @@ import { Signature } from 'eosjs/dist/eosjs-key-conversions';
 import { startReplayServer, type ReplayServer } from '@wcs/core/testing';
 import { eosPublicKeyToLegacyString } from '@wcs/adapter-eos';
 import type { CreatedApplication } from '@wcs/server';
-import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
+import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
@@ -142,8 +142,8 @@ describe('EOS withdrawals through the service (registered hot account, controls 
       WCS_RPC_TEST_EOS: node.url, WCS_CONFIG: configFile, WCS_CALLBACK_POLL_MS: '50', WCS_CALLBACK_ALLOW_PRIVATE: '1',
       WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '500',
     }), testLogger(), { api: true, workers: true });
-    app = await svc.storage.applications.create({ name: 'eos-payouts', environment: 'test', chains: ['EOS'] });
-    await svc.storage.applications.setCallback(app.id, 'WITHDRAW', receiver.url('/merchant/withdraw'));
+    app = await svc.storage.applications.create(TEST_ACTOR, { name: 'eos-payouts', environment: 'test', chains: ['EOS'] });
+    await svc.storage.applications.setCallback(TEST_ACTOR, app.id, 'WITHDRAW', receiver.url('/merchant/withdraw'));
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
   });
 
@@ -179,6 +179,11 @@ describe('EOS withdrawals through the service (registered hot account, controls 
     expect(done.publicKey).to.match(/^0[23][0-9a-f]{64}$/);
     hotKey = eosPublicKeyToLegacyString(Buffer.from(done.publicKey, 'hex'));
     expect(await q('SELECT application_id, address FROM hot_wallets')).to.deep.equal([{ application_id: app.id, address: HOT_ACCOUNT }]);
+    // an operator's change: audited with the shell's actor; the refusals above wrote nothing
+    const audit = await q<{ actor: string; action: string; target: string; before: unknown; after: unknown }>(`SELECT actor, action, target, before, after FROM audit_log WHERE action = 'hotwallet.register'`);
+    expect(audit).to.have.length(1);
+    expect(audit[0]).to.deep.include({ action: 'hotwallet.register', target: `app:${app.id}/EOS`, before: null, after: { address: HOT_ACCOUNT } });
+    expect(audit[0]!.actor).to.match(/^cli:/);
 
     const alert = await pollUntil(() => q<{ kind: string; message: string }>(`SELECT kind, message FROM operator_alerts WHERE kind = 'HOT_ACCOUNT_NOT_CONTROLLED'`), (rows) => rows.length > 0, 20_000, 100);
     expect(alert.ok, 'the ledger alerted').to.equal(true);

@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { Pool } from 'pg';
 import { anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, startAnvil, startBlockClock, waitForReceipt, type AnvilDevnet, type BlockClock } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
-import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
+import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
 import { freshEvmAddress, settleOnAnvil, waitForFunded, waitForHotWallet, type BatchResult, type Withdraw, type WithdrawEvent } from './support/payouts';
@@ -104,8 +104,8 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
       WCS_RPC_TEST_ETH: anvil.url, WCS_CONFIG: configFile, WCS_CALLBACK_POLL_MS: '50', WCS_CALLBACK_ALLOW_PRIVATE: '1',
       WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '200',
     }), testLogger(), { api: true, workers: true });
-    app = await svc.storage.applications.create({ name: 'payouts', environment: 'test', chains: ['ETH', 'BTC'] });
-    await svc.storage.applications.setCallback(app.id, 'WITHDRAW', receiver.url('/merchant/withdraw'));
+    app = await svc.storage.applications.create(TEST_ACTOR, { name: 'payouts', environment: 'test', chains: ['ETH', 'BTC'] });
+    await svc.storage.applications.setCallback(TEST_ACTOR, app.id, 'WITHDRAW', receiver.url('/merchant/withdraw'));
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
     hot = await waitForHotWallet(q, app.id, ETH_TEST_CHAIN_ID, 30_000);
   });
@@ -380,7 +380,7 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
   it('risk rules: the daily limit counts the day\'s orders that did not fail; allowlist-only refuses destinations not on the list', async () => {
     const env = { ...process.env, ...testEnv(db.url, { WCS_CONFIG: configFile }) };
     const cli = async (args: string[]) => cliJson([...args, '--json'], await runCli([...args, '--json'], env));
-    const other = await svc.storage.applications.create({ name: 'daily', environment: 'test', chains: ['ETH'] });
+    const other = await svc.storage.applications.create(TEST_ACTOR, { name: 'daily', environment: 'test', chains: ['ETH'] });
     const c = new SigningClient(svc.url, { apiKey: other.apiKey, apiSecret: other.apiSecret });
     await cli(['withdraw', 'limits', '--app', String(other.id), '--token', String(TOKEN_ID), '--daily', '10']);
     const otherHot = await waitForHotWallet(q, other.id, ETH_TEST_CHAIN_ID, 30_000);
@@ -412,7 +412,7 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
   it('withdraw/get: by id or appOrderNo, only the caller\'s orders, exactly one selector', async () => {
     const w = expectOk(await client.post(CREATE, item({ amount: '0.002' }))) as Withdraw;
     expect((expectOk(await client.get(`${GET}?appOrderNo=${w.appOrderNo}`)) as Withdraw).id).to.equal(w.id);
-    const other = await svc.storage.applications.create({ name: 'other', environment: 'test', chains: ['ETH'] });
+    const other = await svc.storage.applications.create(TEST_ACTOR, { name: 'other', environment: 'test', chains: ['ETH'] });
     const c2 = new SigningClient(svc.url, { apiKey: other.apiKey, apiSecret: other.apiSecret });
     expectError(await c2.get(`${GET}?id=${w.id}`), 200, W.NOT_FOUND);
     expectError(await c2.get(`${GET}?appOrderNo=${w.appOrderNo}`), 200, W.NOT_FOUND);

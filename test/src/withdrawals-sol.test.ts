@@ -21,7 +21,7 @@ import { LiteSVM } from 'litesvm';
 import { Keypair, VersionedTransaction } from '@solana/web3.js';
 import { startReplayServer, type ReplayServer } from '@wcs/core/testing';
 import type { CreatedApplication } from '@wcs/server';
-import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase } from '@wcs/server/testing';
+import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
@@ -195,8 +195,8 @@ describe('Solana withdrawals through the service, executed by the Solana runtime
       WCS_RPC_TEST_SOL: node.url, WCS_CALLBACK_POLL_MS: '50', WCS_CALLBACK_ALLOW_PRIVATE: '1',
       WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '500',
     }), testLogger(), { api: true, workers: true });
-    app = await svc.storage.applications.create({ name: 'sol-payouts', environment: 'test', chains: ['SOL'] });
-    await svc.storage.applications.setCallback(app.id, 'WITHDRAW', receiver.url('/merchant/withdraw'));
+    app = await svc.storage.applications.create(TEST_ACTOR, { name: 'sol-payouts', environment: 'test', chains: ['SOL'] });
+    await svc.storage.applications.setCallback(TEST_ACTOR, app.id, 'WITHDRAW', receiver.url('/merchant/withdraw'));
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
     const w = await pollUntil(() => q<{ address: string }>('SELECT address FROM hot_wallets WHERE application_id = $1 AND chain_id = $2', [app.id, CHAIN_ID]), (rows) => rows.length === 1, 30_000, 50);
     expect(w.ok, 'the ledger made the hot wallet').to.equal(true);

@@ -1,11 +1,12 @@
 import * as crypto from 'node:crypto';
-import type { Sequelize, Transaction } from 'sequelize';
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { WcsError, invalidParameter, formatLocalDateTime, type AdapterRegistry, type Environment } from '@wcs/core';
 import type { ApplicationRow, Models } from '../db/models';
 import type { SecretBox } from '../crypto/secret-box';
 import type { Catalogue } from '../catalogue/catalogue';
 import { validateCallbackUrl } from './callback-url';
 import { guardCallbackTarget } from '../callbacks/target-guard';
+import { AuditLog, type AuditActor } from '../operators/audit';
 
 export const BIZ_TYPES = ['RECHARGE', 'WITHDRAW', 'COLLECT', 'TRANSFER', 'CHAIN_EVENT'] as const;
 export type BizType = (typeof BIZ_TYPES)[number];
@@ -37,7 +38,17 @@ function newApiSecret(): string {
   return crypto.randomBytes(32).toString('hex');
 }
 
-/** Operator-side management of merchant applications (CLI and future admin console). */
+/** The audit target of an application. */
+export const appTarget = (id: number): string => `app:${id}`;
+
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/**
+ * Operator-side management of merchant applications: the CLI (wcs app ...) and the console's
+ * Applications pages call these same methods. Every change is audited (docs/console.md, "Audit
+ * log") with the operator as `actor`, in the change's own transaction; a change that changes
+ * nothing writes no entry; an API secret never reaches an entry.
+ */
 export class ApplicationService {
   constructor(
     private readonly sequelize: Sequelize,
@@ -75,7 +86,7 @@ export class ApplicationService {
     await this.sequelize.query('SELECT pg_notify(:ch, :key)', { replacements: { ch: APP_CHANGED_CHANNEL, key: apiKey }, transaction });
   }
 
-  async create(input: { name: string; environment: string; chains: readonly string[] }): Promise<CreatedApplication> {
+  async create(actor: AuditActor, input: { name: string; environment: string; chains: readonly string[] }): Promise<CreatedApplication> {
     const name = (input.name ?? '').trim();
     if (name.length < 1 || name.length > 100) throw invalidParameter('name', 'must be 1 to 100 characters');
     if (input.environment !== 'test' && input.environment !== 'live') throw invalidParameter('env', 'must be test or live');
@@ -87,6 +98,8 @@ export class ApplicationService {
       const sealed = this.box.seal(apiSecret, row.id);
       await this.models.ApplicationSecret.create({ applicationId: row.id, ...sealed, expiresAt: null }, { transaction });
       await this.notify(row.apiKey, transaction); // clears any negative cache entry for the key
+      await this.audit(transaction, actor, 'app.create', row.id, null,
+        { name, environment, apiKey: row.apiKey, status: row.status, chains, secret: 'issued (not recorded)' });
       return row;
     });
     return { ...(await this.view(app)), apiSecret };
@@ -108,6 +121,10 @@ export class ApplicationService {
     return row;
   }
 
+  private async audit(t: Transaction, actor: AuditActor, action: string, id: number, before: Record<string, unknown> | null, after: Record<string, unknown> | null): Promise<void> {
+    await new AuditLog(this.sequelize).record(t, actor, { action, target: appTarget(id), before, after });
+  }
+
   private async view(row: ApplicationRow, transaction?: Transaction): Promise<ApplicationView> {
     const cbs = await this.models.ApplicationCallback.findAll({ where: { applicationId: row.id }, transaction });
     const callbacks: Partial<Record<BizType, string>> = {};
@@ -120,39 +137,53 @@ export class ApplicationService {
     };
   }
 
-  async setCallback(id: number, bizType: string, url: string): Promise<ApplicationView> {
+  /** Sets the callback URL of a bizType (validated for the environment, the target guarded); audited `app.callback.set`. */
+  async setCallback(actor: AuditActor, id: number, bizType: string, url: string): Promise<ApplicationView> {
     if (!(BIZ_TYPES as readonly string[]).includes(bizType)) throw invalidParameter('biz-type', `must be one of ${BIZ_TYPES.join(', ')}`);
     const env = (await this.row(id)).environment;
     const checked = validateCallbackUrl(url, env);
     await guardCallbackTarget(checked, env, this.allowPrivateCallbackTargets);
     return this.sequelize.transaction(async (transaction) => {
       const row = await this.row(id, transaction);
+      const previous = await this.models.ApplicationCallback.findOne({ where: { applicationId: id, bizType }, transaction });
+      if (previous?.url === checked) return this.view(row, transaction);
       await this.models.ApplicationCallback.upsert({ applicationId: id, bizType, url: checked, updatedAt: new Date() }, { transaction });
       row.updatedAt = new Date();
       await row.save({ transaction });
       await this.notify(row.apiKey, transaction);
+      await this.audit(transaction, actor, 'app.callback.set', id, { bizType, url: previous?.url ?? null }, { bizType, url: checked });
       return this.view(row, transaction);
     });
   }
 
-  async setChains(id: number, chains: readonly string[]): Promise<ApplicationView> {
+  /** Replaces the enabled chains; audited `app.chains.set`. */
+  async setChains(actor: AuditActor, id: number, chains: readonly string[]): Promise<ApplicationView> {
     return this.sequelize.transaction(async (transaction) => {
       const row = await this.row(id, transaction);
-      row.enabledChains = this.normaliseChains(row.environment, chains);
+      const before = [...row.enabledChains];
+      const after = this.normaliseChains(row.environment, chains);
+      if (sameList(before, after)) return this.view(row, transaction);
+      row.enabledChains = after;
       row.updatedAt = new Date();
       await row.save({ transaction });
       await this.notify(row.apiKey, transaction);
+      await this.audit(transaction, actor, 'app.chains.set', id, { chains: before }, { chains: after });
       return this.view(row, transaction);
     });
   }
 
-  async setStatus(id: number, status: 'ACTIVE' | 'DISABLED'): Promise<ApplicationView> {
+  /** Enables (ACTIVE) or disables (DISABLED: its requests are refused) an application; audited `app.status.set`. */
+  async setStatus(actor: AuditActor, id: number, status: 'ACTIVE' | 'DISABLED'): Promise<ApplicationView> {
+    if (status !== 'ACTIVE' && status !== 'DISABLED') throw invalidParameter('status', 'must be ACTIVE or DISABLED');
     return this.sequelize.transaction(async (transaction) => {
       const row = await this.row(id, transaction);
+      const before = row.status;
+      if (before === status) return this.view(row, transaction);
       row.status = status;
       row.updatedAt = new Date();
       await row.save({ transaction });
       await this.notify(row.apiKey, transaction);
+      await this.audit(transaction, actor, 'app.status.set', id, { status: before }, { status });
       return this.view(row, transaction);
     });
   }
@@ -161,7 +192,7 @@ export class ApplicationService {
    * The application's own API rate limit (requests per second and bucket size), or null to go
    * back to the service default. Every API process picks it up at commit (the change is NOTIFYed).
    */
-  async setRateLimit(id: number, limit: { ratePerSecond: number; burst: number } | null): Promise<ApplicationView> {
+  async setRateLimit(actor: AuditActor, id: number, limit: { ratePerSecond: number; burst: number } | null): Promise<ApplicationView> {
     if (limit !== null) {
       if (!Number.isSafeInteger(limit.ratePerSecond) || limit.ratePerSecond < 1 || limit.ratePerSecond > 1_000_000) {
         throw invalidParameter('rps', 'must be a whole number of requests per second from 1 to 1000000');
@@ -172,25 +203,35 @@ export class ApplicationService {
     }
     return this.sequelize.transaction(async (transaction) => {
       const row = await this.row(id, transaction);
+      const shape = (rps: number | null | undefined, burst: number | null | undefined) => (rps != null && burst != null ? { ratePerSecond: rps, burst } : null);
+      const before = shape(row.rateLimitRps, row.rateLimitBurst);
+      const after = shape(limit?.ratePerSecond, limit?.burst);
+      if (JSON.stringify(before) === JSON.stringify(after)) return this.view(row, transaction);
       row.rateLimitRps = limit?.ratePerSecond ?? null;
       row.rateLimitBurst = limit?.burst ?? null;
       row.updatedAt = new Date();
       await row.save({ transaction });
       await this.notify(row.apiKey, transaction);
+      await this.audit(transaction, actor, 'app.rate-limit.set', id, { rateLimit: before ?? 'service default' }, { rateLimit: after ?? 'service default' });
       return this.view(row, transaction);
     });
   }
 
   /**
    * Issues a new secret. Secrets issued earlier stay valid until now + graceSeconds
-   * (an earlier, shorter expiry is kept); with grace 0 they stop at once.
+   * (an earlier, shorter expiry is kept); with grace 0 they stop at once. Audited
+   * `app.secret.rotate` with the grace and the old secrets' end, never a secret.
    */
-  async rotateSecret(id: number, graceSeconds: number): Promise<{ application: ApplicationView; apiSecret: string; previousSecretsValidUntil: string }> {
+  async rotateSecret(actor: AuditActor, id: number, graceSeconds: number): Promise<{ application: ApplicationView; apiSecret: string; previousSecretsValidUntil: string }> {
     if (!Number.isSafeInteger(graceSeconds) || graceSeconds < 0) throw invalidParameter('grace', 'must be a whole number of seconds >= 0');
     const apiSecret = newApiSecret();
     return this.sequelize.transaction(async (transaction) => {
       const row = await this.row(id, transaction);
       const until = new Date(Date.now() + graceSeconds * 1000);
+      const [valid] = await this.sequelize.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM application_secrets WHERE application_id = :id AND (expires_at IS NULL OR expires_at > now())`,
+        { replacements: { id }, transaction, type: QueryTypes.SELECT },
+      );
       await this.sequelize.query(
         `UPDATE application_secrets SET expires_at = LEAST(COALESCE(expires_at, :until), :until)
           WHERE application_id = :id`,
@@ -200,6 +241,8 @@ export class ApplicationService {
       row.updatedAt = new Date();
       await row.save({ transaction });
       await this.notify(row.apiKey, transaction);
+      await this.audit(transaction, actor, 'app.secret.rotate', id, { validSecrets: valid!.n },
+        { newSecret: 'issued (not recorded)', graceSeconds, previousSecretsValidUntil: formatLocalDateTime(until)! });
       return { application: await this.view(row, transaction), apiSecret, previousSecretsValidUntil: formatLocalDateTime(until)! };
     });
   }

@@ -4,6 +4,10 @@ import { formatLocalDateTime, WcsError } from '@wcs/core';
 import type { BizType } from '../apps/applications';
 import { endpointSql, enqueueCallback, notifyDue, type EnqueuedTask } from './outbox';
 import { encodeTaskCursor, type TaskCursor } from './task-cursor';
+import { AuditLog, type AuditActor } from '../operators/audit';
+
+/** The audit target of a callback task. */
+export const taskTarget = (id: number): string => `callback-task:${id}`;
 
 export const TASK_STATUSES = ['WAITING', 'PROCESSING', 'SUCCESS', 'FAILED'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -152,7 +156,7 @@ export class CallbackService {
     const params: unknown[] = [f.applicationId ?? null, ...bind];
     const forward = !position.newer;
     const at = position.newer ?? position.older ?? null;
-    const keyset = at === null ? 'TRUE' : `(created_at, id) ${forward ? '<' : '>'} ('epoch'::timestamptz + $7::bigint * interval '1 microsecond', $8::bigint)`;
+    const keyset = at === null ? '($7::bigint IS NULL AND $8::bigint IS NULL)' : `(created_at, id) ${forward ? '<' : '>'} ('epoch'::timestamptz + $7::bigint * interval '1 microsecond', $8::bigint)`;
     const order = forward ? 'created_at DESC, id DESC' : 'created_at ASC, id ASC';
     const rows = await this.sequelize.query<TaskRow & { application_id: number; created_micros: string }>(
       `SELECT ${TASK_COLUMNS}, application_id, (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_micros
@@ -221,13 +225,17 @@ export class CallbackService {
    * delivery) with a fresh retry budget: WAITING, retryTimes 0, delivered at once with the same
    * body. A WAITING or PROCESSING task is already on its way: CALLBACK_TASK_BUSY. A task whose
    * URL is the application's and none is configured: CALLBACK_URL_INVALID.
+   *
+   * `actor`: the operator (console or CLI), audited `callback.resend` (target
+   * `callback-task:<id>`) in the resend's transaction; null: the merchant itself through the
+   * signed API (POST /wallet/callback/resend), which is not an operator's change and is not audited.
    */
-  async resend(applicationId: number, taskId: number, now = new Date()): Promise<CallbackTaskView> {
-    return (await this.resendTask(applicationId, taskId, now, false))!;
+  async resend(actor: AuditActor | null, applicationId: number, taskId: number, now = new Date()): Promise<CallbackTaskView> {
+    return (await this.resendTask(actor, applicationId, taskId, now, false))!;
   }
 
   /** resend(); with onlyFailed, a task no longer FAILED is left as it is (null). */
-  private async resendTask(applicationId: number, taskId: number, now: Date, onlyFailed: boolean): Promise<CallbackTaskView | null> {
+  private async resendTask(actor: AuditActor | null, applicationId: number, taskId: number, now: Date, onlyFailed: boolean): Promise<CallbackTaskView | null> {
     return this.sequelize.transaction(async (transaction) => {
       const [row] = await this.sequelize.query<TaskRow & { url_source: string; configured: string | null }>(
         `SELECT ${TASK_COLUMNS}, url_source,
@@ -250,6 +258,13 @@ export class CallbackService {
         { bind: [taskId, applicationId, now.toISOString(), url], type: QueryTypes.SELECT, transaction },
       );
       await notifyDue(this.sequelize, transaction);
+      if (actor !== null) {
+        await new AuditLog(this.sequelize).record(transaction, actor, {
+          action: 'callback.resend', target: taskTarget(taskId),
+          before: { applicationId, bizType: row.biz_type, bizId: Number(row.biz_id), status: row.status, retryTimes: row.retry_times, url: row.url },
+          after: { status: updated!.status, retryTimes: updated!.retry_times, url: updated!.url },
+        });
+      }
       return taskView(updated!);
     });
   }
@@ -269,8 +284,9 @@ export class CallbackService {
    * each as resend() does, in its own transaction. A task that is no longer FAILED when its turn
    * comes (a worker retried it meanwhile, perhaps delivered it) is skipped, never sent again; a
    * refusal (no callback URL configured) stops before that task, the ones before it queued.
+   * Each task resent is audited as resend() audits it (`callback.resend`).
    */
-  async resendFailed(applicationId: number, bizType: BizType, now = new Date()): Promise<{ resent: CallbackTaskView[]; skipped: number[] }> {
+  async resendFailed(actor: AuditActor, applicationId: number, bizType: BizType, now = new Date()): Promise<{ resent: CallbackTaskView[]; skipped: number[] }> {
     const ids = await this.sequelize.query<{ id: string }>(
       `SELECT id FROM callback_tasks WHERE application_id = $1 AND biz_type = $2 AND status = 'FAILED' ORDER BY id`,
       { bind: [applicationId, bizType], type: QueryTypes.SELECT },
@@ -278,17 +294,23 @@ export class CallbackService {
     const resent: CallbackTaskView[] = [];
     const skipped: number[] = [];
     for (const { id } of ids) {
-      const task = await this.resendTask(applicationId, Number(id), now, true);
+      const task = await this.resendTask(actor, applicationId, Number(id), now, true);
       if (task) resent.push(task);
       else skipped.push(Number(id));
     }
     return { resent, skipped };
   }
 
-  /** A test event through the real pipeline (`wcs callback test`): bizId 0, event "test". */
-  async sendTest(applicationId: number, bizType: BizType): Promise<EnqueuedTask> {
-    return this.sequelize.transaction(async (transaction) =>
-      enqueueCallback(this.sequelize, transaction, {
+  /**
+   * A test event through the real pipeline (`wcs callback test`, the console's "Send test
+   * event"): bizId 0, event "test". Audited `callback.test` (target `app:<id>/bizType:<T>`) with
+   * the task it queued, in the same transaction.
+   */
+  async sendTest(actor: AuditActor, applicationId: number, bizType: BizType): Promise<EnqueuedTask> {
+    return this.sequelize.transaction(async (transaction) => {
+      const [app] = await this.sequelize.query('SELECT id FROM applications WHERE id = $1', { bind: [applicationId], type: QueryTypes.SELECT, transaction });
+      if (!app) throw new WcsError('APPLICATION_NOT_FOUND', { message: `Application ${applicationId} not found` });
+      const task = await enqueueCallback(this.sequelize, transaction, {
         applicationId,
         bizType,
         bizId: 0,
@@ -299,7 +321,12 @@ export class CallbackService {
           message: 'Test callback from the wallet custody service: verify the signature, then answer HTTP 200 with {"code":0}, "success" or "ok".',
           createTime: formatLocalDateTime(new Date()),
         },
-      }),
-    );
+      });
+      await new AuditLog(this.sequelize).record(transaction, actor, {
+        action: 'callback.test', target: `app:${applicationId}/bizType:${bizType}`,
+        before: null, after: { callbackTaskId: task.id, status: task.status, url: task.url },
+      });
+      return task;
+    });
   }
 }

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { ENVIRONMENTS } from '@wcs/core';
 import { BIZ_TYPES } from '../apps/applications';
+import { cliActor } from '../operators/audit';
 import { UsageError, jsonOpt, parseChains, parseId, type CliContext } from './context';
 import { appTable, describeApp } from './output';
 
@@ -16,7 +17,7 @@ export function registerAppCommands(program: Command, ctx: CliContext): void {
     .addOption(jsonOpt())
     .action(async (o: { name: string; env: string; chains: string; json?: boolean }) => {
       ctx.setJson(o);
-      const created = await ctx.withStorage((s) => s.applications.create({ name: o.name, environment: o.env, chains: parseChains(o.chains) }));
+      const created = await ctx.withStorage((s) => s.applications.create(cliActor(), { name: o.name, environment: o.env, chains: parseChains(o.chains) }));
       ctx.emit(created, () => `${describeApp(created)}\napiSecret:   ${created.apiSecret}\n\nStore the API secret now: it is not shown again.`);
     });
   app
@@ -47,7 +48,7 @@ export function registerAppCommands(program: Command, ctx: CliContext): void {
     .addOption(jsonOpt())
     .action(async (o: { app: number; bizType: string; url: string; json?: boolean }) => {
       ctx.setJson(o);
-      const a = await ctx.withStorage((s) => s.applications.setCallback(o.app, o.bizType, o.url));
+      const a = await ctx.withStorage((s) => s.applications.setCallback(cliActor(), o.app, o.bizType, o.url));
       ctx.emit(a, () => describeApp(a));
     });
   app
@@ -58,7 +59,7 @@ export function registerAppCommands(program: Command, ctx: CliContext): void {
     .addOption(jsonOpt())
     .action(async (o: { app: number; chains: string; json?: boolean }) => {
       ctx.setJson(o);
-      const a = await ctx.withStorage((s) => s.applications.setChains(o.app, parseChains(o.chains)));
+      const a = await ctx.withStorage((s) => s.applications.setChains(cliActor(), o.app, parseChains(o.chains)));
       ctx.emit(a, () => describeApp(a));
     });
   app
@@ -82,7 +83,7 @@ export function registerAppCommands(program: Command, ctx: CliContext): void {
         };
         limit = { ratePerSecond: whole('--rps', o.rps), burst: whole('--burst', o.burst) };
       }
-      const a = await ctx.withStorage((s) => s.applications.setRateLimit(o.app, limit));
+      const a = await ctx.withStorage((s) => s.applications.setRateLimit(cliActor(), o.app, limit));
       ctx.emit(a, () => describeApp(a));
     });
   app
@@ -99,7 +100,7 @@ export function registerAppCommands(program: Command, ctx: CliContext): void {
         if (!/^\d{1,8}$/.test(o.grace)) throw new UsageError(`--grace: must be a whole number of seconds, got "${o.grace}"`);
         grace = Number(o.grace);
       }
-      const r = await ctx.withStorage((s) => s.applications.rotateSecret(o.app, grace), cfg);
+      const r = await ctx.withStorage((s) => s.applications.rotateSecret(cliActor(), o.app, grace), cfg);
       ctx.emit(
         { ...r.application, apiSecret: r.apiSecret, previousSecretsValidUntil: r.previousSecretsValidUntil },
         () => `${describeApp(r.application)}\napiSecret:   ${r.apiSecret}\nprevious secrets valid until ${r.previousSecretsValidUntil} (UTC)\n\nStore the API secret now: it is not shown again.`,
@@ -113,7 +114,7 @@ export function registerAppCommands(program: Command, ctx: CliContext): void {
       .addOption(jsonOpt())
       .action(async (o: { app: number; json?: boolean }) => {
         ctx.setJson(o);
-        const a = await ctx.withStorage((s) => s.applications.setStatus(o.app, status));
+        const a = await ctx.withStorage((s) => s.applications.setStatus(cliActor(), o.app, status));
         ctx.emit(a, () => describeApp(a));
       });
   }

@@ -2,6 +2,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { BIZ_TYPES, type BizType } from '../apps/applications';
 import { PAGE_SIZE_MAX, TASK_STATUSES, type CallbackService, type CallbackTaskView, type TaskStatus } from '../callbacks/callback-service';
 import { TOKENS } from '../container';
+import { cliActor } from '../operators/audit';
 import { UsageError, jsonOpt, parseId, type CliContext } from './context';
 
 /** wcs callback test|resend|list. */
@@ -17,7 +18,7 @@ export function registerCallbackCommands(program: Command, ctx: CliContext): voi
       ctx.setJson(o);
       const task = await ctx.withStorage(async (s) => {
         await s.applications.get(o.app); // APPLICATION_NOT_FOUND before anything is written
-        return s.container.resolve<CallbackService>(TOKENS.CallbackService).sendTest(o.app, o.bizType);
+        return s.container.resolve<CallbackService>(TOKENS.CallbackService).sendTest(cliActor(), o.app, o.bizType);
       });
       const out = { callbackTaskId: task.id, status: task.status, url: task.url };
       ctx.emit(out, () =>
@@ -47,11 +48,11 @@ export function registerCallbackCommands(program: Command, ctx: CliContext): voi
       const result = await ctx.withStorage(async (s) => {
         const callbacks = service(s);
         if (byTask) {
-          const task = await callbacks.resend(await callbacks.taskApplication(o.task!), o.task!);
+          const task = await callbacks.resend(cliActor(), await callbacks.taskApplication(o.task!), o.task!);
           return { resent: [task], skipped: [] as number[] };
         }
         await s.applications.get(o.app!); // APPLICATION_NOT_FOUND rather than "nothing to resend"
-        return callbacks.resendFailed(o.app!, o.bizType!);
+        return callbacks.resendFailed(cliActor(), o.app!, o.bizType!);
       });
       ctx.emit(result, () => {
         const lines = result.resent.map((t) => `queued ${taskLine(t)}`);

@@ -1,12 +1,12 @@
 import { Option, type Command } from 'commander';
 import { QueryTypes } from 'sequelize';
-import { ENVIRONMENTS, type AdapterRegistry, type ChainEndpoint } from '@wcs/core';
+import { ENVIRONMENTS, type AdapterRegistry } from '@wcs/core';
 import { hotWalletReport, missingHotWallets, payoutUnavailable, registerHotAccount } from '../withdrawals/hot-wallets';
-import { recordedDevnets } from '../deposits/devnets';
+import { workerEndpoints } from '../deposits/devnets';
+import { cliActor } from '../operators/audit';
 import { TOKENS } from '../container';
 import { keyStoreOptions, loadKeyStorePlugin } from '../plugins/loader';
 import { jsonOpt, parseId, type CliContext } from './context';
-import type { ServiceConfig } from '../config/config';
 import { scanStatus, type ScanStatus } from '../deposits/scan-worker';
 
 /** wcs hotwallets [register]. */
@@ -29,7 +29,7 @@ export function registerHotWalletCommands(program: Command, ctx: CliContext): vo
           const [row] = await s.database.sequelize.query<{ environment: 'test' | 'live' }>('SELECT environment FROM applications WHERE id = $1', { bind: [o.app], type: QueryTypes.SELECT });
           if (!row) throw new Error(`application ${o.app} not found`);
           const chain = s.catalogue.chain(row.environment, o.chain.toUpperCase());
-          return registerHotAccount(s.database.sequelize, s.container.resolve<AdapterRegistry>(TOKENS.AdapterRegistry), store, o.app, chain, o.account);
+          return registerHotAccount(s.database.sequelize, cliActor(), s.container.resolve<AdapterRegistry>(TOKENS.AdapterRegistry), store, o.app, chain, o.account);
         }, cfg);
         ctx.emit(done, () => `app ${done.applicationId} ${done.environment}:${done.chainCode} hot account ${done.address}${done.replaced ? ` (was ${done.replaced}; restart running workers)` : ''}\n`
           + `its active permission must hold the hot key ${done.publicKey} (secp256k1, compressed) with the threshold's weight; withdrawals open once a worker has checked it and read the balance`);
@@ -60,13 +60,6 @@ export function registerHotWalletCommands(program: Command, ctx: CliContext): vo
           ].join('\n'),
       );
     });
-}
-
-/** The RPC endpoints the running workers use: WCS_RPC_*, and in dev mode the devnets `wcs start` recorded. */
-function workerEndpoints(cfg: ServiceConfig): Map<string, ChainEndpoint> {
-  const endpoints = new Map<string, ChainEndpoint>(cfg.deposits.endpoints);
-  for (const [code, d] of Object.entries(recordedDevnets(cfg)?.chains ?? {})) endpoints.set(`test:${code}`, { url: d.url, timeoutMs: cfg.deposits.rpcTimeoutMs });
-  return endpoints;
 }
 
 const DEPOSITS_TEXT: Record<ScanStatus, string> = { ENABLED: 'scanned', NO_RPC: 'not scanned (no RPC endpoint)', NOT_SUPPORTED: 'not scanned (the adapter cannot scan)' };

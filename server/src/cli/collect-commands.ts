@@ -1,21 +1,23 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { WcsError, formatLocalDateTime, formatUnits, type AdapterRegistry, type Environment, type KeyStore } from '@wcs/core';
-import type { Catalogue, ChainView } from '../catalogue/catalogue';
+import { QueryTypes } from 'sequelize';
+import { formatLocalDateTime, formatUnits, type AdapterRegistry, type Environment, type KeyStore } from '@wcs/core';
 import type { ServiceConfig } from '../config/config';
 import { createLogger, type Logger } from '../config/logger';
 import type { StorageHandle } from '../service';
 import { TOKENS } from '../container';
-import { loadItems } from '../collection/collect-events';
 import { FeeWallets, feeWalletReport } from '../collection/fee-wallets';
-import { CollectCommandError, collectionStatus, itemView, listPolicies, retryItem } from '../collection/operator';
-import { PolicyInputError, policyFromRow, policyView, resolvePolicy, type PolicyRow, type PolicyValues } from '../collection/policy-input';
+import { CollectInputError, appOf, collectionStatus, itemView, listItems, listPolicies, requestRun, retryItem, setCollectionAddress, setPolicy, type AppRow } from '../collection/operator';
+import { PolicyInputError } from '../collection/policy-input';
+import { cliActor } from '../operators/audit';
+import { setSettlementMode } from '../apps/settlement';
 import { UsageError, jsonOpt, parseId, type CliContext } from './context';
 
 /**
  * wcs collect policy set|show, address set|show, settlement, fee-wallets, items, status, run,
- * retry (docs/collection.md). Every change an operator makes here writes one info log line
- * (there is no audit table yet).
+ * retry (docs/collection.md). Every change an operator makes here writes one info log line and
+ * goes through the function the console calls (collection/operator.ts: setPolicy,
+ * setCollectionAddress, requestRun, retryItem; apps/settlement.ts: setSettlementMode), which
+ * audits it in the change's transaction (actor cli:<user>).
  */
 
 const ITEM_STATUSES = ['PLANNED', 'TOPPING_UP', 'FUNDED', 'SWEEPING', 'SUCCESS', 'FAILED'] as const;
@@ -23,56 +25,6 @@ const STAGES = ['HOT_GATHER', 'COLD_TRANSFER'] as const;
 const ADDRESS_KINDS = ['COLD', 'MERCHANT'] as const;
 const SETTLEMENT_MODES = ['ON_CONFIRM', 'PASS_THROUGH'] as const;
 const ITEMS_LIMIT_MAX = 200;
-
-interface AppRow {
-  id: number;
-  name: string;
-  environment: Environment;
-  status: string;
-  enabled_chains: string[];
-  settlement_mode: 'ON_CONFIRM' | 'PASS_THROUGH';
-}
-
-/** The application, or APPLICATION_NOT_FOUND naming the ones there are. */
-async function appOf(sequelize: Sequelize, id: number, t?: Transaction): Promise<AppRow> {
-  const [a] = await sequelize.query<AppRow>(
-    `SELECT id, name, environment, status, enabled_chains, settlement_mode FROM applications WHERE id = $1${t ? ' FOR UPDATE' : ''}`,
-    { bind: [id], type: QueryTypes.SELECT, ...(t ? { transaction: t } : {}) },
-  );
-  if (a) return a;
-  const ids = await sequelize.query<{ id: number }>('SELECT id FROM applications ORDER BY id LIMIT 21', { type: QueryTypes.SELECT });
-  const list = ids.length === 0 ? 'there are none yet (wcs app create)' : `applications: ${ids.slice(0, 20).map((r) => r.id).join(', ')}${ids.length > 20 ? ', …' : ''}`;
-  throw new WcsError('APPLICATION_NOT_FOUND', { message: `No application ${id}; ${list}` });
-}
-
-/** A chain of the catalogue enabled for the application (CHAIN_UNKNOWN / CHAIN_NOT_ENABLED naming the valid codes). */
-function chainOf(catalogue: Catalogue, app: AppRow, code: string): ChainView {
-  const c = code.trim().toUpperCase();
-  if (!catalogue.has(app.environment, c)) {
-    throw new WcsError('CHAIN_UNKNOWN', {
-      message: `Unknown chain code ${JSON.stringify(code)} in ${app.environment}; the catalogue has ${catalogue.chains(app.environment).map((x) => x.code).join(', ')}`,
-      details: { chainCode: code },
-    });
-  }
-  if (!app.enabled_chains.includes(c)) {
-    throw new WcsError('CHAIN_NOT_ENABLED', {
-      message: `${c} is not enabled for application ${app.id}; enabled: ${app.enabled_chains.join(', ') || '(none)'} (wcs app set-chains)`,
-      details: { chainCode: c },
-    });
-  }
-  return catalogue.chain(app.environment, c);
-}
-
-/** A token of the chain by symbol (any case) or chainTokenId; TOKEN_UNKNOWN naming the chain's tokens. */
-function tokenOf(chain: ChainView, symbol: string) {
-  const choices = chain.tokens.map((t) => `${t.symbol} (#${t.id})`).join(', ');
-  const byId = /^[0-9]{1,10}$/.test(symbol) ? chain.tokens.find((t) => t.id === Number(symbol)) : undefined;
-  if (byId) return byId;
-  const matches = chain.tokens.filter((t) => t.symbol.toUpperCase() === symbol.trim().toUpperCase());
-  if (matches.length === 1) return matches[0]!;
-  if (matches.length > 1) throw new WcsError('TOKEN_UNKNOWN', { message: `${symbol} names ${matches.length} tokens on ${chain.code}: give the chainTokenId, one of ${matches.map((t) => t.id).join(', ')}` });
-  throw new WcsError('TOKEN_UNKNOWN', { message: `No token ${JSON.stringify(symbol)} on ${chain.environment}:${chain.code}; its tokens: ${choices}` });
-}
 
 function registryOf(s: StorageHandle): AdapterRegistry {
   return s.container.resolve<AdapterRegistry>(TOKENS.AdapterRegistry);
@@ -129,54 +81,15 @@ function registerPolicyCommands(collect: Command, ctx: CliContext): void {
       const cfg = ctx.config();
       const log = changeLog(ctx, cfg);
       const view = await ctx.withStorage(async (s) => {
-        const sequelize = s.database.sequelize;
-        const app = await appOf(sequelize, o.app);
-        const chain = chainOf(s.catalogue, app, o.chain);
-        const token = tokenOf(chain, o.token);
-        const native = chain.tokens.find((t) => t.contract === null);
-        const { created, values, changed, before } = await sequelize.transaction(async (t) => {
-          const [row] = await sequelize.query<PolicyRow>(
-            `SELECT enabled, threshold::text AS threshold, max_fee_bps, native_value::text AS native_value, on_confirmed, schedule_seconds, max_wait_seconds,
-                    hot_low::text AS hot_low, hot_target::text AS hot_target, hot_high::text AS hot_high
-               FROM collection_policies WHERE application_id = $1 AND chain_token_id = $2 FOR UPDATE`,
-            { bind: [app.id, token.id], type: QueryTypes.SELECT, transaction: t },
-          );
-          const existing = row ? policyFromRow(row) : null;
-          let resolved: ReturnType<typeof resolvePolicy>;
-          try {
-            resolved = resolvePolicy(o, { symbol: token.symbol, decimals: token.decimals, native: token.contract === null, nativeSymbol: native?.symbol ?? chain.nativeSymbol }, existing);
-          } catch (e) {
-            if (e instanceof PolicyInputError) throw new UsageError(`collect policy set: ${e.message}`);
-            throw e;
-          }
-          const v = resolved.values;
-          const str = (x: bigint | null) => (x === null ? null : x.toString());
-          await sequelize.query(
-            `INSERT INTO collection_policies (application_id, chain_token_id, enabled, threshold, max_fee_bps, native_value, on_confirmed, schedule_seconds, max_wait_seconds,
-                                              hot_low, hot_target, hot_high, updated_at)
-             VALUES ($1, $2, $3, $4::numeric, $5, $6::numeric, $7, $8, $9, $10::numeric, $11::numeric, $12::numeric, now())
-             ON CONFLICT (application_id, chain_token_id) DO UPDATE SET enabled = EXCLUDED.enabled, threshold = EXCLUDED.threshold, max_fee_bps = EXCLUDED.max_fee_bps,
-                    native_value = EXCLUDED.native_value, on_confirmed = EXCLUDED.on_confirmed, schedule_seconds = EXCLUDED.schedule_seconds,
-                    max_wait_seconds = EXCLUDED.max_wait_seconds, hot_low = EXCLUDED.hot_low, hot_target = EXCLUDED.hot_target, hot_high = EXCLUDED.hot_high, updated_at = now()`,
-            {
-              bind: [app.id, token.id, v.enabled, v.threshold.toString(), v.maxFeeBps, str(v.nativeValue), v.onConfirmed, v.scheduleSeconds, v.maxWaitSeconds,
-                str(v.hotLow), str(v.hotTarget), str(v.hotHigh)],
-              transaction: t,
-            },
-          );
-          return { created: existing === null, values: v, changed: resolved.changed, before: existing };
-        });
-        const fields = (p: PolicyValues | null) => (p === null ? null : policyView(p, token.decimals));
-        log.info(created ? 'collection policy created' : 'collection policy changed', {
-          applicationId: app.id, chain: `${chain.environment}:${chain.code}`, chainTokenId: token.id, token: token.symbol, changed, before: fields(before), after: fields(values),
-        });
-        const [p] = await listPolicies(sequelize, app.id, token.id);
-        const notes: string[] = [];
-        if (token.contract !== null && values.nativeValue === null && values.enabled) {
-          notes.push(`no --native-value: the cost guard cannot price ${token.symbol} sweeps' ${native?.symbol ?? chain.nativeSymbol} fees, so they are skipped until it is set`);
+        let r: Awaited<ReturnType<typeof setPolicy>>;
+        try {
+          r = await setPolicy(s.database.sequelize, s.catalogue, cliActor(), o);
+        } catch (e) {
+          if (e instanceof PolicyInputError) throw new UsageError(`collect policy set: ${e.message}`);
+          throw e;
         }
-        if (values.enabled && values.scheduleSeconds === null && !values.onConfirmed) notes.push('--on-confirmed false and no schedule: nothing triggers planning of this token');
-        return { ...p!, created, changed: changed.map((k) => (k === 'maxFeeBps' ? 'maxFeePercent' : k)), notes };
+        log.info(r.view.created ? 'collection policy created' : 'collection policy changed', r.log);
+        return r.view;
       }, cfg);
       ctx.emit(view, () => `${view.created ? 'created' : view.changed.length ? `changed ${view.changed.join(', ')}` : 'unchanged'}: ${policyLine(view)}${view.notes.map((n) => `\n  ${n}`).join('')}`);
     });
@@ -213,41 +126,18 @@ function registerAddressCommands(collect: Command, ctx: CliContext): void {
       const cfg = ctx.config();
       const log = changeLog(ctx, cfg);
       const out = await ctx.withStorage(async (s) => {
-        const sequelize = s.database.sequelize;
-        const app = await appOf(sequelize, o.app);
-        const chain = chainOf(s.catalogue, app, o.chain);
-        const v = registryOf(s).forChain(chain).address.validate(o.address, o.memo ?? null);
-        if (!v.valid) throw new UsageError(`--address: not a valid ${chain.code} (${chain.environment}, ${chain.network}) address: ${v.reason}`);
-        // a target the service itself holds would move funds in a circle
-        const own = await sequelize.query<{ what: string }>(
-          `SELECT 'the application''s hot wallet' AS what FROM hot_wallets WHERE chain_id = $1 AND address = $2
-           UNION ALL SELECT 'a fee wallet' FROM fee_wallets WHERE chain_id = $1 AND address = $2
-           UNION ALL SELECT 'a deposit address of application ' || application_id FROM addresses WHERE chain_id = $1 AND address = $2
-           UNION ALL SELECT 'the shared deposit account of application ' || application_id FROM deposit_accounts WHERE chain_id = $1 AND address = $2
-           LIMIT 1`,
-          { bind: [chain.id, v.normalized], type: QueryTypes.SELECT },
-        );
-        if (own[0]) throw new UsageError(`--address: ${v.normalized} is ${own[0].what} on ${chain.code}: a ${o.kind} target must be an address the service does not collect from`);
-        const previous = await sequelize.transaction(async (t) => {
-          const [old] = await sequelize.query<{ address: string; memo: string | null }>(
-            'SELECT address, memo FROM collection_addresses WHERE application_id = $1 AND chain_id = $2 AND kind = $3 FOR UPDATE',
-            { bind: [app.id, chain.id, o.kind], type: QueryTypes.SELECT, transaction: t },
-          );
-          await sequelize.query(
-            `INSERT INTO collection_addresses (application_id, chain_id, kind, address, memo, updated_at) VALUES ($1, $2, $3, $4, $5, now())
-             ON CONFLICT (application_id, chain_id, kind) DO UPDATE SET address = EXCLUDED.address, memo = EXCLUDED.memo, updated_at = now()`,
-            { bind: [app.id, chain.id, o.kind, v.normalized, v.memo], transaction: t },
-          );
-          return old ?? null;
-        });
+        let out: Awaited<ReturnType<typeof setCollectionAddress>>;
+        try {
+          out = await setCollectionAddress(s.database.sequelize, s.catalogue, registryOf(s), cliActor(), { app: o.app, chain: o.chain, kind: o.kind, address: o.address, memo: o.memo ?? null });
+        } catch (e) {
+          if (e instanceof CollectInputError) throw new UsageError(e.message);
+          throw e;
+        }
         log.info('collection address set', {
-          applicationId: app.id, chain: `${chain.environment}:${chain.code}`, kind: o.kind, address: v.normalized, memo: v.memo,
-          previous: previous === null ? null : { address: previous.address, memo: previous.memo },
+          applicationId: out.applicationId, chain: `${out.environment}:${out.chainCode}`, kind: o.kind, address: out.address, memo: out.memo,
+          previous: out.previousAddress === null ? null : { address: out.previousAddress, memo: out.previousMemo },
         });
-        return {
-          applicationId: app.id, environment: chain.environment, chainCode: chain.code, kind: o.kind, address: v.normalized, memo: v.memo,
-          previousAddress: previous?.address ?? null, previousMemo: previous?.memo ?? null,
-        };
+        return out;
       }, cfg);
       ctx.emit(out, () => `app ${out.applicationId} ${out.environment}:${out.chainCode} ${out.kind} ${out.address}${out.memo ? ` memo ${out.memo}` : ''}`
         + `${out.previousAddress && (out.previousAddress !== out.address || out.previousMemo !== out.memo) ? ` (was ${out.previousAddress}${out.previousMemo ? ` memo ${out.previousMemo}` : ''})` : ''}`);
@@ -286,33 +176,9 @@ function registerSettlementCommand(collect: Command, ctx: CliContext): void {
       const cfg = ctx.config();
       const log = changeLog(ctx, cfg);
       const out = await ctx.withStorage(async (s) => {
-        const sequelize = s.database.sequelize;
-        const before = await sequelize.transaction(async (t) => {
-          const app = await appOf(sequelize, o.app, t);
-          await sequelize.query('UPDATE applications SET settlement_mode = $2, updated_at = now() WHERE id = $1', { bind: [app.id, o.mode], transaction: t });
-          return app;
-        });
-        const notes: string[] = [];
-        if (o.mode === 'ON_CONFIRM' && before.settlement_mode === 'PASS_THROUGH') {
-          const [c] = await sequelize.query<{ n: number }>(`SELECT count(*)::int AS n FROM recharges WHERE application_id = $1 AND tx_status = 'CONFIRMED'`, { bind: [o.app], type: QueryTypes.SELECT });
-          if (c!.n > 0) notes.push(`${c!.n} CONFIRMED deposits become SETTLED at their chain's next scan step (whether or not they are collected yet)`);
-        }
-        if (o.mode === 'PASS_THROUGH') {
-          const chains = before.enabled_chains.filter((code) => s.catalogue.has(before.environment, code));
-          const set = await sequelize.query<{ code: string }>(
-            `SELECT c.code FROM collection_addresses a JOIN chains c ON c.id = a.chain_id WHERE a.application_id = $1 AND a.kind = 'MERCHANT'`,
-            { bind: [o.app], type: QueryTypes.SELECT },
-          );
-          const missing = chains.filter((code) => !set.some((r) => r.code === code));
-          if (missing.length > 0) notes.push(`no MERCHANT address on ${missing.join(', ')}: sweeps there wait (wcs collect address set --kind MERCHANT)`);
-          const policies = await sequelize.query<{ code: string; symbol: string }>(
-            `SELECT c.code, t.symbol FROM collection_policies p JOIN chain_tokens t ON t.id = p.chain_token_id JOIN chains c ON c.id = t.chain_id WHERE p.application_id = $1 AND p.enabled`,
-            { bind: [o.app], type: QueryTypes.SELECT },
-          );
-          notes.push(`deposits settle only once collected: tokens without an enabled policy stay CONFIRMED (enabled policies: ${policies.map((p) => `${p.code} ${p.symbol}`).join(', ') || 'none'})`);
-        }
-        log.info('settlement mode set', { applicationId: o.app, from: before.settlement_mode, to: o.mode });
-        return { applicationId: o.app, settlementMode: o.mode, previousSettlementMode: before.settlement_mode, notes };
+        const r = await setSettlementMode(s.database.sequelize, cliActor(), o.app, o.mode);
+        log.info('settlement mode set', { applicationId: o.app, from: r.previousSettlementMode, to: r.settlementMode });
+        return r;
       }, cfg);
       ctx.emit(out, () => [`app ${out.applicationId} settlement ${out.settlementMode}${out.previousSettlementMode !== out.settlementMode ? ` (was ${out.previousSettlementMode})` : ' (unchanged)'}`, ...out.notes.map((n) => `  ${n}`)].join('\n'));
     });
@@ -404,11 +270,8 @@ function registerItemCommands(collect: Command, ctx: CliContext): void {
       ctx.setJson(o);
       const items = await ctx.withStorage(async (s) => {
         if (o.app !== undefined) await appOf(s.database.sequelize, o.app);
-        const rows = await loadItems(s.database.sequelize, null,
-          `i.id IN (SELECT x.id FROM collection_items x WHERE ($1::int IS NULL OR x.application_id = $1) AND ($2::text IS NULL OR x.status = $2)
-                     AND ($3::text IS NULL OR x.stage = $3) ORDER BY x.id DESC LIMIT $4)`,
-          [o.app ?? null, o.status ?? null, o.stage ?? null, o.limit ?? 50]);
-        return rows.reverse().map(itemView);
+        const rows = await listItems(s.database.sequelize, { app: o.app ?? null, status: o.status ?? null, stage: o.stage ?? null, limit: o.limit ?? 50 });
+        return rows.map(itemView);
       });
       ctx.emit(items, () => (items.length === 0 ? 'no collection items' : items.map((i) =>
         `item ${i.itemId} (request ${i.requestId}) app ${i.applicationId} ${i.stage} ${i.status}${i.waitingReason ? ` waiting: ${i.waitingReason}` : ''}: ${i.amount} ${i.token} `
@@ -459,20 +322,7 @@ function registerRunRetryCommands(collect: Command, ctx: CliContext): void {
       const cfg = ctx.config();
       const log = changeLog(ctx, cfg);
       const out = await ctx.withStorage(async (s) => {
-        const sequelize = s.database.sequelize;
-        const app = await appOf(sequelize, o.app);
-        const chain = chainOf(s.catalogue, app, o.chain);
-        const token = tokenOf(chain, o.token);
-        const r = await sequelize.transaction(async (t) => {
-          const [p] = await sequelize.query<{ enabled: boolean; schedule_seconds: number | null; last_run_at: Date | null }>(
-            'SELECT enabled, schedule_seconds, last_run_at FROM collection_policies WHERE application_id = $1 AND chain_token_id = $2 FOR UPDATE',
-            { bind: [app.id, token.id], type: QueryTypes.SELECT, transaction: t },
-          );
-          if (!p) throw new CollectCommandError('COLLECTION_POLICY_NOT_FOUND', `application ${app.id} has no collection policy for ${token.symbol} on ${chain.code}: wcs collect policy set first`);
-          if (!p.enabled) throw new CollectCommandError('COLLECTION_POLICY_DISABLED', `application ${app.id}'s ${chain.code} ${token.symbol} policy is disabled: wcs collect policy set --enable first`);
-          await sequelize.query('UPDATE collection_policies SET last_run_at = NULL, pass_started_at = NULL WHERE application_id = $1 AND chain_token_id = $2', { bind: [app.id, token.id], transaction: t });
-          return p;
-        });
+        const { app, chain, token, policy: r } = await requestRun(s.database.sequelize, s.catalogue, cliActor(), o);
         const notes: string[] = [];
         const effective = r.schedule_seconds !== null;
         if (!effective) {
@@ -500,7 +350,7 @@ function registerRunRetryCommands(collect: Command, ctx: CliContext): void {
       ctx.setJson(o);
       const cfg = ctx.config();
       const log = changeLog(ctx, cfg);
-      const out = await ctx.withStorage((s) => retryItem(s.database.sequelize, o.item), cfg);
+      const out = await ctx.withStorage((s) => retryItem(s.database.sequelize, cliActor(), o.item), cfg);
       log.info('collection item retried', { item: out.item.itemId, retryTimes: out.item.retryTimes, previous: out.previous });
       ctx.emit(out.item, () => `item ${out.item.itemId} ${out.item.stage} PLANNED again (retry ${out.item.retryTimes}; was ${out.previous.failureCode}: ${out.previous.failureMessage ?? ''})`
         + `${out.previous.keptTopUp ? `; its gas top-up ${out.previous.topUpTransferId} (SUCCESS) is kept` : ''}; a running worker launches it`);

@@ -25,7 +25,7 @@ export function createConsoleApp(o: ConsoleDeps): express.Express {
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-  app.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 }));
+  app.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 100 }));
   app.get('/assets/console.css', (_req, res) => {
     res.type('text/css').setHeader('Cache-Control', 'public, max-age=3600');
     res.send(CONSOLE_CSS);

@@ -58,7 +58,7 @@ main{padding:1rem 1.5rem;max-width:72rem}h1{font-size:1.4rem}
 table{border-collapse:collapse;width:100%;background:#fff}th,td{border:1px solid #d8dde3;padding:.35rem .5rem;text-align:left;vertical-align:top;font-size:.9rem}
 th{background:#eef1f4}pre{white-space:pre-wrap;word-break:break-word;margin:0;font-size:.8rem;min-width:14rem}
 form.inline{display:inline}.card{background:#fff;border:1px solid #d8dde3;padding:1rem;margin:0 0 1rem;max-width:28rem}
-label{display:block;margin:.5rem 0 .2rem}input{width:100%;padding:.4rem;box-sizing:border-box}
+label{display:block;margin:.5rem 0 .2rem}input{width:100%;padding:.4rem;box-sizing:border-box}input[type=checkbox],input[type=radio]{width:auto}
 button{padding:.4rem .9rem;margin-top:.6rem}.error{color:#a4161a;font-weight:600}.ok{color:#2b6a30}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr));gap:1rem}.stat{background:#fff;border:1px solid #d8dde3;padding:.8rem}
 .stat b{display:block;font-size:1.4rem}

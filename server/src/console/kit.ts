@@ -4,6 +4,8 @@ import type { Sequelize } from 'sequelize';
 import type { StorageHandle } from '../service';
 import type { ServiceConfig } from '../config/config';
 import type { Logger } from '../config/logger';
+import type { KeyStoreSupervisor } from '../custody/keystore-supervisor';
+import type { ReadyReport } from '../http/app';
 import type { AuditActor } from '../operators/audit';
 import type { OperatorAuth, Session } from '../operators/operator-auth';
 import type { Operators } from '../operators/operators';
@@ -25,6 +27,10 @@ export interface ConsoleDeps {
   readonly operators: Operators;
   readonly auth: OperatorAuth;
   readonly logger: Logger;
+  /** The same report as the API's /readyz, for this process (database, key store when open here). */
+  readonly readiness: () => Promise<ReadyReport>;
+  /** The key store's supervisor when this process runs the API or workers; null in a console-only process. */
+  readonly keystoreSupervisor: () => KeyStoreSupervisor | null;
 }
 
 export function cookies(req: Request): Record<string, string> {

@@ -107,3 +107,10 @@ export async function startDevnets(config: ServiceConfig, logger: Logger): Promi
     },
   };
 }
+
+/** The RPC endpoints the running workers use (`wcs chains`, `wcs hotwallets`, the console's wallets page): WCS_RPC_*, and in dev mode the devnets `wcs start` recorded. */
+export function workerEndpoints(cfg: ServiceConfig): Map<string, ChainEndpoint> {
+  const endpoints = new Map<string, ChainEndpoint>(cfg.deposits.endpoints);
+  for (const [code, d] of Object.entries(recordedDevnets(cfg)?.chains ?? {})) endpoints.set(`test:${code}`, { url: d.url, timeoutMs: cfg.deposits.rpcTimeoutMs });
+  return endpoints;
+}

@@ -3,7 +3,7 @@ import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ErrorCodes } from '@wcs/core';
-import { startTestService, testLogger, type TestService } from '../testing';
+import { startTestService, testLogger, type TestService, TEST_ACTOR } from '../testing';
 import { deref, documentedOperations, documentedResponse, expressRoutes, jsonShape, loadOpenApi, SchemaChecker, type DocumentedOperation, type ExampleObject } from '../testing/openapi';
 import type { CreatedApplication } from '../apps/applications';
 import { TOKENS } from '../container';
@@ -110,7 +110,7 @@ describe('openapi.json against the live service (real Postgres)', function () {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     svc = await startTestService();
     app = await svc.createApp({ chains: ['ETH', 'BTC'] });
-    await svc.service.storage.applications.setCallback(app.id, 'WITHDRAW', `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/wcs/callbacks`);
+    await svc.service.storage.applications.setCallback(TEST_ACTOR, app.id, 'WITHDRAW', `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/wcs/callbacks`);
 
     // the address of the create example's user, through the API
     const create = ops.find((o) => o.path === `${API_PREFIX}/wallet/address/create`)!;
@@ -121,7 +121,7 @@ describe('openapi.json against the live service (real Postgres)', function () {
     live.addressId = addr.id;
 
     // a callback task delivered once (the test event of `wcs callback test`)
-    const task = await svc.service.storage.container.resolve<CallbackService>(TOKENS.CallbackService).sendTest(app.id, 'WITHDRAW');
+    const task = await svc.service.storage.container.resolve<CallbackService>(TOKENS.CallbackService).sendTest(TEST_ACTOR, app.id, 'WITHDRAW');
     live.callbackTaskId = Number(task.id);
     const deadline = Date.now() + 30_000;
     for (;;) {
@@ -172,7 +172,7 @@ describe('openapi.json against the live service (real Postgres)', function () {
     const chains = ops.find((o) => o.path === `${API_PREFIX}/wallet/support/chains`)!;
     // an application of its own, so the other checks never meet its empty bucket
     const limitedApp = await svc.createApp({ name: 'rate limited', chains: ['ETH'] });
-    await svc.service.storage.applications.setRateLimit(limitedApp.id, { ratePerSecond: 1, burst: 3 });
+    await svc.service.storage.applications.setRateLimit(TEST_ACTOR, limitedApp.id, { ratePerSecond: 1, burst: 3 });
     const answers: Answer[] = [];
     for (let i = 0; i < 6; i++) answers.push(await send('GET', chains.path, { signed: true, as: limitedApp }));
     const ok = answers.filter((a) => a.status === 200);

@@ -11,6 +11,10 @@ import { WcsService } from '../service';
 import type { ApiRoute } from '../http/routes';
 import type { CreatedApplication } from '../apps/applications';
 import { keyStoreOptions, loadKeyStorePlugin } from '../plugins/loader';
+import type { AuditActor } from '../operators/audit';
+
+/** The audit actor of changes a test makes through a service directly (audit_log: actor `test`). */
+export const TEST_ACTOR: AuditActor = Object.freeze({ name: 'test', role: 'shell', channel: 'cli', source: 'test' });
 
 /**
  * Real Postgres for tests: each call gets its own fresh database, on DATABASE_URL's
@@ -163,7 +167,7 @@ export async function startTestService(opts: { extraRoutes?: readonly ApiRoute[]
     url: service.url,
     db,
     createApp: (input = {}) =>
-      service.storage.applications.create({
+      service.storage.applications.create(TEST_ACTOR, {
         name: input.name ?? 'test app',
         environment: input.environment ?? 'test',
         chains: input.chains ?? ['ETH', 'BTC'],

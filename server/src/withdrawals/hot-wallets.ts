@@ -1,3 +1,4 @@
+import { AuditLog, type AuditActor } from '../operators/audit';
 import { generateKeyPairSync } from 'node:crypto';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { formatLocalDateTime, formatUnits } from '@wcs/core';
@@ -83,7 +84,7 @@ export class HotWallets {
  * workers cache hot wallets: restart them). Returns the wallet and the hot public key (hex,
  * compressed) the account's active permission must hold.
  */
-export async function registerHotAccount(sequelize: Sequelize, registry: AdapterRegistry, keyStore: KeyStore, applicationId: number, chain: ChainDefinition, account: string) {
+export async function registerHotAccount(sequelize: Sequelize, actor: AuditActor, registry: AdapterRegistry, keyStore: KeyStore, applicationId: number, chain: ChainDefinition, account: string) {
   const adapter = registry.forChain(chain);
   if (adapter.hotAddress !== 'registered') throw new Error(`${chain.code} hot wallets are derived from their key, not registered`);
   const checked = adapter.address.validate(account, null);
@@ -123,6 +124,12 @@ export async function registerHotAccount(sequelize: Sequelize, registry: Adapter
         await sequelize.query('UPDATE hot_wallets SET address = $2 WHERE id = $1', { bind: [id, address], transaction: t });
         await sequelize.query('DELETE FROM hot_wallet_balances WHERE hot_wallet_id = $1', { bind: [id], transaction: t });
       }
+    }
+    if (!old || old.address !== address) {
+      await new AuditLog(sequelize).record(t, actor, {
+        action: 'hotwallet.register', target: `app:${applicationId}/${chain.code}`,
+        before: old ? { address: old.address } : null, after: { address },
+      });
     }
     return { id, applicationId, chainCode: chain.code, environment: chain.environment, address, publicKey: Buffer.from(publicKey.bytes).toString('hex'), replaced: old !== undefined && old.address !== address ? old.address : null };
   });

@@ -22,7 +22,7 @@ import * as path from 'node:path';
 import { Pool } from 'pg';
 import type { CreatedApplication } from '@wcs/server';
 import { WcsService } from '@wcs/server';
-import { createTestDatabase, freePort, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
+import { createTestDatabase, freePort, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { SigningClient } from '../client/signing-client';
 import { verifyCallback } from './callback-receiver';
 import { expectOk, pollUntil, sleep } from './expect';
@@ -106,8 +106,8 @@ export class DepositHarness<K extends string> {
     const setup = await WcsService.start(testConfig(this.db!.url, this.baseEnv()), testLogger(), { api: true, workers: false });
     try {
       for (const x of Object.values<Merchant>(this.m)) {
-        x.app = await setup.storage.applications.create({ name: x.name, environment: x.environment, chains: x.chains });
-        await setup.storage.applications.setCallback(x.app.id, 'RECHARGE', this.receiver.url(x.path));
+        x.app = await setup.storage.applications.create(TEST_ACTOR, { name: x.name, environment: x.environment, chains: x.chains });
+        await setup.storage.applications.setCallback(TEST_ACTOR, x.app.id, 'RECHARGE', this.receiver.url(x.path));
         x.client = new SigningClient(setup.url, { apiKey: x.app.apiKey, apiSecret: x.app.apiSecret });
       }
       await addresses();

@@ -20,10 +20,13 @@ export function registerOverviewPages(app: express.Express, kit: ConsoleKit): vo
          FROM scan_cursors s JOIN chains c ON c.id = s.chain_id ORDER BY c.environment, c.code`,
       { type: QueryTypes.SELECT },
     );
+    const ready = await kit.deps.readiness().catch((e: unknown) => ({ ready: false, checks: { readiness: String((e as Error)?.message ?? e) } }));
     const must = s.session.mustChangePassword ? html`<p class="error">Your password must be changed: <a href="/password">change it now</a>.</p>` : '';
     const st = stats!;
     kit.render(res, s, 'Overview', html`${must}
-      <p>Health: <b class="ok">database reachable</b> (this page was read from it). Readiness of the API and workers: their <code>/health</code> and <code>/ready</code> endpoints and metrics.</p>
+      <h2>Health and readiness</h2>
+      <p>This process is <b class="${ready.ready ? 'ok' : 'error'}">${ready.ready ? 'ready' : 'not ready'}</b> (the checks of the API's <code>/readyz</code>, made now).</p>
+      <dl class="kv">${Object.entries(ready.checks).map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
       <div class="grid">
       <div class="stat">Open alerts<b><a href="/alerts">${st.alerts}</a></b></div>
       <div class="stat">Callback backlog (waiting or in delivery)<b><a href="/callbacks?status=WAITING">${st.backlog}</a></b></div>
