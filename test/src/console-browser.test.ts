@@ -173,7 +173,7 @@ describe('operator console in Chromium (login, pages, refusals, safe display, sc
         expect(await page.textContent('h1'), what).to.equal('Alerts');
         // the operator's session, as the database clock sees it, is past its limit
         const r = await c.query(`UPDATE operator_sessions SET ${shift} WHERE ended_at IS NULL AND operator_id = (SELECT id FROM operators WHERE username = 'olga')`);
-        expect(r.rowCount, what).to.equal(1);
+        expect(r.rowCount, what).to.be.at.least(1);
         await page.goto(`${base}/alerts`);
         expect(page.url(), what).to.equal(`${base}/login`);
         if (what === 'idle') await shot(page, 'login-after-expiry');

@@ -119,7 +119,9 @@ describe('wcs operator and wcs audit (operator accounts and the audit log from t
     await wcs(['withdraw', 'allowlist-only', 'on', '--app', String(app.id)], 0);
     await wcs(['withdraw', 'allowlist-only', 'on', '--app', String(app.id)], 0);
     const log = await wcs(['audit', '--limit', '10'], 0);
-    const mine = log.entries.filter((e: { target: string }) => e.target.startsWith(`app:${app.id}`));
+    const all = log.entries.filter((e: { target: string }) => e.target.startsWith(`app:${app.id}`));
+    expect(all[all.length - 1]).to.include({ action: 'app.create', target: `app:${app.id}` });
+    const mine = all.filter((e: { action: string }) => e.action.startsWith('withdraw.'));
     expect(mine.map((e: { action: string }) => e.action)).to.deep.equal(['withdraw.allowlist-only.set', 'withdraw.blocklist.add', 'withdraw.limits.set', 'withdraw.limits.set']);
     expect(mine[3].before).to.equal(null);
     expect(mine[2].before).to.include({ approvalThreshold: '1500000000000000000' });

@@ -356,6 +356,13 @@ describe('withdrawals on anvil (acceptance, ledger, payout worker, callbacks)', 
     expect(events(over.id).map((e) => [e.status, e.txHash])).to.deep.equal([['FAILED', '']]);
     const waiting = await pollUntil(() => get(high1.id), (w) => w.riskLevel !== null, 30_000, 100);
     expect(waiting.result).to.include({ status: 'PROCESSING', riskLevel: 'HIGH', riskReason: 'AMOUNT_OVER_APPROVAL_THRESHOLD', txHash: null });
+    // four eyes (docs/console.md): the shell user who set the threshold may not approve what it holds
+    const own = await runCli(['withdraw', 'approve', String(high1.id)], env);
+    expect(own.code, own.stdout + own.stderr).to.equal(1);
+    expect(own.stderr).to.include('FOUR_EYES_REQUIRED');
+    expect((await get(high1.id)).status).to.equal('PROCESSING');
+    // a later change of the rule by another operator (as the console records it) lets this shell user decide
+    await q(`INSERT INTO audit_log (actor, actor_role, channel, source, action, target) VALUES ('olga', 'operator', 'console', 'test', 'withdraw.limits.set', $1)`, [`app:${app.id}/token:${ETH_TOKEN_ID}`]);
     const approveArgs = ['withdraw', 'approve', String(high1.id), '--json'];
     const ok = cliJson(approveArgs, await runCli(approveArgs, env)) as { approval: string };
     expect(ok.approval).to.equal('APPROVED');

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import type { RechargeService } from '../deposits/recharge-service';
 import { TOKENS } from '../container';
+import { cliActor } from '../operators/audit';
 import { UsageError, jsonOpt, parseId, type CliContext } from './context';
 
-/** wcs deposits unattributed|assign. */
+/** wcs deposits unattributed|assign; an assignment is audited (deposit.assign, docs/console.md). */
 export function registerDepositCommands(program: Command, ctx: CliContext): void {
   const deposits = program.command('deposits').description('deposits (recharges): the operator\'s side');
   deposits
@@ -31,7 +32,7 @@ export function registerDepositCommands(program: Command, ctx: CliContext): void
       if (!/^\d{1,15}$/.test(id)) throw new UsageError(`id: must be the numeric id shown by wcs deposits unattributed, got "${id}"`);
       const r = await ctx.withStorage(async (s) => {
         await s.applications.get(o.app);
-        return s.container.resolve<RechargeService>(TOKENS.RechargeService).assign(Number(id), o.app, o.user);
+        return s.container.resolve<RechargeService>(TOKENS.RechargeService).assign(cliActor(), Number(id), o.app, o.user);
       });
       ctx.emit(r, () => `assigned to ${o.user}: recharge ${r.id}, ${r.amount} ${r.tokenSymbol}, ${r.txStatus}`);
     });

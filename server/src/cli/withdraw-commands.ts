@@ -79,8 +79,10 @@ export function registerWithdrawCommands(program: Command, ctx: CliContext): voi
       .action(async (id: string, o: { note?: string; json?: boolean }) => {
         ctx.setJson(o);
         if (!/^\d{1,15}$/.test(id)) throw new UsageError(`id: must be a withdrawal record id, got "${id}"`);
-        const decision = await ctx.withStorage((s) => decideApproval(s.database.sequelize, cliActor(), Number(id), approve, o.note ?? null));
-        ctx.emit({ id: Number(id), approval: decision }, () => `withdrawal ${id}: ${decision}`);
+        const r = await ctx.withStorage((s) => decideApproval(s.database.sequelize, cliActor(), Number(id), approve, o.note ?? null));
+        // refused (nothing changed): exit 1, the stable code as the error's name (`wcs: CODE: message`; with --json {code: null, name: CODE, msg})
+        if (!r.ok) throw Object.assign(new Error(`${r.code}: ${r.message}`), { name: r.code });
+        ctx.emit({ id: Number(id), approval: r.approval }, () => `withdrawal ${id}: ${r.approval}`);
       });
   }
 }

@@ -128,7 +128,7 @@ export class CollectionOwner implements TransferOwner {
   }
 
   async describe(t: Transaction, id: string) {
-    const [i] = await this.sequelize.query<{ id: string }>('SELECT id::text AS id FROM collection_items WHERE transfer_id = $1 OR topup_transfer_id = $1 ORDER BY id LIMIT 1', {
+    const [i] = await this.sequelize.query<{ id: string }>('SELECT id::text AS id FROM collection_items WHERE transfer_id = $1 OR topup_transfer_id = $1 ORDER BY collection_items.id LIMIT 1', {
       bind: [id], type: QueryTypes.SELECT, transaction: t,
     });
     return { what: `collection item ${i?.id ?? '?'} (transfer ${id})`, alertKind: 'COLLECTION_STUCK', details: { item: i?.id ?? null } };

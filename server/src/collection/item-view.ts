@@ -41,7 +41,7 @@ export async function itemDetail(sequelize: Sequelize, id: number) {
     { bind: [id], type: QueryTypes.SELECT },
   );
   const changes = await sequelize.query<{ id: string; at: Date; actor: string; actor_role: string; channel: string; action: string }>(
-    'SELECT id::text AS id, at, actor, actor_role, channel, action FROM audit_log WHERE target = $1 ORDER BY id DESC LIMIT 50',
+    'SELECT id::text AS id, at, actor, actor_role, channel, action FROM audit_log WHERE target = $1 ORDER BY audit_log.id DESC LIMIT 50',
     { bind: [itemTarget(id)], type: QueryTypes.SELECT },
   );
   return {

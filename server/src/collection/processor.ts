@@ -160,7 +160,7 @@ export class CollectionProcessor {
     if (list.length === 0) return 0;
     return this.sequelize.transaction(async (t) => {
       const locked = await this.sequelize.query<{ id: string }>(
-        `SELECT id::text AS id FROM collection_items WHERE id = ANY($1::bigint[]) AND status IN ('PLANNED','FUNDED') ORDER BY id FOR UPDATE SKIP LOCKED`,
+        `SELECT id::text AS id FROM collection_items WHERE id = ANY($1::bigint[]) AND status IN ('PLANNED','FUNDED') ORDER BY collection_items.id FOR UPDATE SKIP LOCKED`,
         { bind: [list.map((x) => x.item.id)], type: QueryTypes.SELECT, transaction: t },
       );
       const ok = new Set(locked.map((l) => l.id));

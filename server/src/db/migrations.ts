@@ -849,6 +849,9 @@ CREATE INDEX operator_sessions_open ON operator_sessions (operator_id) WHERE end
 -- (created_at, id) (docs/console.md, "Listings"); per application the listing uses
 -- callback_tasks_by_app
 CREATE INDEX callback_tasks_by_created ON callback_tasks (created_at, id);
+-- the latest entry for a target and action: four eyes (who last changed the rule that held a
+-- withdrawal), an alert's acknowledger, a collection item's history
+CREATE INDEX audit_log_by_target ON audit_log (target, action, id);
 `,
   },
 ];

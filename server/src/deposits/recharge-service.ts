@@ -1,5 +1,6 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { formatLocalDateTime, formatUnits, WcsError } from '@wcs/core';
+import { AuditLog, type AuditActor } from '../operators/audit';
 import { advanceRecharges, confirmationsAt, loadRecharge, RechargeNotices, type TxStatus } from './recharges';
 
 /** A recharge record as GET recharge/get and recharge/list return it (docs/deposits.md). */
@@ -84,6 +85,30 @@ export interface RechargeFilter {
   readonly pageSize: number;
 }
 
+/** The console's recharge listing across applications (keyset paging by id, newest first). */
+export interface OperatorRechargeFilter {
+  readonly applicationId?: number | null;
+  readonly chainCode?: string | null;
+  readonly txStatus?: TxStatus | null;
+  readonly txHash?: string | null;
+  /** Only records with a smaller id (the last id of the page before). */
+  readonly before?: number | null;
+  readonly limit: number;
+}
+
+/** A callback task of a business record, for the console (its attempts are on /callbacks/<taskId>). */
+export interface RecordCallbackTask {
+  taskId: number;
+  /** The record's state the task reports (a recharge's txStatus, a withdrawal's status). */
+  state: string;
+  status: string;
+  retryTimes: number;
+  url: string;
+  nextRetryTime: string | null;
+  createTime: string;
+  updateTime: string;
+}
+
 export interface UnattributedView {
   id: number;
   chainId: number;
@@ -99,6 +124,16 @@ export interface UnattributedView {
   reason: string;
   rechargeId: number | null;
   createTime: string;
+}
+
+/** Why RechargeService.assign refused (stable codes: `code`, also the error's name); nothing was changed. */
+export type AssignRefusal = 'UNATTRIBUTED_NOT_FOUND' | 'UNATTRIBUTED_ALREADY_ASSIGNED' | 'USER_ADDRESS_NOT_FOUND';
+
+export class AssignRefused extends Error {
+  constructor(readonly code: AssignRefusal, message: string) {
+    super(message);
+    this.name = code;
+  }
 }
 
 /** Deposit queries (scoped to the caller's application) and the operator's unattributed-deposit tools. */
@@ -133,6 +168,40 @@ export class RechargeService {
     return { list: rows.map(view), total: Number(count!.n) };
   }
 
+  /**
+   * Operator (the console's deposits page): recharge records of every application, newest first
+   * by id, `limit` of them before record id `before` (keyset paging), filtered by application,
+   * chain code, txStatus and txHash when given.
+   */
+  async operatorList(f: OperatorRechargeFilter): Promise<RechargeView[]> {
+    const rows = await this.sequelize.query<ViewRow>(
+      `${VIEW_SELECT} WHERE ($1::bigint IS NULL OR r.id < $1) AND ($2::int IS NULL OR r.application_id = $2) AND ($3::text IS NULL OR c.code = $3)
+          AND ($4::text IS NULL OR r.tx_status = $4) AND ($5::text IS NULL OR r.tx_hash = $5)
+        ORDER BY r.id DESC LIMIT $6`,
+      { bind: [f.before ?? null, f.applicationId ?? null, f.chainCode ?? null, f.txStatus ?? null, f.txHash ?? null, f.limit], type: QueryTypes.SELECT },
+    );
+    return rows.map(view);
+  }
+
+  /** Operator: one recharge record of any application, or null. */
+  async operatorGet(id: number): Promise<RechargeView | null> {
+    const rows = await this.sequelize.query<ViewRow>(`${VIEW_SELECT} WHERE r.id = $1`, { bind: [id], type: QueryTypes.SELECT });
+    return rows[0] ? view(rows[0]) : null;
+  }
+
+  /** Operator: the callback tasks of a recharge record (one per txStatus it reached), oldest first. */
+  async callbackTasks(rechargeId: number): Promise<RecordCallbackTask[]> {
+    const rows = await this.sequelize.query<{ task_id: string; state: string; status: string; retry_times: number; url: string; next_retry_time: Date | null; created_at: Date; updated_at: Date }>(
+      `SELECT n.task_id::text AS task_id, n.tx_status AS state, k.status, k.retry_times, k.url, k.next_retry_time, k.created_at, k.updated_at
+         FROM recharge_notices n JOIN callback_tasks k ON k.id = n.task_id WHERE n.recharge_id = $1 ORDER BY n.task_id`,
+      { bind: [rechargeId], type: QueryTypes.SELECT },
+    );
+    return rows.map((r) => ({
+      taskId: Number(r.task_id), state: r.state, status: r.status, retryTimes: r.retry_times, url: r.url,
+      nextRetryTime: formatLocalDateTime(r.next_retry_time), createTime: formatLocalDateTime(r.created_at)!, updateTime: formatLocalDateTime(r.updated_at)!,
+    }));
+  }
+
   /** Operator: deposits to shared addresses whose memo names no user (not yet assigned unless all). */
   async unattributed(all = false): Promise<UnattributedView[]> {
     const rows = await this.sequelize.query<{
@@ -154,28 +223,31 @@ export class RechargeService {
 
   /**
    * Operator: credits an unattributed deposit to a user of an application that has an address on
-   * the deposit's shared address. Creates the recharge record (PENDING, then as far as its
-   * confirmations allow, with the callbacks of each state) in one transaction.
+   * the deposit's shared address (wcs deposits assign, the console's unattributed deposits page).
+   * Creates the recharge record (PENDING, then as far as its confirmations allow, with the
+   * callbacks of each state) and the audit entry `deposit.assign` in one transaction. Refused
+   * (nothing changed, nothing audited) with an AssignRefused naming why.
    */
-  async assign(unattributedId: number, applicationId: number, externalUserId: string): Promise<RechargeView> {
+  async assign(actor: AuditActor, unattributedId: number, applicationId: number, externalUserId: string): Promise<RechargeView> {
     const id = await this.sequelize.transaction(async (t) => {
       const [u] = await this.sequelize.query<{
         id: string; chain_id: number; chain_token_id: number; address: string; memo: string | null; from_address: string | null; tx_hash: string;
         position: number; amount: string; block_height: string; block_hash: string; recharge_id: string | null; confirmations: number; token_conf: number | null;
+        reason: string; code: string; symbol: string; decimals: number;
       }>(
-        `SELECT u.*, u.amount::text AS amount, u.block_height::text AS block_height, c.confirmations, t.confirmations AS token_conf
+        `SELECT u.*, u.amount::text AS amount, u.block_height::text AS block_height, c.confirmations, t.confirmations AS token_conf, c.code, t.symbol, t.decimals
            FROM unattributed_deposits u JOIN chains c ON c.id = u.chain_id JOIN chain_tokens t ON t.id = u.chain_token_id
           WHERE u.id = $1 FOR UPDATE OF u`,
         { bind: [unattributedId], type: QueryTypes.SELECT, transaction: t },
       );
-      if (!u) throw new Error(`unattributed deposit ${unattributedId} not found`);
-      if (u.recharge_id !== null) throw new Error(`unattributed deposit ${unattributedId} was already assigned (recharge ${u.recharge_id})`);
+      if (!u) throw new AssignRefused('UNATTRIBUTED_NOT_FOUND', `unattributed deposit ${unattributedId} not found`);
+      if (u.recharge_id !== null) throw new AssignRefused('UNATTRIBUTED_ALREADY_ASSIGNED', `unattributed deposit ${unattributedId} was already assigned (recharge ${u.recharge_id})`);
       const [owner] = await this.sequelize.query<{ id: number }>(
         'SELECT id FROM addresses WHERE application_id = $1 AND chain_id = $2 AND external_user_id = $3 AND address = $4',
         { bind: [applicationId, u.chain_id, externalUserId, u.address], type: QueryTypes.SELECT, transaction: t },
       );
       if (!owner) {
-        throw new Error(`application ${applicationId} has no user ${externalUserId} with an address on ${u.address} (chain ${u.chain_id}): create it first`);
+        throw new AssignRefused('USER_ADDRESS_NOT_FOUND', `application ${applicationId} has no user ${externalUserId} with an address on ${u.address} (chain ${u.chain_id}): create it first`);
       }
       const [tipRow] = await this.sequelize.query<{ tip_height: string | null }>('SELECT tip_height::text AS tip_height FROM scan_cursors WHERE chain_id = $1', {
         bind: [u.chain_id], type: QueryTypes.SELECT, transaction: t,
@@ -193,6 +265,12 @@ export class RechargeService {
         },
       );
       await this.sequelize.query('UPDATE unattributed_deposits SET recharge_id = $2, assigned_at = now() WHERE id = $1', { bind: [u.id, created!.id], transaction: t });
+      const deposit = { chainCode: u.code, address: u.address, memo: u.memo, amount: formatUnits(BigInt(u.amount), u.decimals), token: u.symbol, txHash: u.tx_hash, position: u.position, reason: u.reason };
+      await new AuditLog(this.sequelize).record(t, actor, {
+        action: 'deposit.assign', target: `unattributed:${u.id}`,
+        before: { ...deposit, rechargeId: null },
+        after: { ...deposit, rechargeId: Number(created!.id), applicationId, externalUserId },
+      });
       const notices = new RechargeNotices();
       notices.add(await loadRecharge(this.sequelize, t, created!.id), 'PENDING');
       await advanceRecharges(this.sequelize, t, { chainId: u.chain_id, rechargeId: created!.id }, tipRow?.tip_height ? BigInt(tipRow.tip_height) : BigInt(u.block_height), notices);

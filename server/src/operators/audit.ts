@@ -65,7 +65,7 @@ export class AuditLog {
     const rows = await this.sequelize.query<{ id: string; at: Date; actor: string; actor_role: string; channel: 'console' | 'cli'; source: string | null; action: string; target: string | null; before: Record<string, unknown> | null; after: Record<string, unknown> | null }>(
       `SELECT id::text AS id, at, actor, actor_role, channel, source, action, target, before, after FROM audit_log
         WHERE ($1::bigint IS NULL OR id < $1::bigint) AND ($2::text IS NULL OR actor = $2) AND ($3::text IS NULL OR action = $3)
-        ORDER BY id DESC LIMIT $4`,
+        ORDER BY audit_log.id DESC LIMIT $4`,
       { bind: [options.before ?? null, options.actor ?? null, options.action ?? null, options.limit], type: QueryTypes.SELECT },
     );
     return rows.map((r) => ({ id: r.id, at: r.at, actor: r.actor, actorRole: r.actor_role, channel: r.channel, source: r.source, action: r.action, target: r.target, before: r.before, after: r.after }));

@@ -4,6 +4,7 @@ import type { ChainView } from '../catalogue/catalogue';
 import type { Logger } from '../config/logger';
 import { createTransfers, type NewTransfer } from '../transfers/model';
 import type { TransferIntake } from '../transfers/pipeline';
+import { fourEyesFor, lastHoldingRuleChange, lockHoldingRule } from './four-eyes';
 import { decideRisk } from './risk-decision';
 import { ORDER_COLUMNS, ORDER_FROM, WithdrawNotices, type OrderRow } from './withdraw-events';
 
@@ -109,14 +110,34 @@ export class PayoutIntake implements TransferIntake {
   }
 }
 
-/** Operator decision on an order waiting for approval (wcs withdraw approve|reject). */
-export async function decideApproval(sequelize: Sequelize, actor: AuditActor, id: number, approve: boolean, note: string | null): Promise<'APPROVED' | 'REJECTED'> {
-  return sequelize.transaction(async (t) => {
+/** Why a decision on a withdrawal was refused (stable codes: the console and `wcs withdraw approve|reject` show them). */
+export type DecisionRefusal = 'WITHDRAWAL_NOT_FOUND' | 'WITHDRAWAL_NOT_PENDING' | 'FOUR_EYES_REQUIRED';
+
+/** What a decision did: the order's new approval, or why nothing was changed (and nothing audited). */
+export type DecisionOutcome =
+  | { readonly ok: true; readonly approval: 'APPROVED' | 'REJECTED' }
+  | { readonly ok: false; readonly code: DecisionRefusal; readonly message: string };
+
+/**
+ * An operator's decision on an order waiting for approval (wcs withdraw approve|reject, the
+ * console's withdrawal page). In one transaction: the order is locked, it must be held (approval
+ * PENDING, status PROCESSING), and an approval is refused when the decider last changed the rule
+ * that held it (four eyes, four-eyes.ts); then the change and its audit entry. A refusal changes
+ * nothing and writes no entry.
+ */
+export async function decideApproval(sequelize: Sequelize, actor: AuditActor, id: number, approve: boolean, note: string | null): Promise<DecisionOutcome> {
+  return sequelize.transaction(async (t): Promise<DecisionOutcome> => {
     const [o] = await sequelize.query<OrderRow & { approval: string }>(`SELECT ${ORDER_COLUMNS}, w.approval FROM ${ORDER_FROM} WHERE w.id = $1 FOR UPDATE OF w`, {
       bind: [String(id)], type: QueryTypes.SELECT, transaction: t,
     });
-    if (!o) throw new Error(`withdrawal ${id} not found`);
-    if (o.approval !== 'PENDING' || o.status !== 'PROCESSING') throw new Error(`withdrawal ${id} is not waiting for approval (approval ${o.approval}, status ${o.status})`);
+    if (!o) return { ok: false, code: 'WITHDRAWAL_NOT_FOUND', message: `withdrawal ${id} not found` };
+    if (o.approval !== 'PENDING' || o.status !== 'PROCESSING') {
+      return { ok: false, code: 'WITHDRAWAL_NOT_PENDING', message: `withdrawal ${id} is not waiting for approval (approval ${o.approval}, status ${o.status})` };
+    }
+    await lockHoldingRule(sequelize, t, o.application_id, o.chain_token_id);
+    const changed = await lastHoldingRuleChange(sequelize, o.application_id, o.chain_token_id, t);
+    const refused = fourEyesFor(approve ? 'APPROVE' : 'REJECT', actor.name, changed?.actor ?? null);
+    if (refused !== null) return { ok: false, code: 'FOUR_EYES_REQUIRED', message: `withdrawal ${id}: ${refused}` };
     const audit = (after: Record<string, unknown>) => new AuditLog(sequelize).record(t, actor, {
       action: approve ? 'withdraw.approve' : 'withdraw.reject', target: `withdrawal:${id}`,
       before: { approval: 'PENDING', status: o.status }, after: { ...after, ...(note ? { note } : {}) },
@@ -124,7 +145,7 @@ export async function decideApproval(sequelize: Sequelize, actor: AuditActor, id
     if (approve) {
       await sequelize.query(`UPDATE withdrawals SET approval = 'APPROVED', updated_at = now() WHERE id = $1`, { bind: [String(id)], transaction: t });
       await audit({ approval: 'APPROVED', status: o.status });
-      return 'APPROVED';
+      return { ok: true, approval: 'APPROVED' };
     }
     const reason = `rejected by the operator${note ? `: ${note}` : ''}`.slice(0, 256);
     await sequelize.query(`UPDATE withdrawals SET approval = 'REJECTED', status = 'FAILED', fail_reason = $2, finished_at = now(), updated_at = now() WHERE id = $1`, {
@@ -134,6 +155,6 @@ export async function decideApproval(sequelize: Sequelize, actor: AuditActor, id
     const notices = new WithdrawNotices();
     notices.add(o, 'FAILED', null);
     await notices.flush(sequelize, t);
-    return 'REJECTED';
+    return { ok: true, approval: 'REJECTED' };
   });
 }

@@ -2,6 +2,7 @@ import { AuditLog, type AuditActor } from '../operators/audit';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { AmountFormatError, formatUnits, parseUnits, WcsError, type AdapterRegistry } from '@wcs/core';
 import type { Catalogue } from '../catalogue/catalogue';
+import { HOLDING_RULE_ACTION, holdingRuleTarget, lockHoldingRule } from './four-eyes';
 
 /** What `wcs withdraw limits` sets for one token of an application (decimal strings; null: no limit). */
 export interface TokenLimits {
@@ -44,7 +45,12 @@ export class RiskRules {
     throw new WcsError('TOKEN_UNKNOWN', { message: `Unknown chainTokenId ${chainTokenId} in ${environment}` });
   }
 
-  /** Sets (or, all null, removes) a token's limits; audited with the limits before and after, in the change's transaction. */
+  /**
+   * Sets (or, all null, removes) a token's limits; audited with the limits before and after, in
+   * the change's transaction (a change to what it already is changes nothing and writes no entry).
+   * Its approval threshold is the rule that holds withdrawals (four eyes, four-eyes.ts): the change
+   * takes the rule's lock, so a decision on a held order sees it or waits for it.
+   */
   async setLimits(actor: AuditActor, applicationId: number, chainTokenId: number, limits: TokenLimits): Promise<void> {
     const { environment } = await this.app(applicationId);
     const { token } = this.token(environment, chainTokenId);
@@ -61,11 +67,16 @@ export class RiskRules {
     };
     const [p, d, a] = [units('--per-order', limits.perOrderMax), units('--daily', limits.dailyMax), units('--approval-over', limits.approvalThreshold)];
     await this.sequelize.transaction(async (t) => {
+      await lockHoldingRule(this.sequelize, t, applicationId, chainTokenId);
       const [before] = await this.sequelize.query<{ per_order_max: string | null; daily_max: string | null; approval_threshold: string | null }>(
         `SELECT per_order_max::text AS per_order_max, daily_max::text AS daily_max, approval_threshold::text AS approval_threshold
            FROM withdraw_limits WHERE application_id = $1 AND chain_token_id = $2 FOR UPDATE`,
         { bind: [applicationId, chainTokenId], type: QueryTypes.SELECT, transaction: t },
       );
+      const same = before
+        ? before.per_order_max === p && before.daily_max === d && before.approval_threshold === a
+        : p === null && d === null && a === null;
+      if (same) return;
       if (p === null && d === null && a === null) {
         await this.sequelize.query('DELETE FROM withdraw_limits WHERE application_id = $1 AND chain_token_id = $2', { bind: [applicationId, chainTokenId], transaction: t });
       } else {
@@ -78,7 +89,7 @@ export class RiskRules {
       const shape = (x: { per_order_max: string | null; daily_max: string | null; approval_threshold: string | null } | undefined) =>
         (x ? { perOrderMax: x.per_order_max, dailyMax: x.daily_max, approvalThreshold: x.approval_threshold, units: 'base units', token: token.symbol } : null);
       await new AuditLog(this.sequelize).record(t, actor, {
-        action: 'withdraw.limits.set', target: `app:${applicationId}/token:${chainTokenId}`,
+        action: HOLDING_RULE_ACTION, target: holdingRuleTarget(applicationId, chainTokenId),
         before: shape(before), after: p === null && d === null && a === null ? null : shape({ per_order_max: p, daily_max: d, approval_threshold: a }),
       });
     });
