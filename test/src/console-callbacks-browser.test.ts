@@ -426,6 +426,23 @@ describe('console: applications, callback URLs and callback tasks in Chromium', 
     await page.close();
   });
 
+  it('in a process that runs the API, the overview and key store pages report the key store open and ready (as /readyz does)', async () => {
+    const page = await login('olga');
+    await page.goto(`${base}/keystore`);
+    const ks = (await page.textContent('main'))!;
+    expect(ks).to.include('Open and ready');
+    expect(ks).to.not.include('has not opened the key store');
+    expect(ks).to.not.match(/mnemonic|passphrase:/i);
+    await shot(page, 'keystore-open');
+    await page.goto(base);
+    const overview = (await page.textContent('main'))!;
+    expect(overview).to.match(/This process is\s*ready/);
+    expect(await page.locator('dl.kv dt', { hasText: 'keystore' }).count()).to.equal(1);
+    expect(await page.locator('dl.kv dt', { hasText: 'database' }).locator('xpath=following-sibling::dd[1]').textContent()).to.equal('ok');
+    await shot(page, 'overview-ready');
+    await page.close();
+  });
+
   it('the task listing pages by keyset: 120 tasks, 50 a page, every task exactly once going older and the same pages back newer; filters; bad cursors and filters are refused', async () => {
     const other = await svc.storage.applications.create(TEST_ACTOR, { name: 'paging', environment: 'test', chains: [] });
     // three tasks per second of creation time: ties broken by id
