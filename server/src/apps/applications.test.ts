@@ -254,4 +254,16 @@ describe('applications and callbacks: every change audited, in its transaction, 
     expect(await count()).to.equal(n3 + 2);
     expect(after.slice(0, 2).map((e) => e.target).sort()).to.deep.equal(more.map((x) => `callback-task:${x.id}`).sort());
   });
+
+  it('lists every application by id, or one keyset page after an id (the console\'s list)', async () => {
+    for (let i = 0; i < 3; i++) await storage.applications.create(TEST_ACTOR, { name: `paged ${i}`, environment: 'test', chains: [] });
+    const all = (await storage.applications.list()).map((a) => a.id);
+    expect(all.length).to.be.at.least(3);
+    expect(all).to.deep.equal([...all].sort((a, b) => a - b));
+    const first = (await storage.applications.list({ limit: 2 })).map((a) => a.id);
+    expect(first).to.deep.equal(all.slice(0, 2));
+    const next = (await storage.applications.list({ after: first[1]!, limit: 2 })).map((a) => a.id);
+    expect(next).to.deep.equal(all.slice(2, 4));
+    expect(await storage.applications.list({ after: all[all.length - 1]!, limit: 2 })).to.deep.equal([]);
+  });
 });

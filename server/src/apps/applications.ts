@@ -1,5 +1,5 @@
 import * as crypto from 'node:crypto';
-import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import { Op, QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { WcsError, invalidParameter, formatLocalDateTime, type AdapterRegistry, type Environment } from '@wcs/core';
 import type { ApplicationRow, Models } from '../db/models';
 import type { SecretBox } from '../crypto/secret-box';
@@ -105,8 +105,13 @@ export class ApplicationService {
     return { ...(await this.view(app)), apiSecret };
   }
 
-  async list(): Promise<ApplicationView[]> {
-    const rows = await this.models.Application.findAll({ order: [['id', 'ASC']] });
+  /** Every application by id, or (the console) one keyset page: ids above `after`, at most `limit`. */
+  async list(page: { after?: number | null; limit?: number } = {}): Promise<ApplicationView[]> {
+    const rows = await this.models.Application.findAll({
+      ...(page.after ? { where: { id: { [Op.gt]: page.after } } } : {}),
+      order: [['id', 'ASC']],
+      ...(page.limit ? { limit: page.limit } : {}),
+    });
     return Promise.all(rows.map((r) => this.view(r)));
   }
 

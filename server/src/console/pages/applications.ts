@@ -6,7 +6,7 @@ import { SETTLEMENT_MODES, setSettlementMode, settlementMode, settlementModes } 
 import type { CallbackService } from '../../callbacks/callback-service';
 import { TOKENS } from '../../container';
 import { html, type Html } from '../html';
-import { field, fields, idOf, type ConsoleKit, type Signed } from '../kit';
+import { field, fields, idOf, q, type ConsoleKit, type Signed } from '../kit';
 
 /** A refusal for a service's WcsError: its name and message; 404 for what does not exist, 409 for what is busy, else 400. */
 export function refuseWcsError(kit: ConsoleKit, res: Response, s: Signed, e: unknown): boolean {
@@ -37,6 +37,9 @@ const row = (k: string, v: unknown) => html`<dt>${k}</dt><dd>${v === null || v =
  * event. Every change calls the same service function as the CLI (ApplicationService,
  * setSettlementMode, CallbackService.sendTest), which audits it.
  */
+/** Applications per page of the list (keyset by id). */
+export const APPS_PAGE = 50;
+
 export function registerApplicationPages(app: express.Express, kit: ConsoleKit): void {
   const apps = () => kit.storage.applications;
   const callbacks = () => kit.resolve<CallbackService>(TOKENS.CallbackService);
@@ -50,8 +53,13 @@ export function registerApplicationPages(app: express.Express, kit: ConsoleKit):
     }
   }
 
-  kit.get(app, '/applications', async (_req, res, s) => {
-    const list = await apps().list();
+  kit.get(app, '/applications', async (req, res, s) => {
+    const rawAfter = q(req, 'after');
+    const after = rawAfter === null ? null : idOf(rawAfter);
+    if (rawAfter !== null && after === null) return kit.refuse(res, s, 400, `after: must be an application id, got "${rawAfter}"`);
+    const page = await apps().list({ after, limit: APPS_PAGE + 1 });
+    const list = page.slice(0, APPS_PAGE);
+    const next = page.length > APPS_PAGE ? html`<p class="pager"><a href="/applications?after=${list[list.length - 1]!.id}">More applications</a></p>` : '';
     const modes = await settlementModes(kit.sequelize);
     kit.render(res, s, 'Applications', html`<p>Merchant applications: each has an API key and secret, its enabled chains and its callback URLs.
       ${kit.may(s, 'applications.write') ? html`<a href="/applications/new">Create an application</a>` : ''}</p>
@@ -59,7 +67,7 @@ export function registerApplicationPages(app: express.Express, kit: ConsoleKit):
       ${list.length === 0 ? html`<tr><td colspan="7">No applications yet.</td></tr>` : list.map((a) => html`<tr><td><a href="/applications/${a.id}">${a.id}</a></td>
         <td><a href="/applications/${a.id}">${a.name}</a></td><td>${a.environment}</td><td>${a.status}</td><td>${a.chains.join(', ') || html`<span class="muted">none</span>`}</td>
         <td>${modes.get(a.id) ?? ''}</td><td>${a.createTime}</td></tr>`)}
-      </tbody></table>`);
+      </tbody></table>${next}${after !== null ? html`<p><a href="/applications">First applications</a></p>` : ''}`);
   });
 
   kit.get(app, '/applications/new', async (_req, res, s) => {
