@@ -595,6 +595,12 @@ describe('callbacks: GET callback/tasks and callback/attempts (filters, paging, 
     expect(ids(await listTasks(a, { pageSize: 200 }))).to.deep.equal(all);
     expect(ids(await listTasks(a, { pageNo: 7, pageSize: 7 }))).to.deep.equal(all.slice(42));
     expect(ids(await listTasks(a, { pageNo: 1, pageSize: 1 }))).to.deep.equal(all.slice(0, 1));
+    // deep pages are read from the older end (docs/callbacks.md, "Listing"): every page size still walks the same order
+    for (const pageSize of [2, 7, 11, 22, 44]) {
+      const walked: number[] = [];
+      for (let pageNo = 1; pageNo <= Math.ceil(45 / pageSize); pageNo++) walked.push(...ids(await listTasks(a, { pageNo, pageSize })));
+      expect(walked, `pageSize ${pageSize}`).to.deep.equal(all);
+    }
     const first = p1.list[0]!;
     const m = model.find((x) => x.id === first.id)!;
     expect(first.createTime).to.equal(fmt(m.createdAt)).and.match(LOCAL_TIME);

@@ -1,9 +1,8 @@
-import type { Sequelize } from 'sequelize';
-import { QueryTypes } from 'sequelize';
+import { QueryTypes, Transaction, type Sequelize } from 'sequelize';
 import { formatLocalDateTime, WcsError } from '@wcs/core';
 import type { BizType } from '../apps/applications';
 import { endpointSql, enqueueCallback, notifyDue, type EnqueuedTask } from './outbox';
-import { encodeTaskCursor, type TaskCursor } from './task-cursor';
+import { encodeTaskCursor, pageWindow, type TaskCursor } from './task-cursor';
 import { AuditLog, type AuditActor } from '../operators/audit';
 
 /** The audit target of a callback task. */
@@ -127,21 +126,28 @@ export class CallbackService {
    * precision shown (whole seconds): a task listed with createTime 10:00:00 (created at
    * 10:00:00.500) is within createTimeEnd=10:00:00.
    *
-   * How a deep page is served (docs/callbacks.md, "Listing"): the page's ids are found by walking
-   * the (application_id, created_at, id) index alone, then only those rows are read; the total
-   * is counted from the same index. The console pages by keyset instead (taskPage).
+   * How a deep page is served (docs/callbacks.md, "Listing"): the total and the page are read in
+   * one snapshot; the page is read from whichever end of the (application_id, created_at, id)
+   * index is nearer to it, so the last page costs what the first does and no page walks more than
+   * half the listing. Only the page's rows are read. The console pages by keyset instead (taskPage).
    */
   async listTasks(applicationId: number, f: TaskFilter): Promise<{ list: CallbackTaskView[]; total: number }> {
     const { where, bind } = taskWhere(f);
     const params = [applicationId, ...bind];
-    const [count] = await this.sequelize.query<{ n: string }>(`SELECT count(*) AS n FROM callback_tasks WHERE application_id = $1 AND ${where}`, { bind: params, type: QueryTypes.SELECT });
-    const rows = await this.sequelize.query<TaskRow>(
-      `SELECT ${TASK_COLUMNS} FROM callback_tasks
-        WHERE id IN (SELECT id FROM callback_tasks WHERE application_id = $1 AND ${where} ORDER BY created_at DESC, id DESC LIMIT $7 OFFSET $8)
-        ORDER BY created_at DESC, id DESC`,
-      { bind: [...params, f.pageSize, (f.pageNo - 1) * f.pageSize], type: QueryTypes.SELECT },
-    );
-    return { list: rows.map(taskView), total: Number(count!.n) };
+    return this.sequelize.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.REPEATABLE_READ }, async (transaction) => {
+      const [count] = await this.sequelize.query<{ n: string }>(`SELECT count(*) AS n FROM callback_tasks WHERE application_id = $1 AND ${where}`, { bind: params, type: QueryTypes.SELECT, transaction });
+      const total = Number(count!.n);
+      const { newestFirst, limit, offset } = pageWindow(total, f.pageNo, f.pageSize);
+      if (limit === 0) return { list: [], total };
+      const order = newestFirst ? 'created_at DESC, id DESC' : 'created_at ASC, id ASC';
+      const rows = await this.sequelize.query<TaskRow>(
+        `SELECT ${TASK_COLUMNS} FROM callback_tasks
+          WHERE id IN (SELECT id FROM callback_tasks WHERE application_id = $1 AND ${where} ORDER BY ${order} LIMIT $7 OFFSET $8)
+          ORDER BY created_at DESC, id DESC`,
+        { bind: [...params, limit, offset], type: QueryTypes.SELECT, transaction },
+      );
+      return { list: rows.map(taskView), total };
+    });
   }
 
   /**

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { decodeTaskCursor, encodeTaskCursor } from './task-cursor';
+import { decodeTaskCursor, encodeTaskCursor, pageWindow } from './task-cursor';
 
 describe('callback task cursor', () => {
   it('round-trips microsecond timestamps and ids beyond 2^53', () => {
@@ -12,5 +12,25 @@ describe('callback task cursor', () => {
     }
     expect(decodeTaskCursor('0.1')).to.deep.equal({ createdMicros: 0n, id: 1n });
     expect(decodeTaskCursor('1.9223372036854775807')).to.deep.equal({ createdMicros: 1n, id: 9223372036854775807n });
+  });
+
+  it('pageWindow reads each page from the nearer end and covers exactly its rows', () => {
+    for (const total of [0, 1, 2, 5, 20, 45, 101]) {
+      const rows = Array.from({ length: total }, (_, i) => i); // newest first
+      const oldestFirst = [...rows].reverse();
+      for (const size of [1, 2, 3, 7, 20, 45, 200]) {
+        const seen: number[] = [];
+        for (let no = 1; no <= Math.ceil(total / size) + 1; no++) {
+          const w = pageWindow(total, no, size);
+          const page = w.newestFirst ? rows.slice(w.offset, w.offset + w.limit) : oldestFirst.slice(w.offset, w.offset + w.limit).reverse();
+          expect(page, `total ${total} size ${size} page ${no}`).to.deep.equal(rows.slice((no - 1) * size, no * size));
+          expect(w.offset, 'never walks more than half').to.be.at.most(Math.ceil(total / 2));
+          seen.push(...page);
+        }
+        expect(seen).to.deep.equal(rows);
+      }
+    }
+    expect(pageWindow(200_000, 4000, 50)).to.deep.equal({ newestFirst: false, limit: 50, offset: 0 });
+    expect(pageWindow(200_000, 1, 50)).to.deep.equal({ newestFirst: true, limit: 50, offset: 0 });
   });
 });

@@ -25,3 +25,16 @@ export function decodeTaskCursor(text: string | null | undefined): TaskCursor | 
   if (createdMicros > MAX || id > MAX) return null;
   return { createdMicros, id };
 }
+
+/**
+ * Which rows page `pageNo` of `pageSize` is, over `total` rows listed newest first, read from the
+ * nearer end: newest first skipping `offset`, or oldest first skipping `offset` (then reversed).
+ * limit 0: the page is past the end.
+ */
+export function pageWindow(total: number, pageNo: number, pageSize: number): { newestFirst: boolean; limit: number; offset: number } {
+  const skip = (pageNo - 1) * pageSize;
+  if (skip >= total) return { newestFirst: true, limit: 0, offset: 0 };
+  const older = total - skip - pageSize; // rows after the page (negative: the page is cut short)
+  if (older >= skip) return { newestFirst: true, limit: pageSize, offset: skip };
+  return { newestFirst: false, limit: pageSize + Math.min(0, older), offset: Math.max(0, older) };
+}
