@@ -6,7 +6,8 @@ import { TEST_ACTOR, createTestDatabase, testConfig, testLogger, type TestDataba
 import type { AuditActor } from '../operators/audit';
 import type { AdapterRegistry } from '@wcs/core';
 import { TOKENS } from '../container';
-import { CollectCommandError, CollectInputError, listItems, requestRun, retryItem, retryRefusal, setCollectionAddress, setPolicy } from './operator';
+import { CollectCommandError, CollectInputError, requestRun, setCollectionAddress, setPolicy } from './operator';
+import { listItems, retryItem, retryRefusal } from './operator-items';
 import { PolicyInputError } from './policy-input';
 
 // default catalogue, test environment
