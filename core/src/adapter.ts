@@ -96,13 +96,34 @@ export interface BlockScanner {
   blockAt(height: bigint): Promise<BlockRef | null>;
   /**
    * Every block in [from, to] (ascending, parent links intact) and the transfers in them to the
-   * watched addresses (canonical forms). A range that straddles a reorg may come back with broken
+   * watched addresses (canonical forms), and from `options.senders`. A range that straddles a reorg may come back with broken
    * parent links: the engine checks them and asks again. The set is treated as immutable: a
    * scanner may keep a derived form of it (e.g. lower-cased) for as long as it is handed the same
    * set object, so a caller whose watched addresses change passes a new set.
    */
-  scanRange(from: bigint, to: bigint, watched: ReadonlySet<string>): Promise<{ readonly blocks: readonly BlockRef[]; readonly transfers: readonly ObservedTransfer[] }>;
+  scanRange(from: bigint, to: bigint, watched: ReadonlySet<string>, options?: ScanRangeOptions): Promise<{ readonly blocks: readonly BlockRef[]; readonly transfers: readonly ObservedTransfer[] }>;
   lookupTransaction(txHash: string): Promise<TransactionLookup>;
+  /**
+   * What kind of account each address is (the counterparty's `addressNature` of a chain event),
+   * one answer per address, in order: `CONTRACT` when code or a script controls it (EVM: code at
+   * the address; Bitcoin: a script-hash output), else `EOA`. Absent: every address is `EOA`.
+   */
+  addressNatures?(addresses: readonly string[]): Promise<readonly AddressNature[]>;
+}
+
+/** A counterparty as a chain event reports it: a key-controlled account, or code / a script. */
+export type AddressNature = 'EOA' | 'CONTRACT';
+
+/** What a block scan looks for besides transfers into the watched addresses. */
+export interface ScanRangeOptions {
+  /**
+   * Addresses whose outgoing transfers are wanted too (canonical forms): every transfer whose
+   * `fromAddress` is one of them is returned, whatever its destination, with `fromAddress` set
+   * to that address. Same rules as `watched`: treated as immutable while the same set object is
+   * handed in. UTXO chains: a transaction spending an output of a sender gives one transfer per
+   * output that does not go back to that sender (its change), `position` the output index.
+   */
+  readonly senders?: ReadonlySet<string>;
 }
 
 /**
