@@ -3,11 +3,13 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import * as net from 'node:net';
 import { inspect } from 'node:util';
-import { address as btcAddress, crypto as btcCrypto, networks, Transaction } from 'bitcoinjs-lib';
-import type { BlockRef, BlockScanner, ObservedTransfer } from '@wcs/core';
+import { address as btcAddress, Block, crypto as btcCrypto, networks, payments, Transaction } from 'bitcoinjs-lib';
+import type { BlockRef, BlockScanner, KeyRef, KeySignature, ObservedTransfer, PublicKey, ScanRangeOptions, SpendableOutput, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
 import { startRegtest, satsToBtcText, type RegtestNode } from './regtest';
-import { BitcoinBlockScanner, BitcoinRpcClient, BitcoinRpcError, outputAddress, plugin, resolveNetwork } from './index';
+import { BitcoinBlockScanner, BitcoinRpcClient, BitcoinRpcError, BitcoinTransferCrafter, BitcoinTransferNode, outputAddress, plugin, resolveNetwork } from './index';
 import { BTC_MAINNET, BTC_REGTEST_RB, BTC_TESTNET } from './fixtures.test-helper';
+import { TestKeyStore } from './keystore.test-helper';
+import { bjsNetwork, derSignature, key, rawInput, spend, type Input } from './inputs.test-helper';
 
 const adapter = plugin.create(BTC_REGTEST_RB);
 const codec = adapter.address;
@@ -82,6 +84,34 @@ async function rejection(p: Promise<unknown>): Promise<BitcoinRpcError> {
     return e as BitcoinRpcError;
   }
   throw new Error('expected a rejection');
+}
+
+/** Keys we hold (the test key store, as the service's KeyStore), their P2WPKH addresses, and the crafter that spends from them. */
+const keys = new TestKeyStore();
+const crafter = adapter.transfers as BitcoinTransferCrafter;
+const FEE_INPUT: TransferInput = { feeRate: '1', feeRateSource: 'test', confTarget: 3 };
+
+interface OurKey {
+  readonly ref: KeyRef;
+  readonly publicKey: PublicKey;
+  readonly address: string;
+}
+
+async function ourKey(index: number): Promise<OurKey> {
+  const ref: KeyRef = { applicationId: 9, spec: adapter.keySpec('hot'), purpose: 'hot', index };
+  const publicKey = await keys.getPublicKey(ref);
+  return { ref, publicKey, address: codec.addressFromPublicKey(publicKey) };
+}
+
+/** Each payload signed by the key craft() names for it. */
+async function signEach(unsigned: UnsignedTransfer, ours: readonly OurKey[]): Promise<KeySignature[]> {
+  const out: KeySignature[] = [];
+  for (const [i, p] of unsigned.payloads.entries()) {
+    const k = ours.find((o) => o.address === unsigned.signers![i]);
+    expect(k, `our key for ${unsigned.signers![i]}`).to.not.equal(undefined);
+    out.push(await keys.sign(k!.ref, p));
+  }
+  return out;
 }
 
 describe('outputAddress', () => {
@@ -167,6 +197,13 @@ describe('BitcoinBlockScanner on a bcoin regtest node', function () {
     return Transaction.fromHex(await node.rpc<string>('getrawtransaction', [txid, false]));
   }
 
+  /** The address of the output a transaction's input spends, from the previous transaction (not from the input). */
+  async function spentAddress(tx: Transaction, i: number): Promise<string | null> {
+    const input = tx.ins[i]!;
+    const prev = await decodedTx(Buffer.from(input.hash).reverse().toString('hex'));
+    return outputAddress(prev.outs[input.index]!.script, NETWORK);
+  }
+
   it('reports a P2WPKH deposit with exact satoshis, its output index and its block', async () => {
     const to = depositAddress();
     const sats = 2_000_000_001n; // 20.00000001 BTC: above 2^31, not a float-friendly value
@@ -184,8 +221,11 @@ describe('BitcoinBlockScanner on a bcoin regtest node', function () {
     const tx = await decodedTx(txid);
     expect(outputAddress(tx.outs[t.position]!.script, NETWORK)).to.equal(to);
     expect(tx.outs[t.position]!.value).to.equal(sats);
+    // fromAddress: the address of the output the first input spends (the node wallet's), read here from the node.
+    const from = await spentAddress(tx, 0);
+    expect(from).to.match(/^rb1q/);
     expect(t).to.deep.equal({
-      txHash: txid, position: t.position, fromAddress: null, toAddress: to, memo: null, contract: null,
+      txHash: txid, position: t.position, fromAddress: from, toAddress: to, memo: null, contract: null,
       amount: sats, blockHeight: tip, blockHash: hash, succeeded: true,
     });
     expect(await scanner.lookupTransaction(txid)).to.deep.equal({ state: 'MINED', blockHeight: tip, blockHash: hash, succeeded: true });
@@ -213,6 +253,8 @@ describe('BitcoinBlockScanner on a bcoin regtest node', function () {
     }
     expect(new Set(mine.map((t) => t.position)).size).to.equal(2);
     expect(transfers.some((t) => t.toAddress === unwatched)).to.equal(false);
+    const from = await spentAddress(tx, 0);
+    expect(mine.map((t) => t.fromAddress)).to.deep.equal([from, from]);
   });
 
   it('reports several deposits in one block, each (txHash, position) once, P2PKH to our regtest encoding included', async () => {
@@ -241,6 +283,107 @@ describe('BitcoinBlockScanner on a bcoin regtest node', function () {
     const block = await node.rpc<{ tx: string[] }>('getblock', [hash, true]);
     const order = transfers.map((t) => block.tx.indexOf(t.txHash));
     expect(order).to.deep.equal([...order].sort((x, y) => x - y));
+  });
+
+  /** Funds a key of ours from the node's wallet (mined): the output, as craft() takes it. */
+  async function fund(k: OurKey, sats: bigint): Promise<SpendableOutput> {
+    const txid = await node.send(k.address, sats);
+    const tx = await decodedTx(txid);
+    const vout = tx.outs.findIndex((o) => outputAddress(o.script, NETWORK) === k.address && o.value === sats);
+    expect(vout).to.be.at.least(0);
+    return { txHash: txid, vout, amount: sats };
+  }
+
+  /** Crafts, signs (our keys), broadcasts and mines a transfer; its txid, block and the tip height. */
+  async function transferAndMine(request: TransferRequest, ours: readonly OurKey[]): Promise<{ txid: string; unsigned: UnsignedTransfer; hash: string; tip: bigint }> {
+    const unsigned = crafter.craft(request, FEE_INPUT);
+    const signed = crafter.combine(unsigned, await signEach(unsigned, ours));
+    const transfers = adapter.createTransferNode!({ url: node.url }) as BitcoinTransferNode;
+    expect(await transfers.broadcast(signed)).to.deep.equal({ outcome: 'ACCEPTED', txHash: signed.txHash });
+    const [hash] = await node.mine(1);
+    return { txid: signed.txHash, unsigned, hash: hash!, tip: await scanner.tipHeight() };
+  }
+
+  it('sees a payment from a P2WPKH key we hold as outgoing with senders = {its address}, its change left out; the payee\'s transfer comes from that address', async () => {
+    const a = await ourKey(1);
+    const funding = await fund(a, 300_000n);
+    await node.mine(1);
+    let tip = await scanner.tipHeight();
+    // The funding: incoming to a, from the node wallet's address (the output its first input spends).
+    const funded = ofTx((await scanner.scanRange(tip, tip, new Set([a.address]))).transfers, funding.txHash);
+    expect(funded.map((t) => [t.position, t.fromAddress, t.amount])).to.deep.equal([[funding.vout, await spentAddress(await decodedTx(funding.txHash), 0), 300_000n]]);
+
+    const to = depositAddress();
+    const req: TransferRequest = { from: a.address, fromPublicKey: a.publicKey, to, memo: null, contract: null, amount: 120_000n, inputs: [funding], changeAddress: a.address };
+    const { txid, unsigned, hash } = await transferAndMine(req, [a]);
+    tip = await scanner.tipHeight();
+    const tx = await decodedTx(txid);
+    // vout 0: the payment; vout 1: the change, back to a.
+    expect(tx.outs.map((o) => outputAddress(o.script, NETWORK))).to.deep.equal([to, a.address]);
+    const change = tx.outs[1]!.value;
+    expect(change).to.equal(300_000n - 120_000n - unsigned.maxFee);
+
+    const senders = new Set([a.address]);
+    const payment: ObservedTransfer = {
+      txHash: txid, position: 0, fromAddress: a.address, toAddress: to, memo: null, contract: null,
+      amount: 120_000n, blockHeight: tip, blockHash: hash, succeeded: true,
+    };
+    // Outgoing only: the payment, not the change.
+    expect((await scanner.scanRange(tip, tip, new Set(), { senders })).transfers).to.deep.equal([payment]);
+    // The payee watched too: the same transfer, once.
+    expect((await scanner.scanRange(tip, tip, new Set([to]), { senders })).transfers).to.deep.equal([payment]);
+    // The payee watched, no senders: the incoming transfer, fromAddress the sending address.
+    expect((await scanner.scanRange(tip, tip, new Set([to]))).transfers).to.deep.equal([payment]);
+    // The sender watched too: its change is an incoming transfer (from itself), never an outgoing one.
+    expect((await scanner.scanRange(tip, tip, new Set([to, a.address]), { senders })).transfers)
+      .to.deep.equal([payment, { ...payment, position: 1, toAddress: a.address, amount: change }]);
+    // Senders that spent nothing here: nothing.
+    expect((await scanner.scanRange(tip, tip, new Set(), { senders: new Set([depositAddress()]) })).transfers).to.deep.equal([]);
+    // The funding block: a spent nothing there, so no outgoing transfer of it.
+    expect((await scanner.scanRange(tip - 1n, tip - 1n, new Set(), { senders })).transfers).to.deep.equal([]);
+  });
+
+  it('gives one outgoing transfer per sender of a transaction spending outputs of two keys we hold; the payee\'s incoming transfer is the first input\'s', async () => {
+    const [b, c] = [await ourKey(2), await ourKey(3)];
+    const inputs = [await fund(b, 50_000n), { ...(await fund(c, 70_000n)), owner: { address: c.address, publicKey: c.publicKey } }];
+    await node.mine(1);
+    const dest = depositAddress();
+    // A consolidation: both outputs into one (the fee out of it), signed by each input's key.
+    const req: TransferRequest = { from: b.address, fromPublicKey: b.publicKey, to: dest, memo: null, contract: null, amount: 120_000n, inputs, subtractFee: true };
+    const { txid, unsigned, hash, tip } = await transferAndMine(req, [b, c]);
+    const base: ObservedTransfer = {
+      txHash: txid, position: 0, fromAddress: b.address, toAddress: dest, memo: null, contract: null,
+      amount: 120_000n - unsigned.maxFee, blockHeight: tip, blockHash: hash, succeeded: true,
+    };
+    const fromB = base;
+    const fromC = { ...base, fromAddress: c.address };
+    const senders = new Set([b.address, c.address]);
+    expect((await scanner.scanRange(tip, tip, new Set(), { senders })).transfers).to.deep.equal([fromB, fromC]);
+    // The payee watched: its incoming transfer (from b, the first input) is b's outgoing one.
+    expect((await scanner.scanRange(tip, tip, new Set([dest]), { senders })).transfers).to.deep.equal([fromB, fromC]);
+    expect((await scanner.scanRange(tip, tip, new Set([dest]))).transfers).to.deep.equal([fromB]);
+    // Only c a sender: the incoming transfer from b, and c's outgoing transfer of the same output.
+    expect((await scanner.scanRange(tip, tip, new Set([dest]), { senders: new Set([c.address]) })).transfers).to.deep.equal([fromB, fromC]);
+    expect((await scanner.scanRange(tip, tip, new Set(), { senders: new Set([c.address]) })).transfers).to.deep.equal([fromC]);
+  });
+
+  it('gives the same results with senders absent, empty or undefined, over a range with deposits and payments', async () => {
+    const tip = await scanner.tipHeight();
+    const a = await ourKey(1);
+    const watched = new Set([a.address, depositAddress()]);
+    const plain = await scanner.scanRange(tip - 30n, tip, watched);
+    expect(plain.transfers.length).to.be.at.least(2);
+    for (const options of [{}, { senders: new Set<string>() }, { senders: undefined }] as ScanRangeOptions[]) {
+      expect(await scanner.scanRange(tip - 30n, tip, watched, options)).to.deep.equal(plain);
+    }
+    // The same set object again (its index is kept), and an equal new one: the same answers.
+    const senders = new Set([a.address]);
+    const first = await scanner.scanRange(tip - 30n, tip, watched, { senders });
+    expect(first.transfers.some((t) => t.fromAddress === a.address && t.toAddress !== a.address)).to.equal(true);
+    expect(await scanner.scanRange(tip - 30n, tip, watched, { senders })).to.deep.equal(first);
+    expect(await scanner.scanRange(tip - 30n, tip, watched, { senders: new Set([a.address]) })).to.deep.equal(first);
+    // A new set object with other contents is read afresh.
+    expect((await scanner.scanRange(tip - 30n, tip, new Set(), { senders: new Set([depositAddress()]) })).transfers).to.deep.equal([]);
   });
 
   it('follows the tip: tipHeight advances with mined blocks, blockAt gives hashes and parent links, null above the tip', async () => {
@@ -279,6 +422,7 @@ describe('BitcoinBlockScanner on a bcoin regtest node', function () {
     expect(cb).to.have.length(1);
     expect(cb[0]!.position).to.equal(0);
     expect(cb[0]!.amount > 0n).to.equal(true);
+    expect(cb[0]!.fromAddress).to.equal(null);
   });
 
   it('scans long ranges in order with intact parent links, stops at the tip, and returns nothing for to < from', async () => {
@@ -468,6 +612,245 @@ describe('BitcoinBlockScanner on a bcoin regtest node', function () {
       expect(await viaProxy.blockAt(tip + 1n)).to.equal(null); // -8 through HTTP 500 + JSON-RPC body
     } finally {
       await proxy.close();
+    }
+  });
+});
+
+/** Blocks at heights 0.. served over JSON-RPC as a node would (getblockhash, getblock <hash> 0; batches). */
+async function blockServer(blocks: readonly Block[]) {
+  const byHash = new Map(blocks.map((b) => [b.getId(), b.toHex()]));
+  return mockServer((body, _req, res) => {
+    const calls = (Array.isArray(body) ? body : [body]) as Array<{ method: string; params: unknown[]; id: unknown }>;
+    const answers = calls.map(({ method, params, id }) => {
+      if (method === 'getblockhash') {
+        const b = blocks[params[0] as number];
+        return b ? { result: b.getId(), error: null, id } : { result: null, error: { code: -8, message: 'Block height out of range' }, id };
+      }
+      if (method === 'getblock') return { result: byHash.get(params[0] as string) ?? null, error: byHash.has(params[0] as string) ? null : { code: -5, message: 'Block not found' }, id };
+      return { result: null, error: { code: -32601, message: 'Method not found' }, id };
+    });
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
+  });
+}
+
+/** A block of these transactions on top of `prev` (header fields as a regtest block's; no proof of work needed here). */
+function makeBlock(txs: Transaction[], prev: Block | null): Block {
+  const b = new Block();
+  b.version = 0x20000000;
+  b.prevHash = prev ? prev.getHash() : Buffer.alloc(32);
+  b.merkleRoot = Block.calculateMerkleRoot(txs);
+  b.timestamp = 1_700_000_000 + (prev ? prev.timestamp - 1_700_000_000 + 600 : 0);
+  b.bits = 0x207fffff;
+  b.nonce = 0;
+  b.transactions = txs;
+  return b;
+}
+
+/** A transaction with these inputs (their scriptSig and witness) and outputs. */
+function makeTx(ins: readonly Input[], outs: ReadonlyArray<readonly [Uint8Array, bigint]>): Transaction {
+  const tx = new Transaction();
+  tx.version = 2;
+  ins.forEach((input, i) => {
+    tx.addInput(Buffer.from(btcCrypto.sha256(Buffer.from(`prev ${i} ${input.script.length} ${outs.length}`))), i, 0xfffffffd, Buffer.from(input.script));
+    tx.setWitness(i, input.witness.map((w) => Buffer.from(w)));
+  });
+  for (const [script, value] of outs) tx.addOutput(Buffer.from(script), value);
+  return tx;
+}
+
+function coinbase(scriptSig: Uint8Array, outs: ReadonlyArray<readonly [Uint8Array, bigint]>): Transaction {
+  const tx = new Transaction();
+  tx.version = 2;
+  tx.addInput(Buffer.alloc(32), 0xffffffff, 0xffffffff, Buffer.from(scriptSig));
+  for (const [script, value] of outs) tx.addOutput(Buffer.from(script), value);
+  return tx;
+}
+
+describe('BitcoinBlockScanner: fromAddress and senders over inputs of every shape (blocks served by a local RPC stub)', () => {
+  const NET = bjsNetwork(NETWORK);
+  const [k1, k2, k3, k4] = [key('scan one'), key('scan two'), key('scan three'), key('scan four')];
+  const ms = payments.p2ms({ m: 2, pubkeys: [k1.publicKey, k2.publicKey, k3.publicKey], network: NET });
+  const pkh = payments.p2pkh({ pubkey: k4.publicKey, network: NET });
+  const wpkhSameKey = payments.p2wpkh({ pubkey: k4.publicKey, network: NET }); // the same hash160 as pkh
+  const sh = payments.p2sh({ redeem: ms, network: NET });
+  const wsh = payments.p2wsh({ redeem: ms, network: NET });
+  const nestedRedeem = payments.p2wpkh({ pubkey: k1.publicKey, network: NET });
+  const nested = payments.p2sh({ redeem: nestedRedeem, network: NET });
+  const watchedA = payments.p2wpkh({ pubkey: key('watched a').publicKey, network: NET });
+  const watchedB = payments.p2wpkh({ pubkey: key('watched b').publicKey, network: NET });
+  const trOutput = Uint8Array.from(Buffer.concat([Buffer.from([0x51, 0x20]), Buffer.alloc(32, 0x42)]));
+  const trAddress = outputAddress(trOutput, NETWORK)!;
+  const opReturn = Uint8Array.from([0x6a, 0x04, 1, 2, 3, 4]);
+  const p2pk = payments.p2pk({ pubkey: k2.publicKey, network: NET }).output!; // no address
+
+  const input = {
+    pkh: spend(pkh, [k4], { segwit: false }),
+    wpkhSameKey: spend(wpkhSameKey, [k4], { segwit: true }),
+    sh: spend(sh, [k1, k2], { segwit: false, redeemScript: ms.output! }),
+    wsh: spend(wsh, [k2, k3], { segwit: true, witnessScript: ms.output! }),
+    nested: spend(nested, [k1], { segwit: true, redeemScript: nestedRedeem.output! }),
+    taprootKeyPath: rawInput(new Uint8Array(0), [Buffer.alloc(64, 0x33)]),
+    p2pkSpend: rawInput(Uint8Array.from(Buffer.concat([Buffer.from([derSignature(k2).length]), derSignature(k2)])), []),
+  };
+
+  // Height 0: the coinbase (its scriptSig a push of the multisig script, as if it were a P2SH
+  // spend: a coinbase has no sender) and four transactions.
+  const cb = coinbase(Uint8Array.from(Buffer.concat([Buffer.from([ms.output!.length]), ms.output!])), [[watchedA.output!, 5_000_000_000n]]);
+  // tx1: a taproot key-path input (no address) then a P2PKH one; OP_RETURN, a watched output, the change, a P2PK output.
+  const tx1 = makeTx([input.taprootKeyPath, input.pkh], [[opReturn, 0n], [watchedA.output!, 10_000n], [pkh.output!, 20_000n], [p2pk, 30_000n]]);
+  // tx2: P2SH multisig, P2WSH multisig, P2SH-P2WPKH and a P2WPKH of pkh's key; to a P2TR and a P2WSH output.
+  const tx2 = makeTx([input.sh, input.wsh, input.nested, input.wpkhSameKey], [[trOutput, 40_000n], [wsh.output!, 50_000n]]);
+  // tx3: two inputs of the same sender (P2WSH), its change first, then a watched output.
+  const tx3 = makeTx([input.wsh, input.wsh], [[wsh.output!, 60_000n], [watchedB.output!, 70_000n]]);
+  // tx4: nothing of ours; a P2PK spend (its input tells no address) paying watched B.
+  const tx4 = makeTx([input.p2pkSpend], [[watchedB.output!, 80_000n]]);
+  const block0 = makeBlock([cb, tx1, tx2, tx3, tx4], null);
+  const block1 = makeBlock([coinbase(Uint8Array.from([1, 1]), [[trOutput, 1n]]), makeTx([input.nested], [[watchedA.output!, 90_000n]])], block0);
+
+  let server: Awaited<ReturnType<typeof blockServer>>;
+  before(async () => {
+    server = await blockServer([block0, block1]);
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  const t = (tx: Transaction, block: Block, height: bigint, position: number, fromAddress: string | null, toAddress: string): ObservedTransfer => ({
+    txHash: tx.getId(), position, fromAddress, toAddress, memo: null, contract: null, amount: tx.outs[position]!.value,
+    blockHeight: height, blockHash: block.getId(), succeeded: true,
+  });
+
+  it('the inputs are what bitcoinjs-lib makes of each shape', () => {
+    expect(input.pkh.witness).to.have.length(0);
+    expect(input.sh.witness).to.have.length(0);
+    expect(input.wsh.script).to.have.length(0);
+    expect(input.wsh.witness).to.have.length(4); // OP_0, two signatures, the script
+    expect(input.nested.script).to.have.length(23); // one push of 0x0014<20>
+    expect(input.nested.witness).to.have.length(2);
+    expect(outputAddress(wsh.output!, NETWORK)).to.equal(wsh.address);
+    expect(outputAddress(sh.output!, NETWORK)).to.equal(sh.address);
+    expect(outputAddress(pkh.output!, NETWORK)).to.equal(pkh.address);
+  });
+
+  it('gives incoming transfers the first input that tells an address as fromAddress (null when none does, and for coinbase)', async () => {
+    const scanner = new BitcoinBlockScanner(NETWORK, { url: server.url }, { includeCoinbase: true });
+    const { blocks, transfers } = await scanner.scanRange(0n, 1n, new Set([watchedA.address!, watchedB.address!]));
+    expect(blocks.map((b) => b.hash)).to.deep.equal([block0.getId(), block1.getId()]);
+    expect(transfers).to.deep.equal([
+      t(cb, block0, 0n, 0, null, watchedA.address!),
+      t(tx1, block0, 0n, 1, pkh.address!, watchedA.address!), // input 0 is taproot: input 1's address
+      t(tx3, block0, 0n, 1, wsh.address!, watchedB.address!),
+      t(tx4, block0, 0n, 0, null, watchedB.address!),
+      t(block1.transactions![1]!, block1, 1n, 0, nested.address!, watchedA.address!),
+    ]);
+  });
+
+  it('with senders: one transfer per sender and output with an address that is not the sender\'s, in block, transaction and output order', async () => {
+    const scanner = new BitcoinBlockScanner(NETWORK, { url: server.url }, { includeCoinbase: true });
+    const senders = new Set([pkh.address!, sh.address!, wsh.address!, nested.address!]);
+    const { transfers } = await scanner.scanRange(0n, 1n, new Set(), { senders });
+    expect(transfers).to.deep.equal([
+      // tx1: pkh pays watched A (vout 1); not the OP_RETURN (0), its change (2) nor the P2PK output (3).
+      t(tx1, block0, 0n, 1, pkh.address!, watchedA.address!),
+      // tx2: three senders (the P2WPKH input of pkh's key is another address), to both outputs; wsh's own output is its change.
+      t(tx2, block0, 0n, 0, sh.address!, trAddress),
+      t(tx2, block0, 0n, 0, wsh.address!, trAddress),
+      t(tx2, block0, 0n, 0, nested.address!, trAddress),
+      t(tx2, block0, 0n, 1, sh.address!, wsh.address!),
+      t(tx2, block0, 0n, 1, nested.address!, wsh.address!),
+      // tx3: one sender, though two of its inputs; its change left out.
+      t(tx3, block0, 0n, 1, wsh.address!, watchedB.address!),
+      t(block1.transactions![1]!, block1, 1n, 0, nested.address!, watchedA.address!),
+    ]);
+    // Watched outputs too: a watched output whose fromAddress is the sender is given once; the
+    // coinbase's and tx4's incoming transfers have no sender.
+    const both = await scanner.scanRange(0n, 1n, new Set([watchedA.address!, watchedB.address!]), { senders });
+    const incoming = await scanner.scanRange(0n, 1n, new Set([watchedA.address!, watchedB.address!]));
+    const key = (x: ObservedTransfer) => `${x.txHash}:${x.position}:${x.fromAddress}`;
+    const union = [...new Map([...incoming.transfers, ...transfers].map((x) => [key(x), x])).values()];
+    expect(both.transfers.map(key).sort()).to.deep.equal(union.map(key).sort());
+    expect(both.transfers).to.have.length(transfers.length + 2);
+    expect(both.transfers[0]).to.deep.equal(t(cb, block0, 0n, 0, null, watchedA.address!));
+  });
+
+  it('matches a sender to its own kind only, and sees nothing of P2TR senders', async () => {
+    const scanner = new BitcoinBlockScanner(NETWORK, { url: server.url });
+    // pkh's key spent a P2WPKH output in tx2: that address is a sender, pkh's P2PKH is another.
+    const { transfers } = await scanner.scanRange(0n, 0n, new Set(), { senders: new Set([wpkhSameKey.address!]) });
+    expect(transfers).to.deep.equal([t(tx2, block0, 0n, 0, wpkhSameKey.address!, trAddress), t(tx2, block0, 0n, 1, wpkhSameKey.address!, wsh.address!)]);
+    expect((await scanner.scanRange(0n, 1n, new Set(), { senders: new Set([trAddress]) })).transfers).to.deep.equal([]);
+  });
+
+  it('scans a block of 2 000 transactions of 2 inputs each with 1 001 senders at a cost of the order of reading the block', async function () {
+    this.timeout(60_000);
+    const many: Transaction[] = [coinbase(Uint8Array.from([1, 2]), [[trOutput, 1n]])];
+    const kinds = [input.wpkhSameKey, input.nested, input.wsh, input.pkh, input.taprootKeyPath];
+    for (let i = 0; i < 2000; i++) many.push(makeTx([kinds[i % 5]!, kinds[(i + 2) % 5]!], [[watchedB.output!, BigInt(1000 + i)], [trOutput, 5_000n]]));
+    const big = makeBlock(many, null);
+    const srv = await blockServer([big]);
+    try {
+      const scanner = new BitcoinBlockScanner(NETWORK, { url: srv.url });
+      const thousand = new Set(Array.from({ length: 1000 }, () => depositAddress()));
+      const senders = new Set([...thousand, wsh.address!]);
+      const time = async (options?: ScanRangeOptions) => {
+        let best = Infinity;
+        let result: Awaited<ReturnType<BlockScanner['scanRange']>> | null = null;
+        for (let round = 0; round < 3; round++) {
+          const started = process.hrtime.bigint();
+          result = await scanner.scanRange(0n, 0n, new Set([depositAddress()]), options);
+          best = Math.min(best, Number(process.hrtime.bigint() - started) / 1e6);
+        }
+        return { ms: best, transfers: result!.transfers };
+      };
+      const none = await time();
+      const empty = await time({ senders: new Set() });
+      const withSenders = await time({ senders });
+      expect(none.transfers).to.deep.equal([]);
+      // wsh spends in 2 of every 5 transactions: each pays watched B and the P2TR output.
+      expect(withSenders.transfers).to.have.length(800 * 2);
+      const timings = `${none.ms.toFixed(1)} ms without senders, ${empty.ms.toFixed(1)} ms with an empty set, ${withSenders.ms.toFixed(1)} ms with 1 001 senders`;
+      // Loose bounds (a shared test machine): the same path without senders; the senders' cost of the
+      // order of the fetch and decoding of the block itself.
+      expect(empty.ms, timings).to.be.below(none.ms * 2 + 50);
+      expect(withSenders.ms, timings).to.be.below(none.ms * 3 + 100);
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
+describe('BitcoinBlockScanner.addressNatures', () => {
+  // No I/O: a dead endpoint.
+  const scanner = adapter.createScanner!({ url: 'http://127.0.0.1:9' }) as BlockScanner;
+  const h20 = Buffer.alloc(20, 0x11);
+  const h32 = Buffer.alloc(32, 0x22);
+
+  it('says CONTRACT for P2SH and P2WSH (a script controls them), EOA for P2PKH, P2WPKH and P2TR', async () => {
+    const addresses = [
+      btcAddress.toBech32(h20, 0, NETWORK.hrp),
+      btcAddress.toBech32(h32, 0, NETWORK.hrp),
+      btcAddress.toBech32(h32, 1, NETWORK.hrp),
+      btcAddress.toBase58Check(h20, NETWORK.p2pkhVersion),
+      btcAddress.toBase58Check(h20, NETWORK.p2shVersion),
+      btcAddress.toBech32(h32, 0, NETWORK.hrp).toUpperCase(),
+    ];
+    expect(await scanner.addressNatures!(addresses)).to.deep.equal(['EOA', 'CONTRACT', 'EOA', 'EOA', 'CONTRACT', 'CONTRACT']);
+    expect(await scanner.addressNatures!([])).to.deep.equal([]);
+    const mainnet = plugin.create(BTC_MAINNET).createScanner!({ url: 'http://127.0.0.1:9' }) as BlockScanner;
+    expect(await mainnet.addressNatures!(['3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy', 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2']))
+      .to.deep.equal(['CONTRACT', 'EOA', 'EOA']);
+  });
+
+  it('throws TypeError for an address that is not valid on the chain', async () => {
+    for (const bad of ['bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', 'not an address', '', btcAddress.toBech32(Buffer.alloc(16), 2, NETWORK.hrp), 42 as unknown as string]) {
+      let thrown: unknown;
+      try {
+        await scanner.addressNatures!([btcAddress.toBech32(h20, 0, NETWORK.hrp), bad]);
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown, String(bad)).to.be.instanceOf(TypeError);
     }
   });
 });

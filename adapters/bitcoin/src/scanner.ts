@@ -1,5 +1,7 @@
 import { address as btcAddress, Block, type Transaction } from 'bitcoinjs-lib';
-import type { BlockRef, BlockScanner, ChainEndpoint, ObservedTransfer, TransactionLookup } from '@wcs/core';
+import type { AddressNature, BlockRef, BlockScanner, ChainEndpoint, ObservedTransfer, ScanRangeOptions, TransactionLookup } from '@wcs/core';
+import { BitcoinAddressCodec } from './address';
+import { inputAddress, InputAddressIndex } from './input-address';
 import type { BitcoinNetwork } from './network';
 import { BitcoinRpcClient, BitcoinRpcError, type RpcClientOptions, type RpcOutcome } from './rpc';
 
@@ -74,7 +76,10 @@ interface DecodedBlock {
  * Deposit scanning over a Bitcoin Core–style JSON-RPC (Bitcoin Core, bcoin): block hashes by
  * height (getblockhash, batched), raw blocks (getblock <hash> 0) decoded with bitcoinjs-lib,
  * outputs matched to the watched addresses. Amounts are the outputs' satoshi values as bigint,
- * read from the raw transactions (never through the RPC's BTC floats).
+ * read from the raw transactions (never through the RPC's BTC floats). Blocks carry no previous
+ * outputs: an input's address is read from the input itself (input-address.ts), which tells
+ * P2PKH, P2SH, P2WPKH and P2WSH spends, not taproot ones. That is the incoming transfers'
+ * fromAddress (the first input that tells one) and how spends of `options.senders` are found.
  *
  * lookupTransaction needs the node's transaction index: bitcoind -txindex=1, bcoin --index-tx
  * (indexTX: true). Without it a mined transaction is not found (bitcoind says so and this throws
@@ -89,6 +94,9 @@ export class BitcoinBlockScanner implements BlockScanner {
   private readonly maxBlockBatch: number;
   private readonly concurrency: number;
   private readonly includeCoinbase: boolean;
+  private readonly codec: BitcoinAddressCodec;
+  /** Senders sets seen, indexed by input hash (a set is immutable while the same object is handed in). */
+  private readonly senderIndexes = new WeakMap<ReadonlySet<string>, InputAddressIndex>();
 
   constructor(private readonly network: BitcoinNetwork, endpoint: ChainEndpoint, options: BitcoinScannerOptions = {}) {
     this.rpc = new BitcoinRpcClient(endpoint, options);
@@ -98,6 +106,7 @@ export class BitcoinBlockScanner implements BlockScanner {
     this.maxBlockBatch = Math.max(1, options.maxBlockBatch ?? 100);
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
     this.includeCoinbase = options.includeCoinbase ?? false;
+    this.codec = new BitcoinAddressCodec(network);
   }
 
   async tipHeight(): Promise<bigint> {
@@ -118,16 +127,28 @@ export class BitcoinBlockScanner implements BlockScanner {
     return { height, hash, parentHash: reversedHex(header.prevHash!) };
   }
 
-  async scanRange(from: bigint, to: bigint, watched: ReadonlySet<string>): Promise<{ readonly blocks: readonly BlockRef[]; readonly transfers: readonly ObservedTransfer[] }> {
+  async scanRange(from: bigint, to: bigint, watched: ReadonlySet<string>, options?: ScanRangeOptions): Promise<{ readonly blocks: readonly BlockRef[]; readonly transfers: readonly ObservedTransfer[] }> {
     checkHeight(from, 'from');
     checkHeight(to, 'to');
     if (to < from) return { blocks: [], transfers: [] };
+    const senders = this.senderIndex(options?.senders);
     const blocks = await this.fetchBlocks(from, to);
     const transfers: ObservedTransfer[] = [];
-    if (watched.size > 0) {
-      for (const { ref, block } of blocks) this.collect(ref, block, watched, transfers);
+    if (watched.size > 0 || senders !== null) {
+      for (const { ref, block } of blocks) this.collect(ref, block, watched, senders, transfers);
     }
     return { blocks: blocks.map((b) => b.ref), transfers };
+  }
+
+  /**
+   * P2SH and P2WSH addresses are CONTRACT (a script controls them); P2PKH, P2WPKH and P2TR are EOA.
+   * A P2TR output key may commit to scripts too (a taproot tree), which its address cannot show:
+   * such an address is EOA here. No I/O. Throws TypeError for an address that is not valid on
+   * this network (AddressCodec.validate).
+   */
+  async addressNatures(addresses: readonly string[]): Promise<readonly AddressNature[]> {
+    if (!Array.isArray(addresses)) throw new TypeError('addresses must be an array of addresses');
+    return addresses.map((a) => addressNature(this.codec, this.network, a));
   }
 
   async lookupTransaction(txHash: string): Promise<TransactionLookup> {
@@ -246,37 +267,95 @@ export class BitcoinBlockScanner implements BlockScanner {
     return out;
   }
 
-  private collect(ref: BlockRef, block: Block, watched: ReadonlySet<string>, out: ObservedTransfer[]): void {
+  /** The index of a senders set (built once per set object), or null when there is none to match. */
+  private senderIndex(senders: ReadonlySet<string> | undefined): InputAddressIndex | null {
+    if (senders === undefined || senders === null || senders.size === 0) return null;
+    let index = this.senderIndexes.get(senders);
+    if (index === undefined) {
+      index = new InputAddressIndex(senders, this.network);
+      this.senderIndexes.set(senders, index);
+    }
+    return index.empty ? null : index;
+  }
+
+  /**
+   * The block's transfers, in transaction order then output order: each output paying a watched
+   * address (fromAddress: the first input whose address can be told), and for each sender among
+   * the transaction's inputs, each output with an address that is not that sender's (not its
+   * change). An output that is both (a watched output, the sender its fromAddress) is given once.
+   */
+  private collect(ref: BlockRef, block: Block, watched: ReadonlySet<string>, senders: InputAddressIndex | null, out: ObservedTransfer[]): void {
     const txs: readonly Transaction[] = block.transactions ?? [];
     for (let t = 0; t < txs.length; t++) {
       const tx = txs[t]!;
-      if (t === 0 && !this.includeCoinbase) continue;
+      const coinbase = t === 0;
+      if (coinbase && !this.includeCoinbase) continue;
+      // The distinct senders among the inputs, in input order (null: none).
+      let spenders: string[] | null = null;
+      if (senders !== null && !coinbase) {
+        for (const input of tx.ins) {
+          const s = senders.match(input.script, input.witness);
+          if (s === null) continue;
+          if (spenders === null) spenders = [s];
+          else if (!spenders.includes(s)) spenders.push(s);
+        }
+      }
       let txHash: string | null = null;
+      // The incoming transfers' fromAddress, read once per transaction that pays a watched address.
+      let fromAddress: string | null | undefined;
       for (let vout = 0; vout < tx.outs.length; vout++) {
         const output = tx.outs[vout]!;
         const to = outputAddress(output.script, this.network);
-        if (to === null || !watched.has(to)) continue;
-        // The txid is hashed only for transactions that pay a watched address.
+        if (to === null) continue;
+        const incoming = watched.has(to);
+        if (!incoming && spenders === null) continue;
+        // The txid is hashed only for transactions that give a transfer.
         txHash ??= tx.getId();
-        out.push({
-          txHash,
-          position: vout,
-          fromAddress: null,
-          toAddress: to,
-          memo: null,
-          contract: null,
-          amount: output.value,
-          blockHeight: ref.height,
-          blockHash: ref.hash,
-          succeeded: true,
-        });
+        if (incoming) {
+          if (fromAddress === undefined) fromAddress = coinbase ? null : this.firstInputAddress(tx);
+          out.push(this.transfer(ref, txHash, vout, fromAddress, to, output.value));
+        }
+        if (spenders === null) continue;
+        for (const s of spenders) {
+          if (s === to || (incoming && s === fromAddress)) continue;
+          out.push(this.transfer(ref, txHash, vout, s, to, output.value));
+        }
       }
     }
+  }
+
+  private transfer(ref: BlockRef, txHash: string, position: number, fromAddress: string | null, toAddress: string, amount: bigint): ObservedTransfer {
+    return { txHash, position, fromAddress, toAddress, memo: null, contract: null, amount, blockHeight: ref.height, blockHash: ref.hash, succeeded: true };
+  }
+
+  /** The address of the first input whose address the input itself tells (input-address.ts), or null. */
+  private firstInputAddress(tx: Transaction): string | null {
+    for (const input of tx.ins) {
+      const a = inputAddress(input.script, input.witness, this.network);
+      if (a !== null) return a;
+    }
+    return null;
   }
 
   private shapeError(method: string, expected: string): BitcoinRpcError {
     return new BitcoinRpcError('RPC_ERROR', method, `bitcoin RPC ${method} at ${this.rpc.displayName}: the answer is not ${expected}`);
   }
+}
+
+/** See BitcoinBlockScanner.addressNatures. */
+function addressNature(codec: BitcoinAddressCodec, network: BitcoinNetwork, address: string): AddressNature {
+  if (typeof address !== 'string') throw new TypeError('an address must be a string');
+  const v = codec.validate(address);
+  if (!v.valid) throw new TypeError(`${JSON.stringify(address.slice(0, 100))} is not a ${network.name} bitcoin address: ${v.reason}`);
+  let segwit: { version: number; data: Uint8Array } | null = null;
+  try {
+    segwit = btcAddress.fromBech32(v.normalized);
+  } catch {
+    // base58 (P2PKH or P2SH of this network, as validate accepted it)
+  }
+  // Segwit as validate accepts it: v0 of 20 (P2WPKH) or 32 bytes (P2WSH), v1 of 32 bytes (P2TR).
+  if (segwit !== null) return segwit.version === 0 && segwit.data.length === 32 ? 'CONTRACT' : 'EOA';
+  return btcAddress.fromBase58Check(v.normalized).version === network.p2shVersion ? 'CONTRACT' : 'EOA';
 }
 
 function checkHeight(h: bigint, name: string): void {

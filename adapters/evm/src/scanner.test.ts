@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HDNodeWallet, Wallet, getAddress, hexlify, randomBytes } from 'ethers';
+import { HDNodeWallet, Wallet, getAddress, getCreateAddress, hexlify, randomBytes } from 'ethers';
 import type { BlockRef, BlockScanner, ObservedTransfer } from '@wcs/core';
 import { testChain } from '@wcs/core/testing';
 import {
@@ -9,10 +9,14 @@ import {
   type AnvilDevnet,
 } from './devnet';
 import { ERC20_TRANSFER_TOPIC, EvmBlockScanner, EvmRpcError, plugin } from './index';
+import { EOA_NATURE_TTL_MS } from './scanner';
 
 const ANVIL_CHAIN = testChain({ id: 900, code: 'ANVIL', name: 'anvil devnet', family: 'evm', environment: 'test', network: 'anvil', nativeSymbol: 'ETH', decimals: 18, confirmations: 1, evmChainId: 31337 });
 const DEV0 = getAddress(new Wallet(ANVIL_DEV_KEYS[0]!).address);
 const DEV1 = getAddress(new Wallet(ANVIL_DEV_KEYS[1]!).address);
+/** The sender of the outgoing-transfer tests (a hot wallet, say): no other test sends from it. */
+const KEY3 = ANVIL_DEV_KEYS[3]!;
+const DEV3 = getAddress(new Wallet(KEY3).address);
 const ZERO = '0x0000000000000000000000000000000000000000';
 
 /** A fresh EIP-55 address nobody watches yet. */
@@ -268,6 +272,200 @@ describe('EvmBlockScanner against anvil', function () {
     }
   });
 
+  describe('outgoing transfers (options.senders)', () => {
+    const senders = new Set([DEV3]);
+    const logIndex = async (hash: string) => Number((await receipt(hash) as unknown as { logs: Array<{ logIndex: string }> }).logs[0]!.logIndex);
+
+    before(async () => {
+      await mintErc20(url, token, DEV3, 10n ** 20n);
+    });
+
+    it('finds a sender\'s native and ERC-20 transfers to any address, fromAddress the sender (EIP-55); transfers into a sender alone are not returned', async () => {
+      const out1 = fresh();
+      const out2 = fresh();
+      const native = await sendNative(url, out1.toLowerCase(), 21n, { fromPrivateKey: KEY3 });
+      const incomingNative = await sendNative(url, DEV3, 22n);
+      const incomingToken = await transferErc20(url, token, DEV3, 23n);
+      const erc20 = await transferErc20(url, token, out2, 24n, { fromPrivateKey: KEY3 });
+      const from = await heightOf(native);
+      const to = await heightOf(erc20);
+      expect(Number(await heightOf(incomingNative))).to.be.within(Number(from), Number(to));
+      expect(Number(await heightOf(incomingToken))).to.be.within(Number(from), Number(to));
+      const { blocks, transfers } = await scanner.scanRange(from, to, new Set(), { senders });
+      expectLinked(blocks, from, to);
+      expect(transfers).to.deep.equal([
+        { txHash: native, position: -1, fromAddress: DEV3, toAddress: out1, memo: null, contract: null, amount: 21n, blockHeight: from, blockHash: blocks[0]!.hash, succeeded: true },
+        { txHash: erc20, position: await logIndex(erc20), fromAddress: DEV3, toAddress: out2, memo: null, contract: token, amount: 24n, blockHeight: to, blockHash: blocks[blocks.length - 1]!.hash, succeeded: true },
+      ] satisfies ObservedTransfer[]);
+      // Senders in any case (canonical forms are EIP-55, but the match is case-blind as for watched).
+      expect(await scanner.scanRange(from, to, new Set(), { senders: new Set([DEV3.toLowerCase()]) })).to.deep.equal({ blocks, transfers });
+    });
+
+    it('returns a transfer both from a sender and to a watched address once, reports a reverted outgoing native transfer with succeeded=false, and asks receipts in the same one batch', async () => {
+      const w = fresh();
+      const other = fresh();
+      await setAutomine(url, false);
+      let hashes: string[];
+      try {
+        hashes = [
+          await sendNative(url, w, 31n, { fromPrivateKey: KEY3 }), // out and in
+          await transferErc20(url, token, w, 32n, { fromPrivateKey: KEY3, gasLimit: 100_000n }), // out and in
+          await sendNative(url, token, 33n, { fromPrivateKey: KEY3, gasLimit: 100_000n }), // out, reverts (the token takes no coin)
+          await sendNative(url, DEV3, 34n, { fromPrivateKey: KEY3 }), // a sender to itself
+          await sendNative(url, w, 35n), // in only
+          await sendNative(url, other, 36n), // neither
+          await sendNative(url, other, 0n, { fromPrivateKey: KEY3 }), // a sender's zero-value call: no transfer
+        ];
+        await mine(url);
+      } finally {
+        await setAutomine(url, true);
+      }
+      const h = await tip();
+      for (const hash of hashes) expect(await heightOf(hash), 'all in one block').to.equal(h);
+      expect((await receipt(hashes[2]!)).status).to.equal('0x0');
+      const proxy = await startProxy(url);
+      try {
+        const { transfers } = await new EvmBlockScanner({ url: proxy.url }).scanRange(h, h, new Set([w]), { senders });
+        expect(transfers.map((t) => [t.txHash, t.position === -1, t.fromAddress, t.toAddress, t.contract, t.amount, t.succeeded])).to.deep.equal([
+          [hashes[0], true, DEV3, w, null, 31n, true],
+          [hashes[1], false, DEV3, w, token, 32n, true],
+          [hashes[2], true, DEV3, token, null, 33n, false],
+          [hashes[3], true, DEV3, DEV3, null, 34n, true],
+          [hashes[4], true, DEV0, w, null, 35n, true],
+        ]);
+        // One batch of the block and its logs, then one batch of the 4 native candidates' receipts (in and out together).
+        expect(proxy.batchSizes).to.deep.equal([2, 4]);
+        expect(proxy.methods.slice(2)).to.deep.equal(Array(4).fill('eth_getTransactionReceipt'));
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('a sender\'s contract creation with value goes to the created contract (the receipt\'s contractAddress), reverted or not', async () => {
+      const created = await rpc<string>('eth_sendTransaction', [{ from: DEV3, data: transferEmitterInitCode(fresh(), fresh()), value: '0x29', gas: '0x30d40' }]);
+      const r1 = await receipt(created);
+      // PUSH1 0, PUSH1 0, REVERT: the creation fails, the value stays with the sender.
+      const nonce = BigInt(await rpc<string>('eth_getTransactionCount', [DEV3, 'latest']));
+      const reverted = await rpc<string>('eth_sendTransaction', [{ from: DEV3, data: '0x60006000fd', value: '0x2a', gas: '0x186a0' }]);
+      const r2 = await receipt(reverted);
+      expect([r1.status, r2.status]).to.deep.equal(['0x1', '0x0']);
+      const { transfers } = await scanner.scanRange(BigInt(r1.blockNumber), BigInt(r2.blockNumber), new Set(), { senders });
+      expect(transfers.map((t) => [t.txHash, t.fromAddress, t.toAddress, t.amount, t.succeeded])).to.deep.equal([
+        [created, DEV3, getAddress(r1.contractAddress!), 41n, true],
+        [reverted, DEV3, getCreateAddress({ from: DEV3, nonce }), 42n, false],
+      ]);
+      // A node whose receipts carry no contractAddress: the address is the CREATE address of sender and nonce.
+      const proxy = await startProxy(url, undefined, (call, answer) =>
+        call.method === 'eth_getTransactionReceipt' ? { ...answer, result: { ...(answer.result as object), contractAddress: null } } : answer);
+      try {
+        const viaProxy = await new EvmBlockScanner({ url: proxy.url }).scanRange(BigInt(r1.blockNumber), BigInt(r2.blockNumber), new Set(), { senders });
+        expect(proxy.methods).to.include('eth_getTransactionReceipt');
+        expect(viaProxy.transfers).to.deep.equal(transfers);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('senders absent or empty: the same answer from the same requests as before', async () => {
+      const w = fresh();
+      const start = (await tip()) + 1n;
+      const hashes = [
+        await sendNative(url, w, 51n, { fromPrivateKey: KEY3 }),
+        await transferErc20(url, token, fresh(), 52n, { fromPrivateKey: KEY3 }),
+        await transferErc20(url, token, w, 53n),
+        await sendNative(url, fresh(), 54n, { fromPrivateKey: KEY3 }),
+      ];
+      const end = await heightOf(hashes[3]!);
+      const proxy = await startProxy(url);
+      try {
+        const viaProxy = new EvmBlockScanner({ url: proxy.url });
+        const runs: Array<{ result: unknown; methods: string[]; batchSizes: number[] }> = [];
+        for (const options of [undefined, {}, { senders: new Set<string>() }]) {
+          const m = proxy.methods.length;
+          const b = proxy.batchSizes.length;
+          const result = await viaProxy.scanRange(start, end, new Set([w]), options);
+          runs.push({ result, methods: proxy.methods.slice(m), batchSizes: proxy.batchSizes.slice(b) });
+        }
+        expect((runs[0]!.result as { transfers: ObservedTransfer[] }).transfers.map((t) => t.txHash)).to.deep.equal([hashes[0], hashes[2]]);
+        expect(runs[1]).to.deep.equal(runs[0]);
+        expect(runs[2]).to.deep.equal(runs[0]);
+        // Nothing watched and no senders: the blocks alone (headers only, no eth_getLogs, no receipts).
+        const m = proxy.methods.length;
+        const bare = await viaProxy.scanRange(start, end, new Set(), { senders: new Set() });
+        expect(bare.transfers).to.deep.equal([]);
+        expect(proxy.methods.slice(m)).to.deep.equal(Array(Number(end - start + 1n)).fill('eth_getBlockByNumber'));
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('re-reads a senders set whose size changed, and a new set object, instead of its cached lower-cased copy', async () => {
+      const key = hexlify(randomBytes(32));
+      const sender = getAddress(new Wallet(key).address);
+      await sendNative(url, sender, 10n ** 18n);
+      const hash = await sendNative(url, fresh(), 5n, { fromPrivateKey: key });
+      const h = await heightOf(hash);
+      const set = new Set<string>([fresh()]);
+      expect((await scanner.scanRange(h, h, new Set(), { senders: set })).transfers).to.deep.equal([]);
+      set.add(sender); // same object, one more address
+      expect((await scanner.scanRange(h, h, new Set(), { senders: set })).transfers.map((t) => t.txHash)).to.deep.equal([hash]);
+      expect((await scanner.scanRange(h, h, new Set(), { senders: new Set([fresh()]) })).transfers, 'a new set replaces the cached one').to.deep.equal([]);
+      expect((await scanner.scanRange(h, h, new Set(), { senders: new Set([sender.toLowerCase()]) })).transfers.map((t) => t.fromAddress)).to.deep.equal([sender]);
+    });
+  });
+
+  describe('addressNatures', () => {
+    it('tells EOAs (used, unused, EIP-7702 delegated) from contracts, one answer per address in order, from one batch of eth_getCode', async () => {
+      const unused = fresh();
+      const delegated = fresh();
+      await rpc('anvil_setCode', [delegated, '0xef0100' + DEV1.slice(2).toLowerCase()]);
+      const proxy = await startProxy(url);
+      try {
+        const s = new EvmBlockScanner({ url: proxy.url });
+        const asked = [DEV0, token, unused, delegated, token.toLowerCase(), DEV0, ZERO];
+        expect(await s.addressNatures(asked)).to.deep.equal(['EOA', 'CONTRACT', 'EOA', 'EOA', 'CONTRACT', 'EOA', 'EOA']);
+        expect(proxy.batchSizes, 'one request, each address once').to.deep.equal([5]);
+        expect(new Set(proxy.methods)).to.deep.equal(new Set(['eth_getCode']));
+
+        // Again: from the cache, no request. A new address alone is asked.
+        expect(await s.addressNatures(asked)).to.deep.equal(['EOA', 'CONTRACT', 'EOA', 'EOA', 'CONTRACT', 'EOA', 'EOA']);
+        expect(proxy.batchSizes).to.have.length(1);
+        expect(await s.addressNatures([token, fresh(), DEV0])).to.deep.equal(['CONTRACT', 'EOA', 'EOA']);
+        expect(proxy.batchSizes).to.deep.equal([5, 1]);
+        expect(await s.addressNatures([])).to.deep.equal([]);
+        expect(proxy.batchSizes).to.have.length(2);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('refuses what is not an address with a TypeError, asking nothing', async () => {
+      const mixed = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+      expect(await scanner.addressNatures!([mixed, mixed.toUpperCase().replace('0X', '0x')])).to.deep.equal(['EOA', 'EOA']);
+      for (const bad of ['0x1234', mixed.slice(2), '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD', 'vitalik.eth', 42 as unknown as string]) {
+        await expectRejected(scanner.addressNatures!([DEV0, bad]), TypeError);
+      }
+    });
+
+    it('an EOA answer is kept for EOA_NATURE_TTL_MS (code deployed there later is seen after it), a CONTRACT answer until evicted', async () => {
+      const s = new EvmBlockScanner({ url });
+      const a = fresh();
+      expect(await s.addressNatures([a])).to.deep.equal(['EOA']);
+      await rpc('anvil_setCode', [a, '0x6000']); // as a CREATE2 deployment to a counterfactual address would
+      expect(await s.addressNatures([a]), 'still the cached answer').to.deep.equal(['EOA']);
+      const realNow = Date.now;
+      try {
+        Date.now = () => realNow() + EOA_NATURE_TTL_MS + 1;
+        expect(await s.addressNatures([a])).to.deep.equal(['CONTRACT']);
+        await rpc('anvil_setCode', [a, '0x']);
+        Date.now = () => realNow() + 100 * EOA_NATURE_TTL_MS;
+        expect(await s.addressNatures([a]), 'CONTRACT answers do not expire').to.deep.equal(['CONTRACT']);
+      } finally {
+        Date.now = realNow;
+      }
+    });
+  });
+
   it('refuses a node of another chain (RPC_WRONG_CHAIN)', async () => {
     const wrong = plugin.create({ ...ANVIL_CHAIN, evmChainId: 1 }).createScanner!({ url }) as BlockScanner;
     const e = await expectRejected(wrong.tipHeight(), EvmRpcError);
@@ -337,6 +535,34 @@ describe('EvmBlockScanner RPC errors', () => {
       expect([refused.code, refused.httpStatus]).to.deep.equal(['RPC_ERROR', 401]);
       expect(refused.message).to.match(/credentials/);
       expect(() => new EvmBlockScanner({ url: 'ftp://user:secret@host/x' })).to.throw(EvmRpcError, /http\(s\)/).that.satisfies((e: EvmRpcError) => e.code === 'RPC_CONFIG' && !e.message.includes('secret'));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('addressNatures reads eth_getCode strictly: only an exact 23-byte 0xef0100 designator is a delegated EOA; a non-hex answer is RPC_BAD_RESPONSE', async () => {
+    // Codes anvil cannot hold (its anvil_setCode aborts on a malformed 0xef01 code), answered by a scripted node.
+    const codes: Record<string, unknown> = {};
+    const server = await startServer((_req, body) => {
+      const parsed = JSON.parse(body) as Call | Call[];
+      const answer = (c: Call) => ({ jsonrpc: '2.0', id: c.id, result: (c.params[0] as string) in codes ? codes[c.params[0] as string] : '0x' });
+      return { status: 200, body: JSON.stringify(Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)) };
+    });
+    try {
+      const designator = '0xef0100' + 'ab'.repeat(20);
+      const cases: Array<[string, string]> = [
+        ['0x', 'EOA'], [designator, 'EOA'], [designator.toUpperCase().replace('0X', '0x'), 'EOA'],
+        [designator + '00', 'CONTRACT'], [designator.slice(0, -2), 'CONTRACT'], ['0xef0200' + 'ab'.repeat(20), 'CONTRACT'], ['0x6000', 'CONTRACT'],
+      ];
+      const addresses = cases.map(([code]) => { const a = fresh().toLowerCase(); codes[a] = code; return a; });
+      const s = new EvmBlockScanner({ url: server.url });
+      expect(await s.addressNatures(addresses)).to.deep.equal(cases.map(([, nature]) => nature));
+      for (const bad of ['0x0', null, 7, '0xzz']) {
+        const a = fresh().toLowerCase();
+        codes[a] = bad;
+        const e = await expectRejected(s.addressNatures([a]), EvmRpcError);
+        expect(e.code).to.equal('RPC_BAD_RESPONSE');
+      }
     } finally {
       await server.close();
     }
@@ -473,9 +699,13 @@ type Call = { jsonrpc: string; id: number; method: string; params: unknown[] };
 
 /**
  * A JSON-RPC proxy in front of anvil that records the size of every HTTP request and the methods
- * asked, and can answer some calls with an error instead of forwarding them.
+ * asked, can answer some calls with an error instead of forwarding them, and can rewrite answers.
  */
-async function startProxy(target: string, refuse: (call: Call) => { code: number; message: string } | undefined = () => undefined) {
+async function startProxy(
+  target: string,
+  refuse: (call: Call) => { code: number; message: string } | undefined = () => undefined,
+  rewrite: (call: Call, answer: { id: number; result?: unknown }) => unknown = (_call, answer) => answer,
+) {
   const batchSizes: number[] = [];
   const methods: string[] = [];
   const server = await startServer(async (_req, body) => {
@@ -492,7 +722,7 @@ async function startProxy(target: string, refuse: (call: Call) => { code: number
     }
     if (forward.length > 0) {
       const res = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(forward) });
-      for (const a of (await res.json()) as Array<{ id: number }>) answers.set(a.id, a);
+      for (const a of (await res.json()) as Array<{ id: number }>) answers.set(a.id, rewrite(forward.find((c) => c.id === a.id)!, a));
     }
     const out = calls.map((c) => answers.get(c.id));
     return { status: 200, body: JSON.stringify(Array.isArray(parsed) ? out : out[0]) };

@@ -1,6 +1,7 @@
-import type { BlockRef, BlockScanner, ChainEndpoint, ObservedTransfer, TransactionLookup } from '@wcs/core';
+import { getCreateAddress } from 'ethers';
+import { LruCache, type AddressNature, type BlockRef, type BlockScanner, type ChainEndpoint, type ObservedTransfer, type ScanRangeOptions, type TransactionLookup } from '@wcs/core';
 import { checksummed } from './address';
-import { HASH, QUANTITY, Reader, chainIdCheck, hex, type Json } from './node-json';
+import { ADDRESS, HASH, QUANTITY, Reader, chainIdCheck, hex, type Json } from './node-json';
 import { EvmRpcError, JsonRpcHttp, type JsonRpcOptions, type RpcCall } from './rpc';
 
 /** topic0 of ERC-20 (and ERC-721) Transfer(address indexed from, address indexed to, uint256 value): keccak256("Transfer(address,address,uint256)"). */
@@ -19,15 +20,37 @@ export interface EvmScannerOptions extends JsonRpcOptions {
 /** A 32-byte topic holding an address: 12 zero bytes, then the 20 address bytes. */
 const ADDRESS_TOPIC = /^0x0{24}([0-9a-fA-F]{40})$/;
 const WORD = /^0x[0-9a-fA-F]{64}$/;
+/** eth_getCode's answer: 0x and whole bytes. */
+const CODE = /^0x(?:[0-9a-fA-F]{2})*$/;
+/** An EIP-7702 delegation designator: 0xef0100 || 20-byte address. The account stays key-controlled. */
+const DELEGATION = /^0xef0100[0-9a-fA-F]{40}$/i;
+
+/** Address natures remembered per scanner (a chain's counterparties repeat: hot wallets, exchanges, tokens). */
+const NATURE_CACHE_SIZE = 100_000;
+/**
+ * How long an EOA answer is trusted, ms. Code can appear at an address without code (a CREATE2
+ * deployment to a counterfactual address, e.g. a smart wallet used before it is deployed), never
+ * the other way round since Cancun (SELFDESTRUCT only removes code created in the same
+ * transaction), so CONTRACT answers are kept until evicted and EOA answers only this long.
+ */
+export const EOA_NATURE_TTL_MS = 10 * 60_000;
+
+const NO_ADDRESSES: ReadonlySet<string> = new Set();
 
 interface NativeCandidate {
   readonly txHash: string;
   readonly txIndex: bigint;
   readonly from: string | null;
-  readonly to: string;
+  /** Null for a contract creation (value sent by a sender into the contract it creates): read from the receipt. */
+  readonly to: string | null;
+  /** The transaction's nonce, for a contract creation only (its address when the receipt lacks it). */
+  readonly nonce: bigint | null;
   readonly value: bigint;
   readonly block: BlockRef;
 }
+
+/** A set handed to scanRange and its lower-cased copy (computed again if the set's size changed). */
+type LowerCased = { readonly source: ReadonlySet<string>; readonly size: number; readonly lower: ReadonlySet<string> };
 
 type Sortable = { readonly transfer: ObservedTransfer; readonly txIndex: bigint };
 
@@ -36,7 +59,8 @@ type Sortable = { readonly transfer: ObservedTransfer; readonly txIndex: bigint 
  * a range is one JSON-RPC batch (every block with its transactions plus one eth_getLogs of ERC-20
  * Transfer logs for the whole range), filtered against the watched set locally, plus one batch of
  * receipts for the native transfers found (to tell reverted ones). The number of watched
- * addresses costs nothing on the wire.
+ * addresses (and of senders, whose outgoing transfers are matched the same way) costs nothing on
+ * the wire.
  *
  * Native coin sent by contracts (internal transactions) is not seen: see the package README.
  */
@@ -48,7 +72,11 @@ export class EvmBlockScanner implements BlockScanner {
   private readonly checkChain: () => Promise<void>;
   private readonly consistencyAttempts: number;
   /** The last watched set handed in and its lower-cased copy (the engine passes the same set until it changes). */
-  private watchedCache: { readonly source: ReadonlySet<string>; readonly size: number; readonly lower: ReadonlySet<string> } | null = null;
+  private watchedCache: LowerCased | null = null;
+  /** The same for options.senders. */
+  private sendersCache: LowerCased | null = null;
+  /** Lower-case address → its nature and until when (Date.now() ms) it holds. */
+  private readonly natures = new LruCache<string, { readonly nature: AddressNature; readonly until: number }>(NATURE_CACHE_SIZE);
 
   constructor(endpoint: ChainEndpoint, options: EvmScannerOptions = {}) {
     this.rpc = new JsonRpcHttp(endpoint, options);
@@ -74,13 +102,59 @@ export class EvmBlockScanner implements BlockScanner {
     return ref;
   }
 
-  async scanRange(from: bigint, to: bigint, watched: ReadonlySet<string>): Promise<{ readonly blocks: readonly BlockRef[]; readonly transfers: readonly ObservedTransfer[] }> {
+  async scanRange(from: bigint, to: bigint, watched: ReadonlySet<string>, options?: ScanRangeOptions): Promise<{ readonly blocks: readonly BlockRef[]; readonly transfers: readonly ObservedTransfer[] }> {
     checkHeight(from, 'from');
     checkHeight(to, 'to');
     if (to < from) throw new RangeError(`scanRange: to (${to}) is below from (${from})`);
     await this.checkChain();
-    const lower = this.lowerCased(watched);
-    return this.consistently(() => this.scanOnce(from, to, lower));
+    this.watchedCache = lowerCased(watched, this.watchedCache);
+    const watchedLower = this.watchedCache.lower;
+    const senders = options?.senders;
+    let sendersLower = NO_ADDRESSES;
+    if (senders !== undefined && senders.size > 0) {
+      this.sendersCache = lowerCased(senders, this.sendersCache);
+      sendersLower = this.sendersCache.lower;
+    }
+    return this.consistently(() => this.scanOnce(from, to, watchedLower, sendersLower));
+  }
+
+  /**
+   * eth_getCode at 'latest' of the addresses not cached, in one JSON-RPC batch: no code is an
+   * EOA, and so is an EIP-7702 delegation designator (a key-controlled account that delegated
+   * its execution); any other code is a CONTRACT. CONTRACT answers are cached until evicted, EOA
+   * answers for EOA_NATURE_TTL_MS (an address without code may be deployed to later: CREATE2).
+   * Throws TypeError for anything but 0x + 40 hex digits (mixed case must be EIP-55).
+   */
+  async addressNatures(addresses: readonly string[]): Promise<readonly AddressNature[]> {
+    if (!Array.isArray(addresses)) throw new TypeError('addressNatures: addresses must be an array');
+    const keys = addresses.map((a) => {
+      if (typeof a !== 'string' || !ADDRESS.test(a)) throw new TypeError(`addressNatures: not an EVM address (0x + 40 hex digits): ${String(a).slice(0, 100)}`);
+      const hex40 = a.slice(2);
+      const singleCase = hex40 === hex40.toLowerCase() || hex40 === hex40.toUpperCase();
+      if (!singleCase && checksummed(hex40) !== a) throw new TypeError(`addressNatures: EIP-55 checksum mismatch: ${a}`);
+      return a.toLowerCase();
+    });
+    const now = Date.now();
+    const known = new Map<string, AddressNature>();
+    const missing: string[] = [];
+    for (const k of new Set(keys)) {
+      const cached = this.natures.get(k);
+      if (cached !== undefined && cached.until > now) known.set(k, cached.nature);
+      else missing.push(k);
+    }
+    if (missing.length > 0) {
+      await this.checkChain();
+      const codes = await this.rpc.batchResults(missing.map((a) => ({ method: 'eth_getCode', params: [a, 'latest'] })));
+      missing.forEach((a, i) => {
+        const code = codes[i];
+        if (typeof code !== 'string' || !CODE.test(code)) throw this.read.bad(`eth_getCode(${a}) is not hex bytes`);
+        const nature: AddressNature = code === '0x' || DELEGATION.test(code) ? 'EOA' : 'CONTRACT';
+        // From the time asked, not answered: the answer may be older than the response.
+        this.natures.set(a, { nature, until: nature === 'CONTRACT' ? Infinity : now + EOA_NATURE_TTL_MS });
+        known.set(a, nature);
+      });
+    }
+    return keys.map((k) => known.get(k)!);
   }
 
   async lookupTransaction(txHash: string): Promise<TransactionLookup> {
@@ -111,16 +185,6 @@ export class EvmBlockScanner implements BlockScanner {
   // ---- internals ----
 
   /** Runs a read again when the node's answers contradicted each other (a reorg during the read). */
-  /** The watched set lower-cased, computed once per set object (and again if its size changed). */
-  private lowerCased(watched: ReadonlySet<string>): ReadonlySet<string> {
-    const c = this.watchedCache;
-    if (c && c.source === watched && c.size === watched.size) return c.lower;
-    const lower = new Set<string>();
-    for (const a of watched) lower.add(a.toLowerCase());
-    this.watchedCache = { source: watched, size: watched.size, lower };
-    return lower;
-  }
-
   private async consistently<T>(read: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -132,8 +196,9 @@ export class EvmBlockScanner implements BlockScanner {
     }
   }
 
-  private async scanOnce(from: bigint, to: bigint, watched: ReadonlySet<string>) {
-    const wantTransfers = watched.size > 0;
+  /** `senders` empty: exactly the deposit scan (nothing more asked, nothing more matched). */
+  private async scanOnce(from: bigint, to: bigint, watched: ReadonlySet<string>, senders: ReadonlySet<string>) {
+    const wantTransfers = watched.size > 0 || senders.size > 0;
     const calls: RpcCall[] = [];
     for (let h = from; h <= to; h++) calls.push({ method: 'eth_getBlockByNumber', params: [hex(h), wantTransfers] });
     if (wantTransfers) calls.push({ method: 'eth_getLogs', params: [{ fromBlock: hex(from), toBlock: hex(to), topics: [ERC20_TRANSFER_TOPIC] }] });
@@ -151,14 +216,14 @@ export class EvmBlockScanner implements BlockScanner {
       const ref = this.read.blockRef(raw, `block ${height}`);
       if (ref.height !== height) throw this.read.bad(`eth_getBlockByNumber(${height}) answered block ${ref.height}`);
       blocks.push(ref);
-      if (wantTransfers) this.nativeCandidates(raw as Json, ref, watched, natives);
+      if (wantTransfers) this.nativeCandidates(raw as Json, ref, watched, senders, natives);
     }
 
     const found: Sortable[] = [];
     if (wantTransfers) {
       const logsOutcome = outcomes[count]!;
       const logs = logsOutcome.ok ? logsOutcome.result : await this.logsSplitting(from, to);
-      this.erc20Transfers(logs, from, blocks, watched, found);
+      this.erc20Transfers(logs, from, blocks, watched, senders, found);
       if (natives.length > 0) await this.nativeTransfers(natives, found);
     }
     found.sort((a, b) => cmp(a.transfer.blockHeight, b.transfer.blockHeight) || cmp(a.txIndex, b.txIndex) || a.transfer.position - b.transfer.position);
@@ -195,32 +260,46 @@ export class EvmBlockScanner implements BlockScanner {
     return v;
   }
 
-  private nativeCandidates(block: Json, ref: BlockRef, watched: ReadonlySet<string>, out: NativeCandidate[]): void {
+  /**
+   * Transactions with value into a watched address or out of a sender (once when both). A
+   * sender's contract creation with value counts: its destination is the created contract.
+   */
+  private nativeCandidates(block: Json, ref: BlockRef, watched: ReadonlySet<string>, senders: ReadonlySet<string>, out: NativeCandidate[]): void {
     const txs = block.transactions;
     if (!Array.isArray(txs)) throw this.read.bad(`block ${ref.height} has no transaction list`);
+    const withSenders = senders.size > 0;
     for (const raw of txs) {
       const tx = this.read.object(raw, `a transaction of block ${ref.height}`);
       const to = this.read.address(tx, 'to', 'transaction');
-      if (to === null || !watched.has(to)) continue;
+      const incoming = to !== null && watched.has(to);
+      // `from` is only read when someone asked for outgoing transfers: the deposit scan stays as it was.
+      const sender = incoming || !withSenders ? null : this.read.address(tx, 'from', 'transaction');
+      if (!incoming && (sender === null || !senders.has(sender))) continue;
       const value = this.read.quantity(tx, 'value', 'transaction');
       if (value <= 0n) continue;
       out.push({
         txHash: this.read.hash(tx, 'hash', 'transaction'),
         txIndex: this.read.quantity(tx, 'transactionIndex', 'transaction'),
-        from: this.read.address(tx, 'from', 'transaction'),
+        from: sender ?? this.read.address(tx, 'from', 'transaction'),
         to,
+        nonce: to === null ? this.read.quantity(tx, 'nonce', 'transaction') : null,
         value,
         block: ref,
       });
     }
   }
 
-  /** Receipts of the matching native transfers (one batch): status, and that they sit in the block scanned. */
+  /**
+   * Receipts of the matching native transfers, incoming and outgoing (one batch): status, that
+   * they sit in the block scanned, and the address a contract creation made.
+   */
   private async nativeTransfers(natives: readonly NativeCandidate[], out: Sortable[]): Promise<void> {
     const hashes = [...new Set(natives.map((n) => n.txHash))];
     const receipts = await this.rpc.batchResults(hashes.map((h) => ({ method: 'eth_getTransactionReceipt', params: [h] })));
     const blockOf = new Map(natives.map((n) => [n.txHash, n.block.hash]));
     const status = new Map<string, boolean>();
+    const creations = new Set(natives.filter((n) => n.to === null).map((n) => n.txHash));
+    const created = new Map<string, string>();
     hashes.forEach((h, i) => {
       const raw = receipts[i];
       if (raw === null || raw === undefined) throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: no receipt for transaction ${h} of a scanned block`);
@@ -229,15 +308,20 @@ export class EvmBlockScanner implements BlockScanner {
       const expected = blockOf.get(h)!;
       if (blockHash !== expected) throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: the receipt of ${h} is in block ${blockHash}, not ${expected} (reorg during the scan)`);
       status.set(h, this.read.status(r, `receipt of ${h}`));
+      if (creations.has(h)) {
+        const contract = this.read.address(r, 'contractAddress', 'receipt');
+        if (contract !== null) created.set(h, contract);
+      }
     });
     for (const n of natives) {
+      const to = n.to ?? created.get(n.txHash) ?? createdAddress(n);
       out.push({
         txIndex: n.txIndex,
         transfer: {
           txHash: n.txHash,
           position: -1,
           fromAddress: n.from === null ? null : checksummed(n.from.slice(2)),
-          toAddress: checksummed(n.to.slice(2)),
+          toAddress: checksummed(to.slice(2)),
           memo: null,
           contract: null,
           amount: n.value,
@@ -250,11 +334,12 @@ export class EvmBlockScanner implements BlockScanner {
   }
 
   /**
-   * ERC-20 Transfer logs to watched addresses. Only well-formed ERC-20 logs count: 3 topics
-   * (ERC-721's Transfer has 4), address-shaped topics, a 32-byte amount. Logs only exist for
-   * transactions that succeeded, so these are all succeeded.
+   * ERC-20 Transfer logs to watched addresses or from senders (once when both). Only well-formed
+   * ERC-20 logs count: 3 topics (ERC-721's Transfer has 4), address-shaped topics, a 32-byte
+   * amount. Logs only exist for transactions that succeeded, so these are all succeeded.
    */
-  private erc20Transfers(rawLogs: unknown, from: bigint, blocks: readonly BlockRef[], watched: ReadonlySet<string>, out: Sortable[]): void {
+  private erc20Transfers(rawLogs: unknown, from: bigint, blocks: readonly BlockRef[], watched: ReadonlySet<string>, senders: ReadonlySet<string>, out: Sortable[]): void {
+    const withSenders = senders.size > 0;
     if (!Array.isArray(rawLogs)) throw this.read.bad('eth_getLogs did not answer a list');
     for (const raw of rawLogs) {
       const log = this.read.object(raw, 'a log');
@@ -266,10 +351,12 @@ export class EvmBlockScanner implements BlockScanner {
       const toMatch = typeof t2 === 'string' ? ADDRESS_TOPIC.exec(t2) : null;
       if (!toMatch) continue;
       const to = `0x${toMatch[1]!.toLowerCase()}`;
-      if (!watched.has(to)) continue;
+      const incoming = watched.has(to);
+      if (!incoming && !withSenders) continue;
       const fromMatch = typeof t1 === 'string' ? ADDRESS_TOPIC.exec(t1) : null;
+      if (!fromMatch || (!incoming && !senders.has(`0x${fromMatch[1]!.toLowerCase()}`))) continue;
       const data = log.data;
-      if (!fromMatch || typeof data !== 'string' || !WORD.test(data)) continue;
+      if (typeof data !== 'string' || !WORD.test(data)) continue;
       const contract = this.read.address(log, 'address', 'log');
       if (contract === null) continue;
       const height = this.read.quantity(log, 'blockNumber', 'log');
@@ -294,6 +381,22 @@ export class EvmBlockScanner implements BlockScanner {
       });
     }
   }
+}
+
+/** A set lower-cased, reusing `cached` while it is the same set object of the same size. */
+function lowerCased(set: ReadonlySet<string>, cached: LowerCased | null): LowerCased {
+  if (cached && cached.source === set && cached.size === set.size) return cached;
+  const lower = new Set<string>();
+  for (const a of set) lower.add(a.toLowerCase());
+  return { source: set, size: set.size, lower };
+}
+
+/**
+ * The address a contract creation made, from its sender and nonce (CREATE): for nodes whose
+ * receipt of a failed creation carries no contractAddress (geth and anvil fill it in either way).
+ */
+function createdAddress(n: NativeCandidate): string {
+  return getCreateAddress({ from: n.from!, nonce: n.nonce! }).toLowerCase();
 }
 
 function checkHeight(h: bigint, name: string): void {
