@@ -73,6 +73,15 @@ export const ErrorCodes = Object.freeze({
   // 1007 004 xxx: withdrawal funding (1007004002 given by the spec)
   WITHDRAW_CHAIN_UNAVAILABLE: spec(1007004001, 'WITHDRAW_CHAIN_UNAVAILABLE', 'BUSINESS', 200, 'Withdrawals on this chain are not available on this service now (no node, or no fee quote yet)'),
   HOT_WALLET_BALANCE_TOO_LOW: spec(1007004002, 'HOT_WALLET_BALANCE_TOO_LOW', 'BUSINESS', 200, 'Hot wallet balance is insufficient for this withdrawal'),
+  // 1008 001 xxx: chain event subscriptions (docs/chain-events.md)
+  CHAIN_SUBSCRIPTION_NOT_FOUND: spec(1008001001, 'CHAIN_SUBSCRIPTION_NOT_FOUND', 'BUSINESS', 200, 'Chain event subscription not found'),
+  CHAIN_SUBSCRIPTION_CONFLICT: spec(1008001002, 'CHAIN_SUBSCRIPTION_CONFLICT', 'BUSINESS', 200, 'appSubscriptionNo was already used by this application with other settings; the existing subscription is unchanged'),
+  CHAIN_SUBSCRIPTION_LIMIT: spec(1008001003, 'CHAIN_SUBSCRIPTION_LIMIT', 'BUSINESS', 200, 'A limit on subscriptions or monitored addresses would be exceeded'),
+  SUBSCRIPTION_ADDRESS_INVALID: spec(1008001004, 'SUBSCRIPTION_ADDRESS_INVALID', 'BUSINESS', 200, 'A monitored address is not a valid address for this chain and network'),
+  CHAIN_EVENTS_UNSUPPORTED: spec(1008001005, 'CHAIN_EVENTS_UNSUPPORTED', 'BUSINESS', 200, 'Chain events are not available for this chain on this service'),
+  // 1008 002 xxx: chain events and custody outflows
+  CHAIN_EVENT_NOT_FOUND: spec(1008002001, 'CHAIN_EVENT_NOT_FOUND', 'BUSINESS', 200, 'Chain event not found'),
+  OUTFLOW_NOT_FOUND: spec(1008002002, 'OUTFLOW_NOT_FOUND', 'BUSINESS', 200, 'Custody outflow record not found'),
 } as const);
 
 export type ErrorName = keyof typeof ErrorCodes;

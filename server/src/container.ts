@@ -38,6 +38,9 @@ import { FeeWallets } from './collection/fee-wallets';
 import { ScanWorker, scanStatus } from './deposits/scan-worker';
 import type { AdapterRegistry } from '@wcs/core';
 import { ServiceMetrics } from './metrics/service-metrics';
+import { SubscriptionService } from './chain-events/subscription-service';
+import { ChainEventService } from './chain-events/event-service';
+import { chainEventRoutes } from './http/chain-event-routes';
 
 /** Injection tokens. The composition root below is the only place that wires them. */
 export const TOKENS = {
@@ -60,6 +63,8 @@ export const TOKENS = {
   CallbackService: Symbol('CallbackService'),
   RechargeService: Symbol('RechargeService'),
   WithdrawService: Symbol('WithdrawService'),
+  SubscriptionService: Symbol('SubscriptionService'),
+  ChainEventService: Symbol('ChainEventService'),
   /** ServiceMetrics, or null when WCS_METRICS_PORT is unset. */
   Metrics: Symbol('Metrics'),
 } as const;
@@ -111,6 +116,11 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
   c.register(TOKENS.CallbackService, { useFactory: instanceCachingFactory(() => new CallbackService(db.sequelize)) });
   c.register(TOKENS.RechargeService, { useFactory: instanceCachingFactory(() => new RechargeService(db.sequelize)) });
   c.register(TOKENS.WithdrawService, { useFactory: instanceCachingFactory((x) => new WithdrawService(db.sequelize, catalogue, x.resolve(TOKENS.AdapterRegistry), config.callbacks.allowPrivateTargets)) });
+  c.register(TOKENS.SubscriptionService, {
+    useFactory: instanceCachingFactory((x) => new SubscriptionService(db.sequelize, catalogue, x.resolve(TOKENS.AdapterRegistry),
+      (chain) => scanStatus(config.deposits, x.resolve<AdapterRegistry>(TOKENS.AdapterRegistry), chain))),
+  });
+  c.register(TOKENS.ChainEventService, { useFactory: instanceCachingFactory(() => new ChainEventService(db.sequelize)) });
   c.register(TOKENS.ApiRoutes, {
     useFactory: instanceCachingFactory((x): ApiRoute[] => [
       ...supportRoutes(catalogue, (chain) => scanStatus(config.deposits, x.resolve<AdapterRegistry>(TOKENS.AdapterRegistry), chain)),
@@ -118,6 +128,7 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
       ...withdrawRoutes(x.resolve(TOKENS.WithdrawService)),
       ...addressRoutes(x.resolve(TOKENS.AddressService)),
       ...callbackRoutes(x.resolve(TOKENS.CallbackService)),
+      ...chainEventRoutes(x.resolve(TOKENS.SubscriptionService), x.resolve(TOKENS.ChainEventService)),
       ...extraRoutes,
     ]),
   });

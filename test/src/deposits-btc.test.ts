@@ -39,7 +39,7 @@ const MIN_CONF = 2;
 /** A P2WPKH address of bcoin's regtest: witness v0, 20-byte program, hrp "rb". */
 const P2WPKH_RB = /^rb1q[02-9ac-hj-np-z]{38}$/;
 
-interface VerboseTx { txid: string; blockhash?: string | null; vout: Array<{ n: number; value: number; scriptPubKey: { addresses?: string[] } }> }
+interface VerboseTx { txid: string; blockhash?: string | null; vin: Array<{ txid: string; vout: number }>; vout: Array<{ n: number; value: number; scriptPubKey: { addresses?: string[] } }> }
 
 describe('Bitcoin deposit detection on a bcoin regtest node (scanner worker, confirmations, reorgs, callbacks)', function () {
   this.timeout(120_000);
@@ -175,7 +175,11 @@ describe('Bitcoin deposit detection on a bcoin regtest node (scanner worker, con
       chainCode: CODE, chainId: CHAIN_ID, tokenSymbol: 'BTC', chainTokenId: TOKEN_ID, amount: '0.12345678', address: to, externalUserId: 'alice',
       position: out!.vout, blockHeight: height, blockHash, confirmations: 1, minConfirmations: MIN_CONF,
     });
-    expect(pending).to.include({ fromAddress: null, memo: null, contractAddress: null });
+    // fromAddress: the address the first input spends from (the node's own decoding of the previous output)
+    const spent = (await node.rpc<VerboseTx>('getrawtransaction', [txHash, true])).vin[0]!;
+    const from = (await node.rpc<VerboseTx>('getrawtransaction', [spent.txid, true])).vout[spent.vout]!.scriptPubKey.addresses![0];
+    expect(from).to.match(/^rb1/);
+    expect(pending).to.include({ fromAddress: from, memo: null, contractAddress: null });
     await waitEvents(pending.id, ['PENDING']);
     expect(events(pending.id).map((e) => e.txStatus)).to.deep.equal(['PENDING']);
 

@@ -1,5 +1,7 @@
 import type { Sequelize, Transaction } from 'sequelize';
 
+import { CHAIN_EVENTS_MIGRATION } from '../chain-events/schema';
+
 export interface Migration {
   readonly version: number;
   readonly name: string;
@@ -854,6 +856,7 @@ CREATE INDEX callback_tasks_by_created ON callback_tasks (created_at, id);
 CREATE INDEX audit_log_by_target ON audit_log (target, action, id);
 `,
   },
+  CHAIN_EVENTS_MIGRATION,
 ];
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations

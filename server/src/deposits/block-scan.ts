@@ -1,6 +1,9 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
-import type { BlockRef, BlockScanner, ChainDefinition, ObservedTransfer } from '@wcs/core';
+import type { AddressNature, BlockRef, BlockScanner, ChainDefinition, ObservedTransfer } from '@wcs/core';
 import type { Logger } from '../config/logger';
+import { confirmChainEvents, recordChainEvents, recordOutflows, rollbackChainEvents, type NaturedEvent } from '../chain-events/events';
+import { matchTransfers, type CustodyAddress, type OutflowCandidate } from '../chain-events/matching';
+import type { ChainMonitor } from '../chain-events/monitor';
 import { advanceRecharges, failRecharge, RechargeNotices, recordTransfers, type Deposit } from './recharges';
 import { raiseAlert, type ScanLease } from './scan-lease';
 import type { ChainTokens } from './tokens';
@@ -21,6 +24,12 @@ export interface BlockScanSettings {
    * still holds it in its mempool.
    */
   readonly dropAfterBlocks: number;
+}
+
+/** What a range's transfers mean beyond deposits: chain events (counterparty natures read) and custody outflows. */
+interface Matched {
+  readonly events: readonly NaturedEvent[];
+  readonly outflows: readonly OutflowCandidate[];
 }
 
 export interface StepResult {
@@ -48,11 +57,17 @@ export class BlockChainScan {
     private readonly tokens: ChainTokens,
     private readonly settings: BlockScanSettings,
     private readonly logger: Logger,
+    /** Subscriptions' monitored addresses and the hot and fee wallets (docs/chain-events.md). */
+    private readonly monitor: ChainMonitor,
   ) {}
+
+  /** Minimum amounts of subscriptions in base units, per (subscription, token). */
+  private readonly minCache = new Map<string, bigint>();
 
   async step(): Promise<StepResult> {
     const tip = await this.scanner.tipHeight();
     await this.watch.refresh();
+    await this.monitor.refresh();
     let cursor = await this.lease.read();
     if (cursor.halted) throw new Error(`scanning of ${this.chain.code} is halted: ${cursor.halted}`);
     if (cursor.height === null || cursor.hash === null) {
@@ -86,14 +101,17 @@ export class BlockChainScan {
         ranges.push([from, to]);
         from = to + 1n;
       }
-      const watched = this.watch.addresses();
-      const fetched = ranges.map(([a, b]) => this.scanner.scanRange(a, b, watched));
+      const deposits = this.watch.addresses();
+      const watched = this.monitor.receivers(deposits);
+      const senders = this.monitor.senders(deposits);
+      const options = senders.size > 0 ? { senders } : undefined;
+      const fetched = ranges.map(([a, b]) => this.scanner.scanRange(a, b, watched, options));
       fetched.forEach((p) => p.catch(() => undefined)); // awaited in order below
       let parent = cursor.hash!;
       for (let i = 0; i < ranges.length; i++) {
         const { blocks, transfers } = await fetched[i]!;
         if (!this.linked(blocks, ranges[i]![0], ranges[i]![1], parent)) break; // a reorg under us: the next step finds the fork
-        recorded += await this.apply(blocks, transfers, tip);
+        recorded += await this.apply(blocks, transfers, tip, await this.match(transfers));
         height = ranges[i]![1];
         parent = blocks[blocks.length - 1]!.hash;
       }
@@ -115,8 +133,39 @@ export class BlockChainScan {
     return true;
   }
 
-  /** Writes one range: its blocks, its deposits and their callbacks, the cursor; then confirmations. */
-  private async apply(blocks: readonly BlockRef[], transfers: readonly ObservedTransfer[], tip: bigint): Promise<number> {
+  /** The chain events and custody outflows in a range's transfers, with the events' counterparty natures read from the node. */
+  private async match(transfers: readonly ObservedTransfer[]): Promise<Matched> {
+    if (transfers.length === 0) return { events: [], outflows: [] };
+    const custody = (address: string): CustodyAddress | null => {
+      const owner = this.watch.ownerOf(address);
+      if (owner) return { applicationId: owner.applicationId, kind: 'DEPOSIT', externalUserId: owner.externalUserId };
+      return this.monitor.wallet(address);
+    };
+    const { events, outflows } = matchTransfers(transfers, {
+      inbound: (a) => this.monitor.inbound(a),
+      outbound: (a) => this.monitor.outbound(a),
+      custody,
+      token: (c) => this.tokens.find(c),
+    }, { utxo: this.chain.family === 'bitcoin' }, this.minCache);
+    if (events.length === 0) return { events: [], outflows };
+    const counterparties = [...new Set(events.map((e) => e.counterparty).filter((a) => a !== ''))];
+    const natures = new Map<string, AddressNature>();
+    if (this.scanner.addressNatures && counterparties.length > 0) {
+      const answers = await this.scanner.addressNatures(counterparties);
+      counterparties.forEach((a, i) => natures.set(a, answers[i] ?? 'EOA'));
+    }
+    return {
+      events: events.map((candidate) => ({
+        candidate,
+        nature: natures.get(candidate.counterparty) ?? 'EOA',
+        minConfirmations: candidate.token.confirmations ?? this.chain.confirmations,
+      })),
+      outflows,
+    };
+  }
+
+  /** Writes one range: its blocks, its deposits, chain events and outflows with their callbacks, the cursor; then confirmations. */
+  private async apply(blocks: readonly BlockRef[], transfers: readonly ObservedTransfer[], tip: bigint, matched: Matched): Promise<number> {
     const last = blocks[blocks.length - 1]!;
     let recorded = 0;
     await this.sequelize.transaction(async (t) => {
@@ -140,11 +189,17 @@ export class BlockChainScan {
       }
       const notices = new RechargeNotices();
       recorded = await recordTransfers(this.sequelize, t, this.chain.id, deposits, tip, notices);
+      await recordChainEvents(this.sequelize, t, this.chain.id, matched.events);
+      const outflows = await recordOutflows(this.sequelize, t, this.chain.id, this.chain.code, matched.outflows);
+      for (const o of outflows) {
+        this.logger.warn('unexpected outflow from a custody address (the service did not sign it)', { chain: this.chain.code, outflow: o.id, address: o.from_address, kind: o.address_kind, txHash: o.tx_hash });
+      }
       await this.sequelize.query('UPDATE scan_cursors SET height = $2, hash = $3, tip_height = $4, last_error = NULL, updated_at = now() WHERE chain_id = $1', {
         bind: [this.chain.id, last.height.toString(), last.hash, tip.toString()], transaction: t,
       });
       await advanceRecharges(this.sequelize, t, { chainId: this.chain.id }, tip, notices);
       await notices.flush(this.sequelize, t);
+      await confirmChainEvents(this.sequelize, t, this.chain.id, tip);
       await this.sequelize.query('DELETE FROM scan_blocks WHERE chain_id = $1 AND height < $2', {
         bind: [this.chain.id, (last.height - BigInt(this.settings.keepBlocks)).toString()], transaction: t,
       });
@@ -213,6 +268,8 @@ export class BlockChainScan {
           WHERE chain_id = $1 AND block_height > $2 AND tx_status = 'PENDING' AND block_hash IS NOT NULL`,
         { bind: [this.chain.id, fork!.toString(), tip.toString()], transaction: t },
       );
+      const events = await rollbackChainEvents(this.sequelize, t, this.chain.id, this.chain.code, fork!);
+      if (events.length > 0) this.logger.error('reorg deeper than the safe depth touched confirmed chain events', { chain: this.chain.code, fork: fork!.toString(), chainEvents: events });
       await this.sequelize.query('DELETE FROM scan_blocks WHERE chain_id = $1 AND height > $2', { bind: [this.chain.id, fork!.toString()], transaction: t });
       await this.sequelize.query('UPDATE scan_cursors SET height = $2, hash = $3, tip_height = $4, updated_at = now() WHERE chain_id = $1', {
         bind: [this.chain.id, fork!.toString(), forkHash, tip.toString()], transaction: t,

@@ -11,6 +11,7 @@ import { HistoryChainScan } from './history-scan';
 import { LeaseLost, ScanLease } from './scan-lease';
 import { ChainTokens } from './tokens';
 import { WatchList } from './watch-list';
+import { ChainMonitor } from '../chain-events/monitor';
 
 export type ScanStatus = 'ENABLED' | 'NO_RPC' | 'NOT_SUPPORTED';
 
@@ -98,7 +99,7 @@ export class ScanWorker implements Worker {
         startHeight: this.config.startHeights.get(key) ?? null,
         keepBlocks: Math.max(64, chain.confirmations * 2 + 10),
         dropAfterBlocks: Math.max(2, chain.confirmations),
-      }, this.logger);
+      }, this.logger, new ChainMonitor(sequelize, chain.id));
       return { chain, lease, step: () => scan.step() };
     }
     const scan = new HistoryChainScan(sequelize, chain, scanner, lease, watch, tokens, {
