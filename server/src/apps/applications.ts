@@ -22,6 +22,8 @@ export interface ApplicationView {
   callbacks: Partial<Record<BizType, string>>;
   /** The application's own API rate limit, or null: the service default (WCS_RATE_LIMIT_RPS / _BURST). */
   rateLimit: { ratePerSecond: number; burst: number } | null;
+  /** RECHARGE_CREDITED is sent (one recharge_credited callback per deposit at SETTLED). */
+  rechargeCredited: boolean;
   createTime: string;
   updateTime: string;
 }
@@ -138,6 +140,7 @@ export class ApplicationService {
       id: row.id, name: row.name, environment: row.environment, apiKey: row.apiKey, status: row.status,
       chains: [...row.enabledChains], callbacks,
       rateLimit: row.rateLimitRps != null && row.rateLimitBurst != null ? { ratePerSecond: row.rateLimitRps, burst: row.rateLimitBurst } : null,
+      rechargeCredited: row.rechargeCredited,
       createTime: formatLocalDateTime(row.createdAt)!, updateTime: formatLocalDateTime(row.updatedAt)!,
     };
   }
@@ -218,6 +221,23 @@ export class ApplicationService {
       await row.save({ transaction });
       await this.notify(row.apiKey, transaction);
       await this.audit(transaction, actor, 'app.rate-limit.set', id, { rateLimit: before ?? 'service default' }, { rateLimit: after ?? 'service default' });
+      return this.view(row, transaction);
+    });
+  }
+
+  /**
+   * RECHARGE_CREDITED on or off: with it on, every deposit that reaches SETTLED from then on gets
+   * one `recharge_credited` callback (docs/chain-events.md). Audited `app.recharge-credited.set`.
+   */
+  async setRechargeCredited(actor: AuditActor, id: number, on: boolean): Promise<ApplicationView> {
+    return this.sequelize.transaction(async (transaction) => {
+      const row = await this.row(id, transaction);
+      if (row.rechargeCredited === on) return this.view(row, transaction);
+      const before = row.rechargeCredited;
+      row.rechargeCredited = on;
+      row.updatedAt = new Date();
+      await row.save({ transaction });
+      await this.audit(transaction, actor, 'app.recharge-credited.set', id, { rechargeCredited: before }, { rechargeCredited: on });
       return this.view(row, transaction);
     });
   }

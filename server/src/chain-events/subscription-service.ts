@@ -3,6 +3,7 @@ import { formatLocalDateTime, invalidParameter, WcsError, type AdapterRegistry, 
 import type { Catalogue, ChainView } from '../catalogue/catalogue';
 import type { ScanStatus } from '../deposits/scan-worker';
 import { trimDecimal } from './monitor';
+import { AuditLog, type AuditActor } from '../operators/audit';
 import type { SubscriptionDirection } from './matching';
 
 /** Limits (docs/chain-events.md, "Limits"). */
@@ -24,7 +25,11 @@ export interface SubscriptionCaller {
   readonly applicationId: number;
   readonly environment: Environment;
   readonly enabledChains: readonly string[];
+  /** An operator acting for the application: the change is audited in its transaction (docs/console.md, "Audit log"). */
+  readonly operator?: AuditActor;
 }
+
+const subscriptionTarget = (id: number | string) => `subscription:${id}`;
 
 export interface SubscriptionInput {
   readonly appSubscriptionNo: string;
@@ -182,7 +187,11 @@ export class SubscriptionService {
       );
       await this.addAddresses(t, row!.id, chain.id, addresses);
       await bumpMonitor(this.sequelize, t, chain.id);
-      return { ...(await this.load(t, caller.applicationId, Number(row!.id), true)), created: true };
+      const made = await this.load(t, caller.applicationId, Number(row!.id), true);
+      if (caller.operator) {
+        await new AuditLog(this.sequelize).record(t, caller.operator, { action: 'subscription.create', target: subscriptionTarget(made.id), before: null, after: { ...auditShape(made), applicationId: caller.applicationId } });
+      }
+      return { ...made, created: true };
     });
   }
 
@@ -235,16 +244,21 @@ export class SubscriptionService {
         { bind: [u.id, u.direction ?? null, tokenIds !== undefined, tokenIds ?? null, minAmount !== undefined, minAmount ?? null, u.status ?? null], transaction: t },
       );
       await bumpMonitor(this.sequelize, t, chain.id);
-      return this.load(t, caller.applicationId, u.id, true);
+      const after = await this.load(t, caller.applicationId, u.id, true);
+      if (caller.operator) {
+        await new AuditLog(this.sequelize).record(t, caller.operator, { action: 'subscription.update', target: subscriptionTarget(u.id), before: auditShape(current), after: auditShape(after) });
+      }
+      return after;
     });
   }
 
   /** Ends a subscription: no event is matched or sent for it from the scanners' next step (its recorded events stay listable). */
-  async delete(applicationId: number, id: number): Promise<{ id: number; status: 'DELETED' }> {
+  async delete(applicationId: number, id: number, operator?: AuditActor): Promise<{ id: number; status: 'DELETED' }> {
     return this.sequelize.transaction(async (t) => {
       const current = await this.load(t, applicationId, id, false);
       await this.sequelize.query(`UPDATE chain_subscriptions SET status = 'DELETED', deleted_at = now(), updated_at = now() WHERE id = $1`, { bind: [id], transaction: t });
       await bumpMonitor(this.sequelize, t, current.chainId);
+      if (operator) await new AuditLog(this.sequelize).record(t, operator, { action: 'subscription.delete', target: subscriptionTarget(id), before: auditShape(current), after: { status: 'DELETED' } });
       return { id, status: 'DELETED' as const };
     });
   }
@@ -298,6 +312,11 @@ export async function bumpMonitor(sequelize: Sequelize, t: Transaction, chainId:
     `INSERT INTO chain_monitor_versions (chain_id, version) VALUES ($1, 1) ON CONFLICT (chain_id) DO UPDATE SET version = chain_monitor_versions.version + 1`,
     { bind: [chainId], transaction: t },
   );
+}
+
+/** What an audit entry records of a subscription: its settings and address count (not every address). */
+function auditShape(v: SubscriptionView): Record<string, unknown> {
+  return { appSubscriptionNo: v.appSubscriptionNo, chainCode: v.chainCode, direction: v.direction, chainTokenIds: v.chainTokenIds, minAmount: v.minAmount, status: v.status, addressCount: v.addressCount };
 }
 
 function limit(message: string): WcsError {

@@ -5,7 +5,7 @@ import { cliActor } from '../operators/audit';
 import { UsageError, jsonOpt, parseChains, parseId, type CliContext } from './context';
 import { appTable, describeApp } from './output';
 
-/** wcs app create|list|show|set-callback|set-chains|set-rate-limit|rotate-secret|disable|enable. */
+/** wcs app create|list|show|set-callback|set-chains|set-rate-limit|set-recharge-credited|rotate-secret|disable|enable. */
 export function registerAppCommands(program: Command, ctx: CliContext): void {
   const app = program.command('app').description('manage merchant applications');
   app
@@ -85,6 +85,19 @@ export function registerAppCommands(program: Command, ctx: CliContext): void {
       }
       const a = await ctx.withStorage((s) => s.applications.setRateLimit(cliActor(), o.app, limit));
       ctx.emit(a, () => describeApp(a));
+    });
+  app
+    .command('set-recharge-credited')
+    .description('RECHARGE_CREDITED: with --on, each deposit that reaches SETTLED from now on gets one recharge_credited callback (docs/chain-events.md)')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .option('--on', 'send recharge_credited callbacks')
+    .option('--off', 'stop sending them')
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; on?: boolean; off?: boolean; json?: boolean }) => {
+      ctx.setJson(o);
+      if (Boolean(o.on) === Boolean(o.off)) throw new UsageError('give exactly one of --on and --off');
+      const a = await ctx.withStorage((s) => s.applications.setRechargeCredited(cliActor(), o.app, Boolean(o.on)));
+      ctx.emit(a, () => `${describeApp(a)}\nrechargeCredited: ${a.rechargeCredited ? 'on' : 'off'}`);
     });
   app
     .command('rotate-secret')

@@ -13,6 +13,7 @@ import { registerChainsCommand, registerHotWalletCommands } from './chain-comman
 import { registerWithdrawCommands } from './withdraw-commands';
 import { registerCollectCommands } from './collect-commands';
 import { registerOperatorCommands } from './operator-commands';
+import { registerSubscriptionCommands } from './subscription-commands';
 import { DataDirLockedError } from './data-dir-lock';
 
 /** Exit codes (README, "Operator CLI"). */
@@ -60,6 +61,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   registerWithdrawCommands(program, ctx);
   registerCollectCommands(program, ctx);
   registerOperatorCommands(program, ctx);
+  registerSubscriptionCommands(program, ctx);
   registerChainsCommand(program, ctx);
 
   const jsonError = (code: string | number | null, name: string, msg: string) =>

@@ -118,7 +118,8 @@ export class CollectionOwner implements TransferOwner {
         WHERE r.collection_item_id = i.id AND i.id = ANY($1::bigint[]) AND i.stage = 'HOT_GATHER' AND a.id = r.application_id AND t.id = r.chain_token_id
           AND a.settlement_mode = 'PASS_THROUGH' AND r.tx_status = 'CONFIRMED'
        RETURNING r.id::text AS id, r.application_id, r.chain_id, r.chain_token_id, r.address, r.tx_hash, r.amount::text AS amount, r.block_height::text AS block_height,
-                 r.block_hash, r.orphaned_at_height::text AS orphaned_at_height, r.tx_status, r.confirmations, r.min_confirmations, a.settlement_mode, t.decimals`,
+                 r.block_hash, r.orphaned_at_height::text AS orphaned_at_height, r.tx_status, r.confirmations, r.min_confirmations, a.settlement_mode, t.decimals,
+                 a.recharge_credited, r.external_user_id, r.memo`,
       { bind: [itemIds], type: QueryTypes.SELECT, transaction: t },
     );
     rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));

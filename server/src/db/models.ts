@@ -12,6 +12,8 @@ export class ApplicationModel extends Model<InferAttributes<ApplicationModel>, I
   /** Own rate limit (both set) or the service default (both null). */
   declare rateLimitRps: CreationOptional<number | null>;
   declare rateLimitBurst: CreationOptional<number | null>;
+  /** RECHARGE_CREDITED: one recharge_credited callback per deposit at SETTLED (docs/chain-events.md). */
+  declare rechargeCredited: CreationOptional<boolean>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 }
@@ -87,6 +89,7 @@ export function defineModels(sequelize: Sequelize): Models {
       enabledChains: { type: DataTypes.ARRAY(DataTypes.TEXT), allowNull: false, defaultValue: [] },
       rateLimitRps: { type: DataTypes.INTEGER, allowNull: true, field: 'rate_limit_rps' },
       rateLimitBurst: { type: DataTypes.INTEGER, allowNull: true, field: 'rate_limit_burst' },
+      rechargeCredited: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false, field: 'recharge_credited' },
       createdAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW },
       updatedAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW },
     },

@@ -32,11 +32,15 @@ export interface RechargeRow {
   min_confirmations: number;
   settlement_mode: 'ON_CONFIRM' | 'PASS_THROUGH';
   decimals: number;
+  /** The application sends RECHARGE_CREDITED (docs/chain-events.md). */
+  recharge_credited: boolean;
+  external_user_id: string;
+  memo: string | null;
 }
 
 const ROW_SELECT = `r.id, r.application_id, r.chain_id, r.chain_token_id, r.address, r.tx_hash, r.amount::text AS amount,
   r.block_height::text AS block_height, r.block_hash, r.orphaned_at_height::text AS orphaned_at_height, r.tx_status,
-  r.confirmations, r.min_confirmations, a.settlement_mode, t.decimals`;
+  r.confirmations, r.min_confirmations, a.settlement_mode, t.decimals, a.recharge_credited, r.external_user_id, r.memo`;
 const ROW_FROM = 'recharges r JOIN applications a ON a.id = r.application_id JOIN chain_tokens t ON t.id = r.chain_token_id';
 
 /** The spec's `recharge` event for a record in a state (confirmations -1 and minConfirmations -1 on SETTLED). */
@@ -58,9 +62,24 @@ export function rechargeEvent(r: RechargeRow, status: TxStatus): Record<string, 
   };
 }
 
+/**
+ * RECHARGE_CREDITED (docs/chain-events.md): the credit voucher of a deposit, for applications that
+ * turn it on: the `recharge` event at SETTLED with its own event name, plus the user it credits.
+ * Merchants de-duplicate it by (event, id).
+ */
+export function rechargeCreditedEvent(r: RechargeRow): Record<string, unknown> {
+  return { ...rechargeEvent(r, 'SETTLED'), event: 'recharge_credited', externalUserId: r.external_user_id, memo: r.memo };
+}
+
+/** Its row in recharge_notices: once per recharge, beside the txStatus rows. */
+export const CREDITED_NOTICE = 'CREDITED';
+
 const RECHARGE_NOTICES: NoticeTable = { table: 'recharge_notices', recordColumn: 'recharge_id', stateColumn: 'tx_status', bizType: 'RECHARGE' };
 
-/** The RECHARGE callbacks of one transaction's state changes: one task per (recharge, txStatus). */
+/**
+ * The RECHARGE callbacks of one transaction's state changes: one task per (recharge, txStatus),
+ * and at SETTLED one `recharge_credited` task after it when the application has RECHARGE_CREDITED.
+ */
 export class RechargeNotices extends OutboxNotices {
   constructor() {
     super(RECHARGE_NOTICES);
@@ -68,6 +87,7 @@ export class RechargeNotices extends OutboxNotices {
 
   add(r: RechargeRow, status: TxStatus): void {
     this.addEvent(r.id, status, r.application_id, rechargeEvent(r, status));
+    if (status === 'SETTLED' && r.recharge_credited) this.addEvent(r.id, CREDITED_NOTICE, r.application_id, rechargeCreditedEvent(r));
   }
 }
 
@@ -164,7 +184,7 @@ export async function recordTransfers(
   if (deposits.length === 0) return 0;
   const col = <T>(f: (d: Deposit) => T) => deposits.map(f);
   const statusOf = (d: Deposit): TxStatus => (d.transfer.succeeded ? 'PENDING' : 'FAILED');
-  const inserted = await sequelize.query<{ id: string; tx_hash: string; position: number; settlement_mode: RechargeRow['settlement_mode'] }>(
+  const inserted = await sequelize.query<{ id: string; tx_hash: string; position: number; settlement_mode: RechargeRow['settlement_mode']; recharge_credited: boolean }>(
     `INSERT INTO recharges (application_id, chain_id, chain_token_id, address_id, external_user_id, address, memo, from_address,
                             tx_hash, position, amount, block_height, block_hash, tx_status, confirmations, min_confirmations,
                             fail_reason, failed_at)
@@ -178,7 +198,8 @@ export async function recordTransfers(
       WHERE NOT EXISTS (SELECT 1 FROM transfer_attempts a JOIN transfers x ON x.id = a.transfer_id WHERE a.tx_hash = u.tx AND x.chain_id = $1 AND x.kind = 'TOP_UP')
       ORDER BY u.ord
      ON CONFLICT (chain_id, tx_hash, position) DO NOTHING
-     RETURNING id::text AS id, tx_hash, position, (SELECT a.settlement_mode FROM applications a WHERE a.id = recharges.application_id) AS settlement_mode`,
+     RETURNING id::text AS id, tx_hash, position, (SELECT a.settlement_mode FROM applications a WHERE a.id = recharges.application_id) AS settlement_mode,
+               (SELECT a.recharge_credited FROM applications a WHERE a.id = recharges.application_id) AS recharge_credited`,
     {
       bind: [
         chainId, col((d) => d.owner.applicationId), col((d) => d.token.id), col((d) => d.owner.addressId), col((d) => d.owner.externalUserId),
@@ -207,7 +228,7 @@ export async function recordTransfers(
       id: row.id, application_id: d.owner.applicationId, chain_id: chainId, chain_token_id: d.token.id, address: d.owner.address, tx_hash: x.txHash,
       amount: x.amount.toString(), block_height: x.blockHeight.toString(), block_hash: x.blockHash, orphaned_at_height: null, tx_status: statusOf(d),
       confirmations: x.succeeded ? confirmationsAt(x.blockHeight, tip) : 0, min_confirmations: d.minConfirmations, settlement_mode: row.settlement_mode,
-      decimals: d.token.decimals,
+      decimals: d.token.decimals, recharge_credited: row.recharge_credited, external_user_id: d.owner.externalUserId, memo: d.owner.memo,
     }, statusOf(d));
   }
   if (seenBefore.length > 0) await rebase(sequelize, t, chainId, seenBefore);
