@@ -13,9 +13,6 @@ import * as path from 'node:path';
 import { Pool } from 'pg';
 import { HDKey } from '@scure/bip32';
 import { mnemonicToSeedSync } from '@scure/bip39';
-import * as crypto from 'node:crypto';
-import { keccak_256 } from '@noble/hashes/sha3';
-import { secp256k1 } from '@noble/curves/secp256k1';
 import { ANVIL_DEV_KEYS, anvilRpc, deployErc20, mine, mintErc20, sendNative, setAutomine, startAnvil, transferErc20, waitForReceipt, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
 import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, TEST_ACTOR, TEST_MNEMONIC, type TestDatabase } from '@wcs/server/testing';
@@ -24,6 +21,7 @@ import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { expectError, expectOk, pollUntil, sleep } from './support/expect';
 import { tempDir } from './support/temp';
+import { addressOfKey, eip55 as getAddress, randomAddress as fresh } from './support/evm-address';
 
 const ETH_TEST_CHAIN_ID = 102;
 const MIN_CONF = 3;
@@ -46,19 +44,6 @@ const Code = {
   CHAIN_SUBSCRIPTION_NOT_FOUND: 1008001001, CHAIN_SUBSCRIPTION_CONFLICT: 1008001002, CHAIN_SUBSCRIPTION_LIMIT: 1008001003,
   SUBSCRIPTION_ADDRESS_INVALID: 1008001004, CHAIN_EVENTS_UNSUPPORTED: 1008001005, CHAIN_EVENT_NOT_FOUND: 1008002001, OUTFLOW_NOT_FOUND: 1008002002,
 };
-
-/** EIP-55 form of a 0x address (written here from the EIP, not taken from the service). */
-function getAddress(a: string): string {
-  const lower = a.slice(2).toLowerCase();
-  const hash = Buffer.from(keccak_256(Buffer.from(lower, 'ascii'))).toString('hex');
-  return '0x' + [...lower].map((ch, i) => (parseInt(hash[i]!, 16) >= 8 ? ch.toUpperCase() : ch)).join('');
-}
-
-/** The address of a secp256k1 private key (0x hex). */
-function addressOfKey(key: string): string {
-  const pub = secp256k1.getPublicKey(key.slice(2), false).slice(1);
-  return getAddress('0x' + Buffer.from(keccak_256(pub)).subarray(12).toString('hex'));
-}
 
 interface ChainEventCallback {
   event: string; id: number; subscriptionId: number; applicationId: number; chainId: number; chainTokenId: number; contractAddress: string;
@@ -101,7 +86,6 @@ describe('chain events on anvil (subscriptions, IN/OUT, confirmations, reorgs, T
     return r.result;
   };
   const subscribe = async (c: SigningClient, body: Record<string, unknown>) => expectOk(await c.post(`${SUB}/create`, body)) as { id: number; created: boolean; addresses: string[]; addressCount: number };
-  const fresh = () => getAddress('0x' + crypto.randomBytes(20).toString('hex'));
 
   before(async () => {
     anvil = await startAnvil({ chainId: 11155111 });

@@ -7,10 +7,8 @@
  * refuse bad input.
  */
 import { expect } from 'chai';
-import * as crypto from 'node:crypto';
 import * as os from 'node:os';
 import { Pool } from 'pg';
-import { keccak_256 } from '@noble/hashes/sha3';
 import { anvilRpc, mine, sendNative, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
 import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, TEST_ACTOR, type TestDatabase } from '@wcs/server/testing';
@@ -19,17 +17,11 @@ import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { expectOk, pollUntil, sleep } from './support/expect';
 import { cliJson, describeCli, runCli } from './support/processes';
+import { randomAddress as fresh } from './support/evm-address';
 
 const ETH_TEST_CHAIN_ID = 102;
 const MIN_CONF = 3;
 const ETHER = 10n ** 18n;
-
-function checksum(a: string): string {
-  const lower = a.slice(2).toLowerCase();
-  const hash = Buffer.from(keccak_256(Buffer.from(lower, 'ascii'))).toString('hex');
-  return '0x' + [...lower].map((ch, i) => (parseInt(hash[i]!, 16) >= 8 ? ch.toUpperCase() : ch)).join('');
-}
-const fresh = () => checksum('0x' + crypto.randomBytes(20).toString('hex'));
 
 describe('RECHARGE_CREDITED, wcs subscriptions and wcs outflows (anvil)', function () {
   this.timeout(240_000);
