@@ -360,15 +360,19 @@ describe('console: applications, callback URLs and callback tasks in Chromium', 
     await shot(page, 'apps-settlement');
     await page.goto(`${base}/applications/${appId}`);
     expect(await page.textContent('dl.kv')).to.match(/settlement mode\s*PASS_THROUGH/);
+    expect(await page.textContent('dl.kv')).to.match(/RECHARGE_CREDITED\s*off/);
+    await submit(page, page.locator('main button', { hasText: 'Turn on' }));
+    expect(await page.textContent('dl.kv')).to.match(/RECHARGE_CREDITED\s*on/);
     for (const s of secrets) expect(await page.content()).not.to.contain(s);
     await shot(page, 'apps-detail-changed');
 
-    const [app] = await sequelize().query<{ status: string; enabled_chains: string[]; rate_limit_rps: number; rate_limit_burst: number; settlement_mode: string }>(
-      'SELECT status, enabled_chains, rate_limit_rps, rate_limit_burst, settlement_mode FROM applications WHERE id = $1', { bind: [appId], type: QueryTypes.SELECT });
-    expect(app).to.deep.equal({ status: 'ACTIVE', enabled_chains: ['BTC', 'ETH'], rate_limit_rps: 5, rate_limit_burst: 10, settlement_mode: 'PASS_THROUGH' });
+    const [app] = await sequelize().query<{ status: string; enabled_chains: string[]; rate_limit_rps: number; rate_limit_burst: number; settlement_mode: string; recharge_credited: boolean }>(
+      'SELECT status, enabled_chains, rate_limit_rps, rate_limit_burst, settlement_mode, recharge_credited FROM applications WHERE id = $1', { bind: [appId], type: QueryTypes.SELECT });
+    expect(app).to.deep.equal({ status: 'ACTIVE', enabled_chains: ['BTC', 'ETH'], rate_limit_rps: 5, rate_limit_burst: 10, settlement_mode: 'PASS_THROUGH', recharge_credited: true });
     const entries = await audit(`target = $1`, [`app:${appId}`]);
     expect(entries.map((e) => e.action)).to.deep.equal([
       'app.create', 'app.callback.set', 'app.callback.set', 'app.status.set', 'app.status.set', 'app.chains.set', 'app.secret.rotate', 'app.rate-limit.set', 'app.settlement.set',
+      'app.recharge-credited.set',
     ]);
     expect(entries.every((e) => e.actor === 'olga' && e.channel === 'console')).to.equal(true);
     expect(entries.find((e) => e.action === 'app.secret.rotate')!.after).to.deep.include({ graceSeconds: 600 });

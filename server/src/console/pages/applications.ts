@@ -131,6 +131,8 @@ export function registerApplicationPages(app: express.Express, kit: ConsoleKit):
         <label for="mode">Deposits reach SETTLED</label><select id="mode" name="mode">${SETTLEMENT_MODES.map((m) => html`<option value="${m}"${m === mode ? html` selected` : ''}>${m}</option>`)}</select>
         <p class="muted">ON_CONFIRM: at confirmation. PASS_THROUGH: once collected to the application's MERCHANT address.</p>
         <button type="submit">Save settlement mode</button></form></section>`);
+      cards.push(html`<section class="card"><h3>RECHARGE_CREDITED</h3><p>${a.rechargeCredited ? 'On: each deposit that reaches SETTLED gets one recharge_credited callback.' : 'Off: deposits get their recharge callbacks only.'}</p>
+        ${kit.button(s, `/applications/${id}/recharge-credited`, a.rechargeCredited ? 'Turn off' : 'Turn on', { on: a.rechargeCredited ? 'false' : 'true' })}</section>`);
     }
     const cbRow = (t: BizType) => html`<tr><td>${t}</td>
       <td>${canCb ? html`<form method="post" action="/applications/${id}/callbacks" class="inline url">${kit.csrfField(s)}<input type="hidden" name="bizType" value="${t}">
@@ -140,7 +142,7 @@ export function registerApplicationPages(app: express.Express, kit: ConsoleKit):
     kit.render(res, s, `Application ${a.id}: ${a.name}`, html`<p><a href="/applications">All applications</a> · <a href="/callbacks?app=${id}">Callback tasks</a> · <a href="/audit">Audit log</a></p>
       <dl class="kv">${row('id', a.id)}${row('name', a.name)}${row('environment', a.environment)}${row('apiKey', a.apiKey)}${row('status', a.status)}
         ${row('chains', a.chains.join(', '))}${row('settlement mode', mode)}${row('rate limit', a.rateLimit ? `${a.rateLimit.ratePerSecond} requests/s, burst ${a.rateLimit.burst}` : 'service default')}
-        ${row('created', a.createTime)}${row('updated', a.updateTime)}</dl>
+        ${row('RECHARGE_CREDITED', a.rechargeCredited ? 'on' : 'off')}${row('created', a.createTime)}${row('updated', a.updateTime)}</dl>
       <h2>Callback URLs</h2>
       <p class="muted">Where each kind of event is pushed (${a.environment === 'live' ? 'https only' : 'http or https'}). A test event goes through the real delivery pipeline, signed with the application's secret.</p>
       <table><thead><tr><th>bizType</th><th>URL</th>${canCb ? html`<th></th>` : ''}</tr></thead><tbody>${BIZ_TYPES.map(cbRow)}</tbody></table>
@@ -217,6 +219,17 @@ export function registerApplicationPages(app: express.Express, kit: ConsoleKit):
       kit.render(res, s, 'Settlement mode', html`<p class="ok" role="status">Application ${id}: settlement ${r.settlementMode}${r.previousSettlementMode !== r.settlementMode ? ` (was ${r.previousSettlementMode})` : ' (unchanged)'}.</p>
         ${r.notes.length > 0 ? html`<ul>${r.notes.map((n) => html`<li>${n}</li>`)}</ul>` : ''}
         <p><a href="/applications/${id}">Back to the application</a></p>`);
+    });
+  });
+
+  kit.post(app, '/applications/:id/recharge-credited', 'applications.write', 'change RECHARGE_CREDITED', async (req, res, s) => {
+    const id = appId(res, s, req.params.id);
+    if (id === null) return;
+    const on = field(req, 'on');
+    if (on !== 'true' && on !== 'false') return kit.refuse(res, s, 400, 'RECHARGE_CREDITED: on is true or false.');
+    await attempt(res, s, async () => {
+      await apps().setRechargeCredited(kit.actor(s, req), id, on === 'true');
+      res.redirect(303, `/applications/${id}`);
     });
   });
 
