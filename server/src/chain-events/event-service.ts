@@ -124,7 +124,7 @@ export class ChainEventService {
   async listEvents(applicationId: number, f: ChainEventFilter): Promise<{ list: ChainEventView[]; total: number }> {
     const where = `e.application_id = $1 AND ($2::bigint IS NULL OR e.subscription_id = $2) AND ($3::text IS NULL OR c.code = $3)
       AND ($4::text IS NULL OR e.direction = $4) AND ($5::text IS NULL OR e.status = $5) AND ($6::text IS NULL OR e.tx_hash = $6)
-      AND ($7::text IS NULL OR e.monitored_address = $7)`;
+      AND ($7::text IS NULL OR lower(e.monitored_address) = lower($7))`; // EVM addresses in any letter case (chain events exist on EVM and Bitcoin only, both case-free)
     const bind = [applicationId, f.subscriptionId ?? null, f.chainCode ?? null, f.direction ?? null, f.status ?? null, f.txHash ?? null, f.address ?? null];
     const [count] = await this.sequelize.query<{ n: string }>(`SELECT count(*) AS n FROM chain_events e JOIN chains c ON c.id = e.chain_id WHERE ${where}`, { bind, type: QueryTypes.SELECT });
     const rows = await this.sequelize.query<EventRow>(`${EVENT_SELECT} WHERE ${where} ORDER BY e.id DESC LIMIT $8 OFFSET $9`, {

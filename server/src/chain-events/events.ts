@@ -125,7 +125,7 @@ export async function rollbackChainEvents(sequelize: Sequelize, t: Transaction, 
   );
   if (confirmed.length > 0) {
     await raiseAlert(sequelize, t, chainId, 'REORG_CONFIRMED_CHAIN_EVENT',
-      `${chainCode}: a reorg to height ${fork} removed the blocks of ${confirmed.length} confirmed chain event(s) already sent to merchants; they were left unchanged`,
+      `${chainCode}: a reorg to height ${fork} removed the blocks of ${confirmed.length} confirmed chain event(s) (sent to merchants unless their subscription was paused or deleted first); they were left unchanged`,
       { fork: fork.toString(), chainEvents: confirmed });
   }
   return confirmed.map((c) => Number(c.id));

@@ -175,7 +175,10 @@ export class SubscriptionService {
           && JSON.stringify(existing.chain_token_ids ? [...existing.chain_token_ids].sort((a, b) => a - b) : null) === JSON.stringify(tokenIds)
           && had.length === addresses.length && [...addresses].sort().every((a, i) => a === had[i]);
         if (!same) {
-          throw new WcsError('CHAIN_SUBSCRIPTION_CONFLICT', { details: { appSubscriptionNo: input.appSubscriptionNo, id: Number(existing.id) } });
+          throw new WcsError('CHAIN_SUBSCRIPTION_CONFLICT', {
+            message: `appSubscriptionNo ${input.appSubscriptionNo} is already used by subscription ${existing.id} with other settings; it is unchanged (subscription/get?id=${existing.id} shows it)`,
+            details: { appSubscriptionNo: input.appSubscriptionNo, id: Number(existing.id) },
+          });
         }
         return { ...view(existing, had), created: false };
       }
@@ -255,6 +258,7 @@ export class SubscriptionService {
   /** Ends a subscription: no event is matched or sent for it from the scanners' next step (its recorded events stay listable). */
   async delete(applicationId: number, id: number, operator?: AuditActor): Promise<{ id: number; status: 'DELETED' }> {
     return this.sequelize.transaction(async (t) => {
+      await this.lockApplication(t, applicationId);
       const current = await this.load(t, applicationId, id, false);
       await this.sequelize.query(`UPDATE chain_subscriptions SET status = 'DELETED', deleted_at = now(), updated_at = now() WHERE id = $1`, { bind: [id], transaction: t });
       await bumpMonitor(this.sequelize, t, current.chainId);

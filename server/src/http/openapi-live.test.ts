@@ -39,7 +39,7 @@ describe('openapi.json against the live service (real Postgres)', function () {
   let app: CreatedApplication;
   let receiver: http.Server;
   /** Ids this test created, substituted into the examples before sending. */
-  const live = { address: '', addressId: 0, callbackTaskId: 0, rechargeId: 0 };
+  const live = { address: '', addressId: 0, callbackTaskId: 0, rechargeId: 0, subscriptionId: 0, spareSubscriptionId: 0, chainEventId: 0, outflowId: 0 };
 
   async function send(method: string, target: string, opts: { body?: unknown; signed: boolean; as?: CreatedApplication }): Promise<Answer> {
     const signer = opts.as ?? app;
@@ -64,6 +64,12 @@ describe('openapi.json against the live service (real Postgres)', function () {
     if (k === 'recharge/get id') return live.rechargeId;
     if (k === 'recharge/list address') return live.address;
     if (opKey(o) === 'callback/resend' && value && typeof value === 'object') return { ...value, callbackTaskId: live.callbackTaskId };
+    if (k === 'chain-event/subscription/get id' || k === 'chain-event/list subscriptionId') return live.subscriptionId;
+    if (k === 'chain-event/get id') return live.chainEventId;
+    if (k === 'outflow/get id') return live.outflowId;
+    // update works on one subscription, delete on another, whatever order the operations come in
+    if (opKey(o) === 'chain-event/subscription/update' && value && typeof value === 'object') return { ...value, id: live.subscriptionId };
+    if (opKey(o) === 'chain-event/subscription/delete' && value && typeof value === 'object') return { ...value, id: live.spareSubscriptionId };
     return value;
   }
 
@@ -108,7 +114,8 @@ describe('openapi.json against the live service (real Postgres)', function () {
       req.on('end', () => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('success'));
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    svc = await startTestService();
+    // subscriptions need a chain this service scans: an RPC endpoint for ETH (nothing listens there; nothing is read from it)
+    svc = await startTestService({ env: { WCS_RPC_TEST_ETH: 'http://127.0.0.1:1' } });
     app = await svc.createApp({ chains: ['ETH', 'BTC'] });
     await svc.service.storage.applications.setCallback(TEST_ACTOR, app.id, 'WITHDRAW', `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/wcs/callbacks`);
 
@@ -144,6 +151,41 @@ describe('openapi.json against the live service (real Postgres)', function () {
       { bind: [app.id, live.addressId, addr.externalUserId, addr.address] },
     );
     live.rechargeId = Number((rows as Array<{ id: string }>)[0]!.id);
+
+    // two subscriptions made from the create example (one to read and update, one to delete), through the API
+    const subCreate = ops.find((o) => o.path === `${API_PREFIX}/wallet/chain-event/subscription/create`)!;
+    const subBody = Object.values(subCreate.op.requestBody!.content['application/json']!.examples!)[0]!.value as Record<string, unknown>;
+    for (const key of ['subscriptionId', 'spareSubscriptionId'] as const) {
+      const s = await send('POST', subCreate.path, { body: { ...subBody, appSubscriptionNo: `live-${key}` }, signed: true });
+      expect(s.json.code, JSON.stringify(s.json)).to.equal(0);
+      live[key] = (s.json.data as { id: number }).id;
+    }
+
+    // a confirmed chain event of that subscription and a custody outflow of the deposit address, as the scanner records them,
+    // matching every filter example of chain-event/list and outflow/list
+    const example = (path: string, name: string) => ops.find((o) => o.path === `${API_PREFIX}/wallet/${path}`)!.op.parameters!.find((p) => p.name === name)!.example;
+    const [events] = await svc.service.storage.database.sequelize.query(
+      `INSERT INTO chain_events (application_id, subscription_id, chain_id, chain_token_id, direction, monitored_address, from_address, to_address, amount,
+                                 tx_hash, position, block_height, block_hash, address_nature, status, min_confirmations, confirmed_at)
+       SELECT $1, $2, c.id, t.id, $3, $4, '0x742d35Cc6634C0532925a3b844Bc454e4438f44e', $4, 1250000000, $5, 41, 7412345, '0x' || repeat('cd', 32), 'EOA', $6,
+              c.confirmations, now()
+         FROM chains c JOIN chain_tokens t ON t.chain_id = c.id AND t.contract IS NULL
+        WHERE c.code = $7 AND c.environment = 'test'
+       RETURNING id`,
+      { bind: [app.id, live.subscriptionId, example('chain-event/list', 'direction'), example('chain-event/list', 'address'), example('chain-event/list', 'txHash'),
+        example('chain-event/list', 'status'), example('chain-event/list', 'chainCode')] },
+    );
+    live.chainEventId = Number((events as Array<{ id: string }>)[0]!.id);
+    const [outflows] = await svc.service.storage.database.sequelize.query(
+      `INSERT INTO custody_outflows (application_id, chain_id, chain_token_id, address_kind, from_address, external_user_id, to_address, amount, tx_hash, position,
+                                     block_height, block_hash)
+       SELECT $1, c.id, t.id, $2, $3, $4, '0x742d35Cc6634C0532925a3b844Bc454e4438f44e', 500000000000000000, '0x' || repeat('ef', 32), -1, 7412400, '0x' || repeat('cd', 32)
+         FROM chains c JOIN chain_tokens t ON t.chain_id = c.id AND t.contract IS NULL
+        WHERE c.code = $5 AND c.environment = 'test'
+       RETURNING id`,
+      { bind: [app.id, example('outflow/list', 'addressKind'), addr.address, addr.externalUserId, example('outflow/list', 'chainCode')] },
+    );
+    live.outflowId = Number((outflows as Array<{ id: string }>)[0]!.id);
   });
 
   after(async () => {

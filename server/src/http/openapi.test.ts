@@ -15,6 +15,9 @@ import { withdrawRoutes } from './withdraw-routes';
 import type { WithdrawService } from '../withdrawals/withdraw-service';
 import type { RechargeService } from '../deposits/recharge-service';
 import type { CallbackService } from '../callbacks/callback-service';
+import { chainEventRoutes } from './chain-event-routes';
+import type { SubscriptionService } from '../chain-events/subscription-service';
+import type { ChainEventService } from '../chain-events/event-service';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { createHttpApp } from './app';
 import type { Authenticator } from '../auth/authenticate';
@@ -40,7 +43,8 @@ describe('docs/openapi.json matches the server', () => {
   });
 
   it('documents exactly the routes the server mounts (route arrays and the express stack), both directions', () => {
-    const routes = [...supportRoutes({} as Catalogue, () => 'NO_RPC'), ...addressRoutes({} as AddressService), ...callbackRoutes({} as CallbackService), ...rechargeRoutes({} as RechargeService), ...withdrawRoutes({} as WithdrawService)];
+    const routes = [...supportRoutes({} as Catalogue, () => 'NO_RPC'), ...addressRoutes({} as AddressService), ...callbackRoutes({} as CallbackService), ...rechargeRoutes({} as RechargeService), ...withdrawRoutes({} as WithdrawService),
+      ...chainEventRoutes({} as SubscriptionService, {} as ChainEventService)];
     const app = createHttpApp({ authenticator: {} as Authenticator, logger: testLogger(), bodyLimitBytes: 1024, routes, readiness: async () => ({ ready: true, checks: {} }) });
     const mounted = expressRoutes(app as unknown as { router: { stack: unknown[] } });
     const documented = documentedOperations(doc as OpenApiDocument).map((o) => `${o.method} ${o.path}`).sort();
