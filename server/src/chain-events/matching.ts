@@ -86,7 +86,7 @@ export function subscriptionTakes(s: MonitoredSubscription, token: ChainTokenVie
  * - IN for each subscription monitoring the destination (direction IN or BOTH), OUT for each
  *   monitoring the source (OUT or BOTH), each passing the subscription's token filter and
  *   minimum;
- * - UTXO chains: an output paying its own sender (change) is no IN event;
+ * - UTXO chains: an output paying its own sender (change) is no event at all;
  * - an outflow for every transfer whose source is a custody address (the caller then drops the
  *   service's own transactions).
  */
@@ -110,13 +110,15 @@ export function matchTransfers(
         events.push({ subscription: s, direction: 'IN', monitoredAddress: x.toAddress, counterparty: from ?? '', token, transfer: x });
       }
     }
-    if (from === null) continue;
+    // UTXO change goes back to its sender: it is neither an IN nor an OUT event (the scanner
+    // reports it only when the sender is also a watched receiver)
+    if (from === null || change) continue;
     for (const s of sources.outbound(from) ?? []) {
       if (s.direction === 'IN' || !subscriptionTakes(s, token, x.amount, minCache)) continue;
       events.push({ subscription: s, direction: 'OUT', monitoredAddress: from, counterparty: x.toAddress, token, transfer: x });
     }
     const custody = sources.custody(from);
-    if (custody && !(options.utxo && change)) outflows.push({ custody, token, transfer: x });
+    if (custody) outflows.push({ custody, token, transfer: x });
   }
   return { events, outflows };
 }

@@ -176,6 +176,12 @@ export class BlockChainScan {
       for (const x of transfers) {
         const owner = this.watch.ownerOf(x.toAddress);
         if (!owner) continue;
+        if (this.chain.family === 'bitcoin' && x.fromAddress === x.toAddress) {
+          // change back to the deposit address from a spend by its own key: not money from outside
+          // (the spend itself is an outflow the service accounts for, docs/chain-events.md)
+          this.logger.warn('change to a deposit address from its own key is not a deposit', { chain: this.chain.code, txHash: x.txHash, position: x.position, address: x.toAddress });
+          continue;
+        }
         const token = this.tokens.find(x.contract);
         if (!token) {
           this.logger.warn('deposit of an unknown token ignored', { chain: this.chain.code, txHash: x.txHash, position: x.position, contract: x.contract, address: x.toAddress });
