@@ -336,6 +336,28 @@ describe('chain events on anvil (subscriptions, IN/OUT, confirmations, reorgs, T
     }
   });
 
+  it('an event already confirmed when first seen (a catch-up) is recorded CONFIRMED with its callback in one transaction, sent once', async () => {
+    const m = fresh();
+    const sub = await subscribe(client, { appSubscriptionNo: 'catch-up', chainCode: 'ETH', addresses: [m], direction: 'IN' });
+    await caughtUp();
+    await setAutomine(anvil.url, false);
+    let tx: string;
+    try {
+      tx = await sendNative(anvil.url, m, ETHER / 7n, { wait: false });
+      await mine(anvil.url, MIN_CONF + 2); // one anvil_mine: the scanner first sees the transfer 5 blocks deep
+    } finally {
+      await setAutomine(anvil.url, true);
+    }
+    const got = await waitCallbacks(app, sub.id, 1);
+    expect(got.map((e) => e.txHash)).to.deep.equal([tx]);
+    const [row] = await q<{ status: string; same: boolean }>('SELECT status, confirmed_at = created_at AS same FROM chain_events WHERE subscription_id = $1', [sub.id]);
+    expect(row, 'confirmed in the transaction that recorded it').to.deep.equal({ status: 'CONFIRMED', same: true });
+    await mine(anvil.url, 2);
+    await caughtUp();
+    await sleep(300);
+    expect(ofSub(app, sub.id)).to.have.length(1);
+  });
+
   it('isolation: two applications monitoring one address each get their own event; neither sees the other\'s records', async () => {
     const m = fresh();
     const mine1 = await subscribe(client, { appSubscriptionNo: 'shared', chainCode: 'ETH', addresses: [m], direction: 'IN' });

@@ -69,7 +69,8 @@ export interface ChainEventFilter {
 
 const EVENT_SELECT = `SELECT e.id::text AS id, e.subscription_id::text AS subscription_id, e.application_id, e.chain_id, c.code, e.chain_token_id, k.symbol, k.contract,
   k.decimals, e.from_address, e.to_address, e.monitored_address, e.amount::text AS amount, e.tx_hash, e.position, e.block_height::text AS block_height,
-  e.block_hash, e.direction, e.address_nature, e.status, e.min_confirmations, e.callback_task_id::text AS callback_task_id, e.created_at, e.confirmed_at, e.updated_at
+  e.block_hash, e.direction, e.address_nature, e.status, e.min_confirmations, e.created_at, e.confirmed_at, e.updated_at,
+  (SELECT max(k.id) FROM callback_tasks k WHERE k.application_id = e.application_id AND k.biz_type = 'CHAIN_EVENT' AND k.biz_id = e.id)::text AS callback_task_id
   FROM chain_events e JOIN chains c ON c.id = e.chain_id JOIN chain_tokens k ON k.id = e.chain_token_id`;
 
 interface EventRow {
@@ -92,7 +93,7 @@ function eventView(r: EventRow): ChainEventView {
 
 const OUTFLOW_SELECT = `SELECT o.id::text AS id, o.application_id, o.chain_id, c.code, o.chain_token_id, k.symbol, k.contract, k.decimals, o.address_kind, o.from_address,
   o.external_user_id, o.to_address, o.amount::text AS amount, o.tx_hash, o.position, o.block_height::text AS block_height, o.block_hash,
-  o.callback_task_id::text AS callback_task_id, o.created_at
+  o.created_at, (SELECT max(k.id) FROM callback_tasks k WHERE k.application_id = o.application_id AND k.biz_type = 'TRANSFER' AND k.biz_id = o.id)::text AS callback_task_id
   FROM custody_outflows o JOIN chains c ON c.id = o.chain_id JOIN chain_tokens k ON k.id = o.chain_token_id`;
 
 interface OutflowRow {

@@ -38,38 +38,75 @@ export function chainEventPayload(r: EventRow): Record<string, unknown> {
   };
 }
 
+/** What recording a range's events did: how many are new, and the lowest tip at which a PENDING one of them is due. */
+export interface RecordedEvents {
+  readonly inserted: number;
+  /** null: none of them is waiting for confirmations. */
+  readonly nextDue: bigint | null;
+}
+
 /**
  * Records a range's chain events in the caller's transaction (the one that moves the scan
- * cursor), PENDING. Seen before: a PENDING or DROPPED event takes the block it is in now (a
- * re-scan, or re-mined after a reorg); a CONFIRMED one is left as it is. Returns the number new.
+ * cursor). An event already `minConfirmations` deep at `tip` (always so while catching up) is
+ * recorded CONFIRMED with its `chain_event` callback in the same transaction; any other is
+ * PENDING until confirmChainEvents. Seen before: a PENDING or DROPPED event takes the block it is
+ * in now (a re-scan, or re-mined after a reorg); a CONFIRMED one is left as it is. One statement
+ * for the events, one for their callbacks.
  */
-export async function recordChainEvents(sequelize: Sequelize, t: Transaction, chainId: number, events: readonly NaturedEvent[]): Promise<number> {
-  if (events.length === 0) return 0;
+export async function recordChainEvents(sequelize: Sequelize, t: Transaction, chainId: number, events: readonly NaturedEvent[], tip: bigint): Promise<RecordedEvents> {
+  if (events.length === 0) return { inserted: 0, nextDue: null };
   const col = <T>(f: (e: NaturedEvent) => T) => events.map(f);
-  const rows = await sequelize.query<{ inserted: boolean }>(
+  const rows = await sequelize.query<EventRow & { inserted: boolean; status: string; min_confirmations: number }>(
     `INSERT INTO chain_events (application_id, subscription_id, chain_id, chain_token_id, direction, monitored_address, from_address, to_address, amount,
-                               tx_hash, position, block_height, block_hash, address_nature, status, min_confirmations)
-     SELECT u.app, u.sub::bigint, $1, u.token, u.dir, u.monitored, u.sender, u.receiver, u.amount::numeric, u.tx, u.pos, u.height::bigint, u.hash, u.nature, 'PENDING', u.minconf
+                               tx_hash, position, block_height, block_hash, address_nature, status, min_confirmations, confirmed_at)
+     SELECT u.app, u.sub::bigint, $1, u.token, u.dir, u.monitored, u.sender, u.receiver, u.amount::numeric, u.tx, u.pos, u.height::bigint, u.hash, u.nature,
+            CASE WHEN u.height::bigint <= $16::bigint - u.minconf + 1 THEN 'CONFIRMED' ELSE 'PENDING' END, u.minconf,
+            CASE WHEN u.height::bigint <= $16::bigint - u.minconf + 1 THEN now() END
        FROM unnest($2::int[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[], $14::text[], $15::int[])
             WITH ORDINALITY AS u(app, sub, token, dir, monitored, sender, receiver, amount, tx, pos, height, hash, nature, minconf, ord)
       ORDER BY u.ord
      ON CONFLICT (subscription_id, tx_hash, position, direction, monitored_address) DO UPDATE
-        SET block_height = EXCLUDED.block_height, block_hash = EXCLUDED.block_hash, status = 'PENDING', updated_at = now()
+        SET block_height = EXCLUDED.block_height, block_hash = EXCLUDED.block_hash, status = EXCLUDED.status, confirmed_at = EXCLUDED.confirmed_at, updated_at = now()
       WHERE chain_events.status <> 'CONFIRMED' AND (chain_events.block_hash <> EXCLUDED.block_hash OR chain_events.status = 'DROPPED')
-     RETURNING (xmax = 0) AS inserted`,
+     RETURNING (xmax = 0) AS inserted, id::text AS id, application_id, subscription_id::text AS subscription_id, chain_id, chain_token_id, direction, from_address,
+               to_address, amount::text AS amount, tx_hash, block_height::text AS block_height, address_nature, status, min_confirmations,
+               (SELECT s.status FROM chain_subscriptions s WHERE s.id = chain_events.subscription_id) AS sub_status`,
     {
       bind: [
         chainId, col((e) => e.candidate.subscription.applicationId), col((e) => String(e.candidate.subscription.id)), col((e) => e.candidate.token.id),
         col((e) => e.candidate.direction), col((e) => e.candidate.monitoredAddress), col((e) => e.candidate.transfer.fromAddress ?? ''),
         col((e) => e.candidate.transfer.toAddress), col((e) => e.candidate.transfer.amount.toString()), col((e) => e.candidate.transfer.txHash),
         col((e) => e.candidate.transfer.position), col((e) => e.candidate.transfer.blockHeight.toString()), col((e) => e.candidate.transfer.blockHash),
-        col((e) => e.nature), col((e) => e.minConfirmations),
+        col((e) => e.nature), col((e) => e.minConfirmations), tip.toString(),
       ],
       type: QueryTypes.SELECT,
       transaction: t,
     },
   );
-  return rows.filter((r) => r.inserted).length;
+  let nextDue: bigint | null = null;
+  for (const r of rows) {
+    if (r.status !== 'PENDING') continue;
+    const due = BigInt(r.block_height) + BigInt(r.min_confirmations) - 1n;
+    if (nextDue === null || due < nextDue) nextDue = due;
+  }
+  // every returned CONFIRMED row was confirmed by this statement (a CONFIRMED one is never updated)
+  const tokens = new Map(events.map((e) => [e.candidate.token.id, e.candidate.token]));
+  const confirmed = rows.filter((r) => r.status === 'CONFIRMED' && r.sub_status === 'ACTIVE').map((r) => {
+    const token = tokens.get(r.chain_token_id)!;
+    return { ...r, contract: token.contract, decimals: token.decimals };
+  });
+  confirmed.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+  await enqueueCallbacks(sequelize, t, confirmed.map((r) => ({ applicationId: r.application_id, bizType: 'CHAIN_EVENT', bizId: Number(r.id), payload: chainEventPayload(r) })));
+  return { inserted: rows.filter((r) => r.inserted).length, nextDue };
+}
+
+/** The lowest tip at which a PENDING event of the chain is due (null: none is waiting). */
+export async function nextChainEventDue(sequelize: Sequelize, t: Transaction, chainId: number): Promise<bigint | null> {
+  const [row] = await sequelize.query<{ due: string | null }>(
+    `SELECT min(block_height + min_confirmations - 1)::text AS due FROM chain_events WHERE chain_id = $1 AND status = 'PENDING'`,
+    { bind: [chainId], type: QueryTypes.SELECT, transaction: t },
+  );
+  return row?.due == null ? null : BigInt(row.due);
 }
 
 /**
@@ -98,13 +135,8 @@ export async function confirmChainEvents(sequelize: Sequelize, t: Transaction, c
   rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
   const live = rows.filter((r) => r.sub_status === 'ACTIVE');
   const events: CallbackEvent[] = live.map((r) => ({ applicationId: r.application_id, bizType: 'CHAIN_EVENT', bizId: Number(r.id), payload: chainEventPayload(r) }));
-  const tasks = await enqueueCallbacks(sequelize, t, events);
-  if (tasks.length > 0) {
-    await sequelize.query(
-      'UPDATE chain_events e SET callback_task_id = u.task::bigint FROM unnest($1::text[], $2::text[]) AS u(id, task) WHERE e.id = u.id::bigint',
-      { bind: [live.map((r) => r.id), tasks.map((x) => String(x.id))], transaction: t },
-    );
-  }
+  // the task is found by (application, CHAIN_EVENT, event id) through callback_tasks_by_biz: no second write to the event
+  await enqueueCallbacks(sequelize, t, events);
   return rows.length;
 }
 
@@ -188,14 +220,10 @@ export async function recordOutflows(sequelize: Sequelize, t: Transaction, chain
   if (rows.length === 0) return [];
   rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
   const tokenOf = new Map(outflows.map((o) => [o.token.id, o.token]));
-  const tasks = await enqueueCallbacks(sequelize, t, rows.map((r) => {
+  await enqueueCallbacks(sequelize, t, rows.map((r) => {
     const token = tokenOf.get(r.chain_token_id)!;
     return { applicationId: r.application_id, bizType: 'TRANSFER' as const, bizId: Number(r.id), payload: outflowPayload(r, token.contract, token.decimals) };
   }));
-  await sequelize.query(
-    'UPDATE custody_outflows o SET callback_task_id = u.task::bigint FROM unnest($1::text[], $2::text[]) AS u(id, task) WHERE o.id = u.id::bigint',
-    { bind: [rows.map((r) => r.id), tasks.map((x) => String(x.id))], transaction: t },
-  );
   for (const r of rows) {
     const token = tokenOf.get(r.chain_token_id)!;
     await raiseAlert(sequelize, t, chainId, 'UNEXPECTED_OUTFLOW',

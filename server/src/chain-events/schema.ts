@@ -64,7 +64,6 @@ CREATE TABLE chain_events (
   -- DROPPED when a reorg removed its block first (nothing was sent)
   status            VARCHAR(9) NOT NULL CHECK (status IN ('PENDING','CONFIRMED','DROPPED')),
   min_confirmations INTEGER NOT NULL,
-  callback_task_id  BIGINT NULL,
   created_at        TIMESTAMPTZ NOT NULL DEFAULT now(),
   confirmed_at      TIMESTAMPTZ NULL,
   updated_at        TIMESTAMPTZ NOT NULL DEFAULT now(),
@@ -88,7 +87,6 @@ CREATE TABLE custody_outflows (
   position         INTEGER NOT NULL,
   block_height     BIGINT NOT NULL,
   block_hash       VARCHAR(128) NOT NULL,
-  callback_task_id BIGINT NULL,
   created_at       TIMESTAMPTZ NOT NULL DEFAULT now(),
   UNIQUE (chain_id, tx_hash, position, from_address)
 );

@@ -1,7 +1,7 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import type { AddressNature, BlockRef, BlockScanner, ChainDefinition, ObservedTransfer } from '@wcs/core';
 import type { Logger } from '../config/logger';
-import { confirmChainEvents, recordChainEvents, recordOutflows, rollbackChainEvents, type NaturedEvent } from '../chain-events/events';
+import { confirmChainEvents, nextChainEventDue, recordChainEvents, recordOutflows, rollbackChainEvents, type NaturedEvent } from '../chain-events/events';
 import { matchTransfers, type CustodyAddress, type OutflowCandidate } from '../chain-events/matching';
 import type { ChainMonitor } from '../chain-events/monitor';
 import { advanceRecharges, failRecharge, RechargeNotices, recordTransfers, type Deposit } from './recharges';
@@ -63,6 +63,12 @@ export class BlockChainScan {
 
   /** Minimum amounts of subscriptions in base units, per (subscription, token). */
   private readonly minCache = new Map<string, bigint>();
+  /**
+   * The lowest tip at which a PENDING chain event of this chain is due: null none, undefined not
+   * known (read at the next write). This process holds the chain's lease, so only its own writes
+   * change it; a step confirms only when the tip reaches it.
+   */
+  private nextDue: bigint | null | undefined = undefined;
 
   async step(): Promise<StepResult> {
     const tip = await this.scanner.tipHeight();
@@ -105,13 +111,14 @@ export class BlockChainScan {
       const watched = this.monitor.receivers(deposits);
       const senders = this.monitor.senders(deposits);
       const options = senders.size > 0 ? { senders } : undefined;
-      const fetched = ranges.map(([a, b]) => this.scanner.scanRange(a, b, watched, options));
+      // each range is read and matched (counterparty natures are node reads too) while the ranges before it are written
+      const fetched = ranges.map(([a, b]) => this.scanner.scanRange(a, b, watched, options).then(async (r) => ({ ...r, matched: await this.match(r.transfers) })));
       fetched.forEach((p) => p.catch(() => undefined)); // awaited in order below
       let parent = cursor.hash!;
       for (let i = 0; i < ranges.length; i++) {
-        const { blocks, transfers } = await fetched[i]!;
+        const { blocks, transfers, matched } = await fetched[i]!;
         if (!this.linked(blocks, ranges[i]![0], ranges[i]![1], parent)) break; // a reorg under us: the next step finds the fork
-        recorded += await this.apply(blocks, transfers, tip, await this.match(transfers));
+        recorded += await this.apply(blocks, transfers, tip, matched);
         height = ranges[i]![1];
         parent = blocks[blocks.length - 1]!.hash;
       }
@@ -168,6 +175,7 @@ export class BlockChainScan {
   private async apply(blocks: readonly BlockRef[], transfers: readonly ObservedTransfer[], tip: bigint, matched: Matched): Promise<number> {
     const last = blocks[blocks.length - 1]!;
     let recorded = 0;
+    let dueAfter: bigint | null | undefined;
     await this.sequelize.transaction(async (t) => {
       const cursor = await this.lease.lock(t);
       if (cursor.hash !== '' && cursor.hash !== blocks[0]!.parentHash) throw new Error(`${this.chain.code}: the cursor moved under this step`);
@@ -195,7 +203,7 @@ export class BlockChainScan {
       }
       const notices = new RechargeNotices();
       recorded = await recordTransfers(this.sequelize, t, this.chain.id, deposits, tip, notices);
-      await recordChainEvents(this.sequelize, t, this.chain.id, matched.events);
+      const events = await recordChainEvents(this.sequelize, t, this.chain.id, matched.events, tip);
       const outflows = await recordOutflows(this.sequelize, t, this.chain.id, this.chain.code, matched.outflows);
       for (const o of outflows) {
         this.logger.warn('unexpected outflow from a custody address (the service did not sign it)', { chain: this.chain.code, outflow: o.id, address: o.from_address, kind: o.address_kind, txHash: o.tx_hash });
@@ -205,11 +213,21 @@ export class BlockChainScan {
       });
       await advanceRecharges(this.sequelize, t, { chainId: this.chain.id }, tip, notices);
       await notices.flush(this.sequelize, t);
-      await confirmChainEvents(this.sequelize, t, this.chain.id, tip);
+      let due = this.nextDue === undefined ? await nextChainEventDue(this.sequelize, t, this.chain.id) : this.nextDue;
+      if (events.nextDue !== null && (due === null || events.nextDue < due)) due = events.nextDue;
+      if (due !== null && due <= tip) {
+        await confirmChainEvents(this.sequelize, t, this.chain.id, tip);
+        due = await nextChainEventDue(this.sequelize, t, this.chain.id);
+      }
+      dueAfter = due;
       await this.sequelize.query('DELETE FROM scan_blocks WHERE chain_id = $1 AND height < $2', {
         bind: [this.chain.id, (last.height - BigInt(this.settings.keepBlocks)).toString()], transaction: t,
       });
+    }).catch((e: unknown) => {
+      this.nextDue = undefined; // rolled back: read it again
+      throw e;
     });
+    this.nextDue = dueAfter;
     return recorded;
   }
 
@@ -274,6 +292,7 @@ export class BlockChainScan {
           WHERE chain_id = $1 AND block_height > $2 AND tx_status = 'PENDING' AND block_hash IS NOT NULL`,
         { bind: [this.chain.id, fork!.toString(), tip.toString()], transaction: t },
       );
+      this.nextDue = undefined;
       const events = await rollbackChainEvents(this.sequelize, t, this.chain.id, this.chain.code, fork!);
       if (events.length > 0) this.logger.error('reorg deeper than the safe depth touched confirmed chain events', { chain: this.chain.code, fork: fork!.toString(), chainEvents: events });
       await this.sequelize.query('DELETE FROM scan_blocks WHERE chain_id = $1 AND height > $2', { bind: [this.chain.id, fork!.toString()], transaction: t });
