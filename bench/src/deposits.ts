@@ -19,19 +19,17 @@
  *   BENCH_DEPOSITS_SWEEP= BENCH_DEPOSITS_LATENCY=20 node bench/dist/deposits.js   (a quick run)
  *   BENCH_CPU_PROF=1 BENCH_PGSS=1 node bench/dist/deposits.js   (profiles of the workers, top statements)
  */
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { getAddress, hexlify, randomBytes, Wallet } from 'ethers';
-import type { Client } from 'pg';
 import { ANVIL_DEV_KEYS, deployErc20, mine, mintErc20, setAutomine, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
 import { loadConfig } from '@wcs/server';
 import { TEST_MASTER_KEY, testEnv } from '@wcs/server/testing';
 import { rpc, rpcBatch, Receiver, signatureProblem, type Arrival } from './lib/evm';
-import { CLK_TCK, cpuPercent, cpuSnapshot, procTicks, type CpuPercent, type CpuSnapshot } from './lib/cpu';
+import { ANVIL_ARGS, bulkAddresses, cpuBetween, cpuMark, erc20Transfer, ERC20_TRANSFER_TOPIC, ETHER, EVM_CHAIN_ID, hex, perBlock, TOKEN_ID, units18, type CpuRecord } from './lib/deposit-chain';
 import { openStatsConnection, requestStatementStats, resetStatementStats, topStatements } from './lib/postgres';
-import { checkAborted, CleanupStack, httpRequest, runMain, sleep, startChild, stopChild, withTimeout, type Child } from './lib/processes';
+import { checkAborted, CleanupStack, httpRequest, runMain, sleep, startChild, stopChild, type Child } from './lib/processes';
 import { fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, noiseWarning, out, percentile, progress, RESULTS_DIR, table, printFailures, writeResults } from './lib/report';
 import { boolEnv, intEnv, listEnv } from './lib/settings';
 import { signedJsonPost } from './lib/signing';
@@ -40,25 +38,14 @@ import { createAppViaCli, prepareBenchStorage, printProfiles, setCallbackViaCli,
 const GOAL_RATIO_PERCENT = 50;
 const GOAL_EXTRA_MS = 500;
 const NOISE_WARN_PERCENT = 20;
-/** The catalogue's test ETH (Sepolia definition): the scanner checks the node's chain id. */
-const EVM_CHAIN_ID = 11155111;
-const TOKEN_ID = 10299;
-const ERC20_TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 const CALLBACK_PATH = '/cb';
 const BARE_PATH = '/bare';
 const CREATE_PATH = '/api/v1/wallet/address/create';
-const ETHER = 10n ** 18n;
 const NATIVE_DEPOSIT = ETHER / 100n; // 0.01 ETH
 const TOKEN_DEPOSIT = 2n * ETHER; // 2 TUSD (minDeposit 1)
 /** eth_blockNumber poll of the block observer (ms). */
 const OBSERVE_MS = 10;
 const LATENCY_USERS = 20;
-/**
- * anvil: Cancun rules and no historical states. With Prague (anvil 1.7's default) and history
- * kept, anvil needs 2 to 4 ms per empty block (18 s for 4,500 blocks here); this way 0.04 ms.
- * Nothing the scanner reads depends on either (blocks, transactions, logs, receipts).
- */
-const ANVIL_ARGS = ['--prune-history', '--hardfork', 'cancun'];
 
 const DEV = ANVIL_DEV_KEYS.map((k) => new Wallet(k).address);
 /** Who sends what (anvil's unlocked dev accounts: eth_sendTransaction). */
@@ -119,8 +106,6 @@ function readSettings(defaultConcurrency: number): Settings {
 
 // ---------------------------------------------------------------- JSON-RPC (bare: global fetch, keep-alive, no retries)
 
-const hex = (n: number | bigint) => `0x${n.toString(16)}`;
-const erc20Transfer = (to: string, amount: bigint) => '0xa9059cbb' + to.slice(2).toLowerCase().padStart(64, '0') + amount.toString(16).padStart(64, '0');
 
 interface RawBlock {
   transactions: Array<{ hash: string; to: string | null; value: string }>;
@@ -155,10 +140,6 @@ interface RechargeEvent {
 
 // ---------------------------------------------------------------- records
 
-interface CpuRecord extends CpuPercent {
-  anvil: number | null;
-}
-
 interface CatchUpRun {
   round: number | 'sweep';
   target: string;
@@ -192,24 +173,6 @@ function dist(xs: number[]): Dist {
   const s = [...xs].sort((a, b) => a - b);
   return { n: s.length, p50: percentile(s, 50), p95: percentile(s, 95), p99: percentile(s, 99), max: s.length ? s[s.length - 1]! : null };
 }
-
-interface CpuMark {
-  s: CpuSnapshot;
-  anvil: number | null;
-}
-
-const cpuMark = (targetPid: number | undefined, anvilPid: number | undefined): CpuMark => ({ s: cpuSnapshot(targetPid), anvil: procTicks(anvilPid) });
-
-function cpuBetween(a: CpuMark, b: CpuMark): { cpu: CpuRecord; wallS: number } {
-  const base = cpuPercent(a.s, b.s);
-  const wallS = Number(b.s.at - a.s.at) / 1e9;
-  const anvil = a.anvil === null || b.anvil === null ? null : ((b.anvil - a.anvil) / CLK_TCK / wallS) * 100;
-  // lib/cpu's "other" is everything but this process, the target and Postgres: take anvil out too
-  const other = base.other === null && base.host !== null ? Math.max(0, base.host - base.client - (base.postgres ?? 0) - (anvil ?? 0)) : base.other === null ? null : Math.max(0, base.other - (anvil ?? 0));
-  return { cpu: { ...base, anvil, other }, wallS };
-}
-
-const perBlock = (pct: number | null, wallS: number, n: number) => (pct === null || n === 0 ? null : ((pct / 100) * wallS * 1e6) / n);
 
 // ---------------------------------------------------------------- main
 
@@ -612,7 +575,7 @@ async function main(): Promise<number> {
         else pendingAt.set(h, x);
         const d = deposits.find((y) => y.txHash === h);
         if (d) {
-          const wantAmount = `${d.amount / ETHER}.${(d.amount % ETHER).toString().padStart(18, '0')}`.replace(/\.?0+$/, '');
+          const wantAmount = units18(d.amount);
           if (e.address !== d.to || e.amount !== wantAmount || e.chainTokenId !== (d.kind === 'native' ? chainId * 100 : TOKEN_ID) || e.blockHeight !== blockOf.get(h)) {
             failures.push(`latency: the PENDING callback of ${h} says ${e.address} ${e.amount} token ${e.chainTokenId} block ${e.blockHeight}, expected ${d.to} ${wantAmount} block ${blockOf.get(h)}`);
           }
@@ -801,29 +764,6 @@ async function main(): Promise<number> {
     await cleanup.run();
     if (st.cpuProf) printProfiles(profileDir, startedAt);
   }
-}
-
-/**
- * Address rows in bulk, valid for the schema: a user key (random 33-byte public key, key
- * indices from 1,000,000 so the API's own allocation never meets them) and its test ETH row
- * with a random EIP-55 address, in one statement. The scanner only reads `addresses`.
- */
-async function bulkAddresses(pg: Client, appId: number, chainId: number, addresses: string[]): Promise<void> {
-  const users = addresses.map((_, i) => `w-${i}`);
-  await withTimeout(
-    pg.query(
-      `WITH k AS (
-         INSERT INTO user_keys (application_id, namespace, external_user_id, key_index, public_key)
-         SELECT $1, 'evm', u, i, pk FROM unnest($2::text[], $3::bigint[], $4::bytea[]) AS t(u, i, pk)
-         RETURNING id, external_user_id
-       )
-       INSERT INTO addresses (application_id, chain_id, chain_code, external_user_id, address, memo, user_key_id)
-       SELECT $1, $5, 'ETH', k.external_user_id, a.address, NULL, k.id
-         FROM k JOIN unnest($2::text[], $6::text[]) AS a(u, address) ON a.u = k.external_user_id`,
-      [appId, users, users.map((_, i) => String(1_000_000 + i)), users.map(() => Buffer.concat([Buffer.from([2]), crypto.randomBytes(32)])), chainId, addresses],
-    ),
-    120_000,
-  );
 }
 
 runMain(main);
