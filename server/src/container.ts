@@ -96,7 +96,9 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
     useFactory: instanceCachingFactory((x) => new Authenticator(x.resolve(TOKENS.CredentialStore), x.resolve(TOKENS.NonceStore))),
   });
   c.register(TOKENS.ApplicationService, {
-    useFactory: instanceCachingFactory((x) => new ApplicationService(db.sequelize, models, x.resolve(TOKENS.SecretBox), catalogue, config.callbacks.allowPrivateTargets, x.resolve(TOKENS.AdapterRegistry))),
+    // the adapters load on first use: CLI commands that never check a chain's adapter start without them
+    useFactory: instanceCachingFactory((x) => new ApplicationService(db.sequelize, models, x.resolve(TOKENS.SecretBox), catalogue, config.callbacks.allowPrivateTargets,
+      { forChain: (chain) => x.resolve<AdapterRegistry>(TOKENS.AdapterRegistry).forChain(chain) })),
   });
   // Adapters and the key store are loaded on first use (the API), not by every CLI command.
   c.register(TOKENS.AdapterRegistry, { useFactory: instanceCachingFactory(() => loadAdapters(config)) });

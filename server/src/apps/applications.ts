@@ -60,7 +60,7 @@ export class ApplicationService {
     /** WCS_CALLBACK_ALLOW_PRIVATE: live callback URLs may point at loopback/private/link-local targets (on-premise). */
     private readonly allowPrivateCallbackTargets = false,
     /** The adapters: a chain that cannot issue deposit addresses (adapter.addressesUnavailable) is not enabled. */
-    private readonly registry: AdapterRegistry | null = null,
+    private readonly registry: Pick<AdapterRegistry, 'forChain'> | null = null,
   ) {}
 
   /**
