@@ -27,7 +27,7 @@ import { ANVIL_DEV_KEYS, deployErc20, mine, mintErc20, setAutomine, startAnvil, 
 import { loadConfig } from '@wcs/server';
 import { TEST_MASTER_KEY, testEnv } from '@wcs/server/testing';
 import { rpc, rpcBatch, Receiver, signatureProblem, type Arrival } from './lib/evm';
-import { ANVIL_ARGS, bulkAddresses, cpuBetween, cpuMark, erc20Transfer, ERC20_TRANSFER_TOPIC, ETHER, EVM_CHAIN_ID, hex, perBlock, TOKEN_ID, units18, type CpuRecord } from './lib/deposit-chain';
+import { ANVIL_ARGS, bulkAddresses, cpuBetween, cpuMark, resetScanState, erc20Transfer, ERC20_TRANSFER_TOPIC, ETHER, EVM_CHAIN_ID, hex, perBlock, TOKEN_ID, units18, type CpuRecord } from './lib/deposit-chain';
 import { openStatsConnection, requestStatementStats, resetStatementStats, topStatements } from './lib/postgres';
 import { checkAborted, CleanupStack, httpRequest, runMain, sleep, startChild, stopChild, type Child } from './lib/processes';
 import { fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, noiseWarning, out, percentile, progress, RESULTS_DIR, table, printFailures, writeResults } from './lib/report';
@@ -336,24 +336,7 @@ async function main(): Promise<number> {
         };
       };
 
-      /** Forgets every deposit and the scan state: the next workers process starts from WCS_SCAN_START_TEST_ETH again. */
-      const resetScan = async () => {
-        await pg.query('BEGIN');
-        try {
-          await pg.query('DELETE FROM callback_attempts WHERE callback_task_id IN (SELECT id FROM callback_tasks WHERE application_id = $1)', [appId]);
-          await pg.query('DELETE FROM callback_tasks WHERE application_id = $1', [appId]);
-          await pg.query('DELETE FROM recharge_notices WHERE recharge_id IN (SELECT id FROM recharges WHERE chain_id = $1)', [chainId]);
-          await pg.query('DELETE FROM recharges WHERE chain_id = $1', [chainId]);
-          await pg.query('DELETE FROM scan_blocks WHERE chain_id = $1', [chainId]);
-          await pg.query('DELETE FROM scan_cursors WHERE chain_id = $1', [chainId]);
-          await pg.query('COMMIT');
-        } catch (e) {
-          await pg.query('ROLLBACK');
-          throw e;
-        }
-        // same starting point for every run: no dead rows, fresh statistics
-        await pg.query('VACUUM ANALYZE callback_attempts, callback_tasks, recharge_notices, recharges, scan_blocks, scan_cursors, addresses');
-      };
+      const resetScan = () => resetScanState(pg, appId, chainId);
 
       const serviceRun = async (round: number | 'sweep', batchBlocks: number, concurrency: number): Promise<CatchUpRun> => {
         checkAborted();

@@ -76,3 +76,29 @@ export function cpuBetween(a: CpuMark, b: CpuMark): { cpu: CpuRecord; wallS: num
 
 /** CPU µs per block from a percentage of one CPU over wallS seconds. */
 export const perBlock = (pct: number | null, wallS: number, n: number) => (pct === null || n === 0 ? null : ((pct / 100) * wallS * 1e6) / n);
+
+/**
+ * Forgets every deposit, chain event, custody outflow and callback of the application on the chain,
+ * and the chain's scan state, then vacuums: the next workers process scans from
+ * WCS_SCAN_START_TEST_ETH again on tables with no dead rows and fresh statistics.
+ */
+export async function resetScanState(pg: Client, appId: number, chainId: number): Promise<void> {
+  await pg.query('BEGIN');
+  try {
+    await pg.query('DELETE FROM callback_attempts WHERE callback_task_id IN (SELECT id FROM callback_tasks WHERE application_id = $1)', [appId]);
+    await pg.query('DELETE FROM callback_tasks WHERE application_id = $1', [appId]);
+    await pg.query('DELETE FROM recharge_notices WHERE recharge_id IN (SELECT id FROM recharges WHERE chain_id = $1)', [chainId]);
+    await pg.query('DELETE FROM recharges WHERE chain_id = $1', [chainId]);
+    await pg.query('DELETE FROM chain_events WHERE chain_id = $1', [chainId]);
+    await pg.query('DELETE FROM custody_outflows WHERE chain_id = $1', [chainId]);
+    await pg.query('DELETE FROM scan_blocks WHERE chain_id = $1', [chainId]);
+    await pg.query('DELETE FROM scan_cursors WHERE chain_id = $1', [chainId]);
+    await pg.query('COMMIT');
+  } catch (e) {
+    await pg.query('ROLLBACK');
+    throw e;
+  }
+  await pg.query(
+    'VACUUM ANALYZE callback_attempts, callback_tasks, recharge_notices, recharges, chain_events, custody_outflows, scan_blocks, scan_cursors, addresses, chain_subscriptions, chain_subscription_addresses, chain_monitor_versions',
+  );
+}
