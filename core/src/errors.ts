@@ -60,6 +60,10 @@ export const ErrorCodes = Object.freeze({
   // 1005 001 xxx: callbacks
   CALLBACK_TASK_NOT_FOUND: spec(1005001001, 'CALLBACK_TASK_NOT_FOUND', 'BUSINESS', 200, 'Callback task not found'),
   CALLBACK_TASK_BUSY: spec(1005001002, 'CALLBACK_TASK_BUSY', 'BUSINESS', 200, 'Callback task is queued or being delivered; it cannot be resent now'),
+  // 1005 002 xxx: the events feed (docs/events-feed.md)
+  EVENT_CURSOR_INVALID: spec(1005002001, 'EVENT_CURSOR_INVALID', 'BUSINESS', 200, 'after is not an events feed cursor issued by this service'),
+  EVENT_CURSOR_FOREIGN: spec(1005002002, 'EVENT_CURSOR_FOREIGN', 'BUSINESS', 200, 'The cursor was issued to another application'),
+  EVENT_CURSOR_EXPIRED: spec(1005002003, 'EVENT_CURSOR_EXPIRED', 'BUSINESS', 200, 'The cursor points before the retention window; events after it were pruned. Restart from the oldest retained event and reconcile'),
   // 1006 001 xxx: deposits
   RECHARGE_NOT_FOUND: spec(1006001001, 'RECHARGE_NOT_FOUND', 'BUSINESS', 200, 'Recharge record not found'),
   // 1007 001 xxx: withdrawal orders
