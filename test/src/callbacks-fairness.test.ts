@@ -91,7 +91,7 @@ describe('callback dispatcher loop: wake-up and per-endpoint fairness (real Post
     expect(slow.received).to.have.length(2);
     expect(fastDone, 'fast endpoint served through NOTIFY wake-up, not the 60 s poll').to.be.below(3000);
     const [counts] = await sequelize.query(
-      `SELECT biz_type, status, count(*)::int AS n FROM callback_tasks WHERE application_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`,
+      `SELECT biz_type, status, count(*)::int AS n FROM callback_task_states WHERE application_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`,
       { bind: [app.id] },
     );
     expect(counts).to.deep.equal([

@@ -99,7 +99,7 @@ describe('callbacks across wcs processes (CLI, workers, one database)', function
     const r = await sql.query(
       `SELECT id::int, status, retry_times, attempts, url, lease_owner, last_error, due_at,
               EXTRACT(EPOCH FROM lease_until - now())::float AS lease_left_s
-         FROM callback_tasks WHERE id = $1`,
+         FROM callback_task_states WHERE id = $1`,
       [id],
     );
     expect(r.rows, `task ${id}`).to.have.length(1);
@@ -249,7 +249,7 @@ describe('callbacks across wcs processes (CLI, workers, one database)', function
     expect((await task(queued.callbackTaskId)).lease_owner).to.equal(inFlight.lease_owner);
 
     // what the passing of 90 s would do: the lease runs out
-    await sql.query(`UPDATE callback_tasks SET lease_until = now() - interval '1 second' WHERE id = $1 AND status = 'PROCESSING'`, [queued.callbackTaskId]);
+    await sql.query(`UPDATE callback_queue SET due_at = now() - interval '1 second' WHERE task_id = $1 AND lease_owner IS NOT NULL`, [queued.callbackTaskId]);
     const both = await waitReceived(path, 2);
     const second = both[1]!;
     const done = await waitForTask(queued.callbackTaskId, (t) => t.status === 'SUCCESS');
@@ -286,7 +286,7 @@ describe('callbacks across wcs processes (CLI, workers, one database)', function
     receiver.reply = async (r) => {
       if (!r.target.startsWith(path)) return ACK;
       const bizId = Number(JSON.parse(r.body.toString('utf8')).bizId);
-      const q = await lookup.query(`SELECT lease_owner, status FROM callback_tasks WHERE application_id = $1 AND biz_type = 'COLLECT' AND biz_id = $2`, [app.id, bizId]);
+      const q = await lookup.query(`SELECT lease_owner, status FROM callback_task_states WHERE application_id = $1 AND biz_type = 'COLLECT' AND biz_id = $2`, [app.id, bizId]);
       const list = ownerByBizId.get(bizId) ?? [];
       list.push(q.rows.map((row) => `${row.status}/${row.lease_owner}`).join(','));
       ownerByBizId.set(bizId, list);

@@ -108,6 +108,15 @@ export interface ConsoleTaskPage {
   newer: string | null;
 }
 
+/**
+ * Where a listing reads from: the stored task alone when no status is asked for (its status is
+ * then only shown, and the page's rows are read from callback_task_states), else the view that
+ * derives PROCESSING from the queue's lease.
+ */
+function taskSource(f: { status?: TaskStatus }): string {
+  return f.status === undefined ? 'callback_tasks' : 'callback_task_states';
+}
+
 /** The spec's filters as SQL over $2..$6 (the caller binds $1). */
 function taskWhere(f: Omit<TaskFilter, 'pageNo' | 'pageSize'>): { where: string; bind: unknown[] } {
   return {
@@ -135,14 +144,14 @@ export class CallbackService {
     const { where, bind } = taskWhere(f);
     const params = [applicationId, ...bind];
     return this.sequelize.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.REPEATABLE_READ }, async (transaction) => {
-      const [count] = await this.sequelize.query<{ n: string }>(`SELECT count(*) AS n FROM callback_tasks WHERE application_id = $1 AND ${where}`, { bind: params, type: QueryTypes.SELECT, transaction });
+      const [count] = await this.sequelize.query<{ n: string }>(`SELECT count(*) AS n FROM ${taskSource(f)} WHERE application_id = $1 AND ${where}`, { bind: params, type: QueryTypes.SELECT, transaction });
       const total = Number(count!.n);
       const { newestFirst, limit, offset } = pageWindow(total, f.pageNo, f.pageSize);
       if (limit === 0) return { list: [], total };
       const order = newestFirst ? 'created_at DESC, id DESC' : 'created_at ASC, id ASC';
       const rows = await this.sequelize.query<TaskRow>(
-        `SELECT ${TASK_COLUMNS} FROM callback_tasks
-          WHERE id IN (SELECT id FROM callback_tasks WHERE application_id = $1 AND ${where} ORDER BY ${order} LIMIT $7 OFFSET $8)
+        `SELECT ${TASK_COLUMNS} FROM callback_task_states
+          WHERE id IN (SELECT id FROM ${taskSource(f)} WHERE application_id = $1 AND ${where} ORDER BY ${order} LIMIT $7 OFFSET $8)
           ORDER BY created_at DESC, id DESC`,
         { bind: [...params, limit, offset], type: QueryTypes.SELECT, transaction },
       );
@@ -166,7 +175,7 @@ export class CallbackService {
     const order = forward ? 'created_at DESC, id DESC' : 'created_at ASC, id ASC';
     const rows = await this.sequelize.query<TaskRow & { application_id: number; created_micros: string }>(
       `SELECT ${TASK_COLUMNS}, application_id, (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_micros
-         FROM callback_tasks WHERE ($1::int IS NULL OR application_id = $1) AND ${where} AND ${keyset}
+         FROM callback_task_states WHERE ($1::int IS NULL OR application_id = $1) AND ${where} AND ${keyset}
         ORDER BY ${order} LIMIT ${Math.max(1, Math.min(limit, PAGE_SIZE_MAX)) + 1}`,
       { bind: [...params, at?.createdMicros.toString() ?? null, at?.id.toString() ?? null], type: QueryTypes.SELECT },
     );
@@ -186,7 +195,7 @@ export class CallbackService {
   }
 
   async task(applicationId: number, taskId: number): Promise<CallbackTaskView> {
-    const [row] = await this.sequelize.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM callback_tasks WHERE id = $1 AND application_id = $2`, {
+    const [row] = await this.sequelize.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM callback_task_states WHERE id = $1 AND application_id = $2`, {
       bind: [taskId, applicationId],
       type: QueryTypes.SELECT,
     });
@@ -243,31 +252,45 @@ export class CallbackService {
   /** resend(); with onlyFailed, a task no longer FAILED is left as it is (null). */
   private async resendTask(actor: AuditActor | null, applicationId: number, taskId: number, now: Date, onlyFailed: boolean): Promise<CallbackTaskView | null> {
     return this.sequelize.transaction(async (transaction) => {
-      const [row] = await this.sequelize.query<TaskRow & { url_source: string; configured: string | null }>(
-        `SELECT ${TASK_COLUMNS}, url_source,
-                (SELECT url FROM application_callbacks c WHERE c.application_id = t.application_id AND c.biz_type = t.biz_type) AS configured
-           FROM callback_tasks t WHERE id = $1 AND application_id = $2 FOR UPDATE`,
+      const [row] = await this.sequelize.query<TaskRow & { url_source: string; configured: string | null; queued: boolean }>(
+        `SELECT ${TASK_COLUMNS}, url_source, (due_at IS NOT NULL) AS queued,
+                (SELECT url FROM application_callbacks c WHERE c.application_id = s.application_id AND c.biz_type = s.biz_type) AS configured
+           FROM callback_task_states s WHERE id = $1 AND application_id = $2`,
         { bind: [taskId, applicationId], type: QueryTypes.SELECT, transaction },
       );
       if (!row) throw new WcsError('CALLBACK_TASK_NOT_FOUND', { details: { callbackTaskId: taskId } });
-      if (onlyFailed && row.status !== 'FAILED') return null;
-      if (row.status === 'WAITING' || row.status === 'PROCESSING') {
-        throw new WcsError('CALLBACK_TASK_BUSY', { message: `Callback task ${taskId} is ${row.status}: it is queued or being delivered`, details: { callbackTaskId: taskId, status: row.status } });
+      // the queue row, then the task row, locked in the dispatcher's order (a claim locks the queue
+      // row only; recording an attempt locks the queue row, then the task)
+      const [q] = await this.sequelize.query<{ lease_owner: string | null }>('SELECT lease_owner FROM callback_queue WHERE task_id = $1 FOR UPDATE', {
+        bind: [taskId], type: QueryTypes.SELECT, transaction,
+      });
+      await this.sequelize.query('SELECT 1 FROM callback_tasks WHERE id = $1 FOR UPDATE', { bind: [taskId], transaction });
+      const [stored] = await this.sequelize.query<{ status: TaskStatus }>('SELECT status FROM callback_tasks WHERE id = $1', { bind: [taskId], type: QueryTypes.SELECT, transaction });
+      const status: TaskStatus = q?.lease_owner ? 'PROCESSING' : stored?.status ?? row.status;
+      if (onlyFailed && status !== 'FAILED') return null;
+      if (status === 'WAITING' || status === 'PROCESSING') {
+        throw new WcsError('CALLBACK_TASK_BUSY', { message: `Callback task ${taskId} is ${status}: it is queued or being delivered`, details: { callbackTaskId: taskId, status } });
       }
       const url = row.url_source === 'APPLICATION' ? row.configured ?? '' : row.url;
       if (url === '') {
         throw new WcsError('CALLBACK_URL_INVALID', { message: `No callback URL is configured for bizType ${row.biz_type}: configure one, then resend`, details: { callbackTaskId: taskId } });
       }
       const [updated] = await this.sequelize.query<TaskRow>(
-        `UPDATE callback_tasks SET status = 'WAITING', retry_times = 0, next_retry_time = NULL, due_at = $3, url = $4::text, endpoint = ${endpointSql('$4::text')}, updated_at = $3
-          WHERE id = $1 AND application_id = $2 RETURNING ${TASK_COLUMNS}`,
+        `WITH t AS (
+           UPDATE callback_tasks SET status = 'WAITING', retry_times = 0, next_retry_time = NULL, url = $4::text, updated_at = $3
+            WHERE id = $1 AND application_id = $2 RETURNING ${TASK_COLUMNS}
+         ), q AS (
+           INSERT INTO callback_queue (task_id, application_id, endpoint, due_at) SELECT id, $2, ${endpointSql('$4::text')}, $3 FROM t
+           ON CONFLICT (task_id) DO UPDATE SET due_at = excluded.due_at, endpoint = excluded.endpoint, lease_owner = NULL
+         )
+         SELECT * FROM t`,
         { bind: [taskId, applicationId, now.toISOString(), url], type: QueryTypes.SELECT, transaction },
       );
       await notifyDue(this.sequelize, transaction);
       if (actor !== null) {
         await new AuditLog(this.sequelize).record(transaction, actor, {
           action: 'callback.resend', target: taskTarget(taskId),
-          before: { applicationId, bizType: row.biz_type, bizId: Number(row.biz_id), status: row.status, retryTimes: row.retry_times, url: row.url },
+          before: { applicationId, bizType: row.biz_type, bizId: Number(row.biz_id), status, retryTimes: row.retry_times, url: row.url },
           after: { status: updated!.status, retryTimes: updated!.retry_times, url: updated!.url },
         });
       }
@@ -294,7 +317,7 @@ export class CallbackService {
    */
   async resendFailed(actor: AuditActor, applicationId: number, bizType: BizType, now = new Date()): Promise<{ resent: CallbackTaskView[]; skipped: number[] }> {
     const ids = await this.sequelize.query<{ id: string }>(
-      `SELECT id FROM callback_tasks WHERE application_id = $1 AND biz_type = $2 AND status = 'FAILED' ORDER BY id`,
+      `SELECT id FROM callback_task_states WHERE application_id = $1 AND biz_type = $2 AND status = 'FAILED' ORDER BY id`,
       { bind: [applicationId, bizType], type: QueryTypes.SELECT },
     );
     const resent: CallbackTaskView[] = [];

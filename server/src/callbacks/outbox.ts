@@ -88,8 +88,9 @@ export const NEXT_TASK_ID = "nextval(pg_get_serial_sequence('callback_tasks', 'i
 /**
  * The rest of a WITH statement that writes callback tasks from a preceding CTE `src` (id,
  * application_id, biz_type, biz_id, order_url text or NULL, body text: the JSON), resolving each
- * task's URL (the order's, else the application's for the bizType, else none: FAILED at once)
- * and waking the dispatchers at commit when any task is due. Parameters: $1 max retries, $2 now.
+ * task's URL (the order's, else the application's for the bizType, else none: FAILED at once),
+ * queueing each task that has a URL (callback_queue) and waking the dispatchers at commit when
+ * any task is due. Parameters: $1 max retries, $2 now.
  * Returns (id, url, status) of each task written.
  */
 export const CALLBACK_TASKS_FROM_SRC = `target AS (
@@ -97,16 +98,19 @@ export const CALLBACK_TASKS_FROM_SRC = `target AS (
                           ELSE coalesce((SELECT c.url FROM application_callbacks c WHERE c.application_id = src.application_id AND c.biz_type = src.biz_type), '') END AS url
          FROM src
      ), tasks AS (
-       INSERT INTO callback_tasks (id, application_id, biz_type, biz_id, url, endpoint, url_source, body, status, max_retry_times, due_at, last_error, created_at, updated_at)
-       SELECT id, application_id, biz_type, biz_id, url, ${endpointSql('url')}, CASE WHEN order_url IS NOT NULL THEN 'ORDER' ELSE 'APPLICATION' END,
+       INSERT INTO callback_tasks (id, application_id, biz_type, biz_id, url, url_source, body, status, max_retry_times, last_error, created_at, updated_at)
+       SELECT id, application_id, biz_type, biz_id, url, CASE WHEN order_url IS NOT NULL THEN 'ORDER' ELSE 'APPLICATION' END,
               convert_to(body, 'UTF8'), CASE WHEN url = '' THEN 'FAILED' ELSE 'WAITING' END, $1,
-              CASE WHEN url = '' THEN NULL ELSE $2::timestamptz END,
               CASE WHEN url = '' THEN '${noUrlError("' || biz_type || '")}' END,
               $2, $2
          FROM target
-       RETURNING id, url, status
+       RETURNING id, application_id, url, status
+     ), queued AS (
+       INSERT INTO callback_queue (task_id, application_id, endpoint, due_at)
+       SELECT id, application_id, ${endpointSql('url')}, $2::timestamptz FROM tasks WHERE status = 'WAITING'
+       RETURNING 1
      ), woke AS (
-       SELECT pg_notify('${CALLBACK_DUE_CHANNEL}', '') FROM (SELECT 1 FROM tasks WHERE status = 'WAITING' LIMIT 1) w
+       SELECT pg_notify('${CALLBACK_DUE_CHANNEL}', '') FROM (SELECT 1 FROM queued LIMIT 1) w
      )
      SELECT id::text AS id, url, status, (SELECT count(*) FROM woke) AS woke FROM tasks`;
 

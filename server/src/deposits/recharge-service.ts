@@ -193,7 +193,7 @@ export class RechargeService {
   async callbackTasks(rechargeId: number): Promise<RecordCallbackTask[]> {
     const rows = await this.sequelize.query<{ task_id: string; state: string; status: string; retry_times: number; url: string; next_retry_time: Date | null; created_at: Date; updated_at: Date }>(
       `SELECT n.task_id::text AS task_id, n.tx_status AS state, k.status, k.retry_times, k.url, k.next_retry_time, k.created_at, k.updated_at
-         FROM recharge_notices n JOIN callback_tasks k ON k.id = n.task_id WHERE n.recharge_id = $1 ORDER BY n.task_id`,
+         FROM recharge_notices n JOIN callback_task_states k ON k.id = n.task_id WHERE n.recharge_id = $1 ORDER BY n.task_id`,
       { bind: [rechargeId], type: QueryTypes.SELECT },
     );
     return rows.map((r) => ({

@@ -83,11 +83,11 @@ export class CallbackBacklogCollector implements Collector {
 
   async collect(): Promise<() => void> {
     const rows = await this.query<{ status: string; state: string; n: number; oldest: number | null }>(
-      `SELECT status, CASE WHEN due_at <= now() THEN 'due' ELSE 'scheduled' END AS state, count(*)::int AS n,
-              extract(epoch FROM now() - min(due_at) FILTER (WHERE due_at <= now()))::float8 AS oldest
-         FROM callback_tasks WHERE status IN ('WAITING','FAILED') AND due_at IS NOT NULL GROUP BY 1, 2
+      `SELECT t.status, CASE WHEN q.due_at <= now() THEN 'due' ELSE 'scheduled' END AS state, count(*)::int AS n,
+              extract(epoch FROM now() - min(q.due_at) FILTER (WHERE q.due_at <= now()))::float8 AS oldest
+         FROM callback_queue q JOIN callback_tasks t ON t.id = q.task_id WHERE q.lease_owner IS NULL GROUP BY 1, 2
        UNION ALL
-       SELECT 'PROCESSING', 'in_flight', count(*)::int, NULL FROM callback_tasks WHERE status = 'PROCESSING'`,
+       SELECT 'PROCESSING', 'in_flight', count(*)::int, NULL FROM callback_queue WHERE lease_owner IS NOT NULL`,
     );
     return () => {
       const counts = new Map(rows.map((r) => [`${r.status}/${r.state}`, r.n]));

@@ -9,8 +9,8 @@ export function registerOverviewPages(app: express.Express, kit: ConsoleKit): vo
   kit.get(app, '/', async (_req, res, s) => {
     const [stats] = await kit.sequelize.query<{ alerts: number; backlog: number; failed: number; operators: number; held: number }>(
       `SELECT (SELECT count(*)::int FROM operator_alerts WHERE acknowledged_at IS NULL) AS alerts,
-              (SELECT count(*)::int FROM callback_tasks WHERE status IN ('WAITING','PROCESSING')) AS backlog,
-              (SELECT count(*)::int FROM callback_tasks WHERE status = 'FAILED') AS failed,
+              (SELECT count(*)::int FROM callback_queue q JOIN callback_tasks t ON t.id = q.task_id WHERE q.lease_owner IS NOT NULL OR t.status = 'WAITING') AS backlog,
+              (SELECT count(*)::int FROM callback_task_states WHERE status = 'FAILED') AS failed,
               (SELECT count(*)::int FROM withdrawals WHERE approval = 'PENDING' AND status = 'PROCESSING') AS held,
               (SELECT count(*)::int FROM operators WHERE status = 'ACTIVE') AS operators`,
       { type: QueryTypes.SELECT },

@@ -213,7 +213,7 @@ export function registerWithdrawalPages(app: express.Express, kit: ConsoleKit): 
     if (!r) return kit.refuse(res, s, 404, 'WITHDRAWAL_NOT_FOUND: no such withdrawal order.');
     const tasks = await kit.sequelize.query<{ task_id: string; state: string; status: string; retry_times: number; url: string; next_retry_time: Date | null; created_at: Date; updated_at: Date }>(
       `SELECT n.task_id::text AS task_id, n.status AS state, k.status, k.retry_times, k.url, k.next_retry_time, k.created_at, k.updated_at
-         FROM withdraw_notices n JOIN callback_tasks k ON k.id = n.task_id WHERE n.withdrawal_id = $1 ORDER BY n.task_id`,
+         FROM withdraw_notices n JOIN callback_task_states k ON k.id = n.task_id WHERE n.withdrawal_id = $1 ORDER BY n.task_id`,
       { bind: [r.id], type: QueryTypes.SELECT },
     );
     const taskList: RecordCallbackTask[] = tasks.map((k) => ({

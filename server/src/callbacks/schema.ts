@@ -1,0 +1,82 @@
+import type { Migration } from '../db/migrations';
+
+/**
+ * Migration 15: one event store for the dispatcher and the events feed (docs/callbacks.md,
+ * "Storage"; docs/events-feed.md).
+ *
+ * - `callback_tasks` is the durable event store: one row per event, written in the business
+ *   change's transaction (the outbox). Its indexes cover only columns that never change, so the
+ *   one update a delivery makes to it (the spec's status, retryTimes, last response...) is a
+ *   HOT update (no index entry written), and its pages keep room for one (fillfactor 80).
+ * - `tx_id`, the writing transaction's id, orders the feed: a reader lists only events of
+ *   transactions that have ended (older than its snapshot's xmin), so an event committed after
+ *   a reader passed its position can never land behind the reader's cursor.
+ * - `callback_queue` is the claim/lease table: one narrow row per task that still has a delivery
+ *   to make (first delivery or a retry), deleted once the task is settled. `due_at` is when the
+ *   row is due; while a dispatcher holds it, when that lease runs out, so a lease left by a
+ *   killed process comes due again by itself. PROCESSING is not stored: a task is PROCESSING
+ *   exactly while its queue row carries a lease_owner.
+ * - `callback_task_states` is the view listings read: the task with its derived status and,
+ *   while queued, its due time and lease.
+ * - `callback_pacing`: the next free send slot per (application, endpoint) for applications
+ *   with a delivery rate limit (`applications.callback_rate_limit`, deliveries per second per
+ *   endpoint), shared by every dispatcher process.
+ * - `callback_feed_horizons`: per application, the position below which the retention job
+ *   pruned events; a cursor below it is EVENT_CURSOR_EXPIRED.
+ */
+export const CALLBACK_STORE_MIGRATION: Migration = {
+  version: 15,
+  name: 'callback event store: queue and lease table, HOT task updates, feed order, pacing, retention horizon',
+  sql: `
+CREATE TABLE callback_queue (
+  task_id        BIGINT PRIMARY KEY,
+  application_id INTEGER NOT NULL,
+  -- scheme://host:port of the task's URL, lower-case: the unit of the per-endpoint caps
+  endpoint       VARCHAR(2048) COLLATE "C" NOT NULL,
+  -- due time; while leased, the time the lease runs out (then the row is due again)
+  due_at         TIMESTAMPTZ NOT NULL,
+  lease_owner    VARCHAR(64) NULL
+);
+CREATE INDEX callback_queue_due ON callback_queue (due_at);
+
+INSERT INTO callback_queue (task_id, application_id, endpoint, due_at, lease_owner)
+SELECT id, application_id, endpoint,
+       CASE WHEN status = 'PROCESSING' THEN coalesce(lease_until, now()) ELSE due_at END,
+       CASE WHEN status = 'PROCESSING' THEN lease_owner END
+  FROM callback_tasks
+ WHERE status = 'PROCESSING' OR (status IN ('WAITING','FAILED') AND due_at IS NOT NULL);
+UPDATE callback_tasks SET status = CASE WHEN next_retry_time IS NULL THEN 'WAITING' ELSE 'FAILED' END WHERE status = 'PROCESSING';
+
+DROP INDEX callback_tasks_due;
+DROP INDEX callback_tasks_leased;
+ALTER TABLE callback_tasks DROP COLUMN due_at, DROP COLUMN lease_owner, DROP COLUMN lease_until, DROP COLUMN endpoint;
+ALTER TABLE callback_tasks ADD COLUMN tx_id xid8 NOT NULL DEFAULT pg_current_xact_id();
+ALTER TABLE callback_tasks SET (fillfactor = 80);
+CREATE INDEX callback_tasks_feed ON callback_tasks (application_id, tx_id, id);
+
+-- deliveries per second to each endpoint of the application; NULL: no limit
+ALTER TABLE applications ADD COLUMN callback_rate_limit INTEGER NULL CHECK (callback_rate_limit IS NULL OR callback_rate_limit BETWEEN 1 AND 10000);
+CREATE TABLE callback_pacing (
+  application_id INTEGER NOT NULL,
+  endpoint       VARCHAR(2048) COLLATE "C" NOT NULL,
+  next_at        TIMESTAMPTZ NOT NULL,
+  PRIMARY KEY (application_id, endpoint)
+);
+
+-- the spec's task as listed: PROCESSING while a dispatcher holds the queue row
+CREATE VIEW callback_task_states AS
+SELECT t.id, t.application_id, t.biz_type, t.biz_id, t.url, t.url_source, t.body,
+       CASE WHEN q.lease_owner IS NOT NULL THEN 'PROCESSING' ELSE t.status END AS status,
+       t.retry_times, t.max_retry_times, t.attempts, t.next_retry_time, t.last_response_summary, t.last_error,
+       t.created_at, t.updated_at, t.tx_id,
+       q.due_at, q.lease_owner, CASE WHEN q.lease_owner IS NOT NULL THEN q.due_at END AS lease_until, q.endpoint
+  FROM callback_tasks t LEFT JOIN callback_queue q ON q.task_id = t.id;
+
+CREATE TABLE callback_feed_horizons (
+  application_id INTEGER PRIMARY KEY REFERENCES applications(id),
+  tx_id          xid8 NOT NULL,
+  task_id        BIGINT NOT NULL,
+  pruned_at      TIMESTAMPTZ NOT NULL
+);
+`,
+};
