@@ -40,6 +40,7 @@ import type { AdapterRegistry } from '@wcs/core';
 import { ServiceMetrics } from './metrics/service-metrics';
 import { SubscriptionService } from './chain-events/subscription-service';
 import { ChainEventService } from './chain-events/event-service';
+import { EventFeed } from './callbacks/event-feed';
 import { chainEventRoutes } from './http/chain-event-routes';
 
 /** Injection tokens. The composition root below is the only place that wires them. */
@@ -65,6 +66,7 @@ export const TOKENS = {
   WithdrawService: Symbol('WithdrawService'),
   SubscriptionService: Symbol('SubscriptionService'),
   ChainEventService: Symbol('ChainEventService'),
+  EventFeed: Symbol('EventFeed'),
   /** ServiceMetrics, or null when WCS_METRICS_PORT is unset. */
   Metrics: Symbol('Metrics'),
 } as const;
@@ -122,6 +124,7 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
     useFactory: instanceCachingFactory((x) => new SubscriptionService(db.sequelize, catalogue, x.resolve(TOKENS.AdapterRegistry),
       (chain) => scanStatus(config.deposits, x.resolve<AdapterRegistry>(TOKENS.AdapterRegistry), chain))),
   });
+  c.register(TOKENS.EventFeed, { useFactory: instanceCachingFactory(() => new EventFeed(db.sequelize)) });
   c.register(TOKENS.ChainEventService, { useFactory: instanceCachingFactory(() => new ChainEventService(db.sequelize)) });
   c.register(TOKENS.ApiRoutes, {
     useFactory: instanceCachingFactory((x): ApiRoute[] => [
@@ -129,7 +132,7 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
       ...rechargeRoutes(x.resolve(TOKENS.RechargeService)),
       ...withdrawRoutes(x.resolve(TOKENS.WithdrawService)),
       ...addressRoutes(x.resolve(TOKENS.AddressService)),
-      ...callbackRoutes(x.resolve(TOKENS.CallbackService)),
+      ...callbackRoutes(x.resolve(TOKENS.CallbackService), x.resolve(TOKENS.EventFeed)),
       ...chainEventRoutes(x.resolve(TOKENS.SubscriptionService), x.resolve(TOKENS.ChainEventService)),
       ...extraRoutes,
     ]),
@@ -143,6 +146,13 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
           if (n > 0) logger.debug('expired nonces removed', { count: n });
         }, logger),
         new CallbackDispatcher(db, x.resolve(TOKENS.CredentialStore), config.callbacks, logger, x.resolve<ServiceMetrics | null>(TOKENS.Metrics)?.callbacks()),
+        new IntervalWorker('events-retention', config.callbacks.pruneIntervalMs, async () => {
+          const feed = x.resolve<EventFeed>(TOKENS.EventFeed);
+          const olderThan = new Date(Date.now() - config.callbacks.retentionDays * 86_400_000);
+          let total = 0;
+          for (let n = -1; n !== 0; total += n) n = await feed.prune(olderThan);
+          if (total > 0) logger.info('events past retention removed', { count: total, retentionDays: config.callbacks.retentionDays });
+        }, logger),
         new ScanWorker(db, catalogue, x.resolve(TOKENS.AdapterRegistry), config.deposits, logger),
         ...withdrawalWorkers(x, db, catalogue, config, logger),
       ];

@@ -10,6 +10,8 @@ export { enqueueCallback } from './callbacks/outbox';
 export { TOKENS } from './container';
 export { CallbackService, type CallbackTaskView, type CallbackAttemptView } from './callbacks/callback-service';
 export { CallbackDispatcher, PREFETCH } from './callbacks/dispatcher';
+export { EventFeed, type FeedEvent, type FeedPage, FEED_LIMIT_MAX } from './callbacks/event-feed';
+export { decodeFeedCursor, encodeFeedCursor } from './callbacks/feed-cursor';
 export type { CallbackConfig } from './config/config';
 export { PgKeyDirectory } from './custody/key-directory';
 export { Database } from './db/database';

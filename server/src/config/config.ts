@@ -72,6 +72,10 @@ export interface CallbackConfig {
   readonly maxResponseBytes: number;
   /** On-premise switch: live applications may call loopback/private/link-local targets. */
   readonly allowPrivateTargets: boolean;
+  /** Events feed retention: settled events older than this many days are removed with their attempts. */
+  readonly retentionDays: number;
+  /** How often the retention job runs. */
+  readonly pruneIntervalMs: number;
 }
 
 /** Deposit detection (docs/deposits.md). */
@@ -391,6 +395,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       pollMs: intVar(env, 'WCS_CALLBACK_POLL_MS', 1000, 10, 60000),
       maxResponseBytes: intVar(env, 'WCS_CALLBACK_MAX_RESPONSE_BYTES', 65536, 1024, 16 * 1048576),
       allowPrivateTargets: boolVar(env, 'WCS_CALLBACK_ALLOW_PRIVATE'),
+      retentionDays: intVar(env, 'WCS_EVENTS_RETENTION_DAYS', 90, 1, 3650),
+      pruneIntervalMs: intVar(env, 'WCS_EVENTS_PRUNE_INTERVAL_MS', 3_600_000, 1000, 86_400_000),
     },
     deposits: depositConfig(env),
     withdrawals: withdrawConfig(env),

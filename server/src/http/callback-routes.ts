@@ -1,14 +1,27 @@
 import { invalidParameter } from '@wcs/core';
 import { BIZ_TYPES } from '../apps/applications';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, TASK_STATUSES, type CallbackService } from '../callbacks/callback-service';
+import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, type EventFeed } from '../callbacks/event-feed';
 import { BodyReader } from './body';
 import { localTimeParam as localTime } from './query';
 import type { ApiRoute } from './routes';
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 
-export function callbackRoutes(callbacks: CallbackService): ApiRoute[] {
+export function callbackRoutes(callbacks: CallbackService, feed: EventFeed): ApiRoute[] {
   return [
+    {
+      // the events feed (docs/events-feed.md)
+      method: 'GET',
+      path: '/wallet/events',
+      body: 'none',
+      handler: async ({ app, query }) => {
+        const after = query.string('after', { max: 96 });
+        const limit = query.int('limit', { min: 1, max: FEED_LIMIT_MAX }) ?? FEED_LIMIT_DEFAULT;
+        query.noOthers();
+        return feed.page(app.applicationId, after, limit);
+      },
+    },
     {
       method: 'GET',
       path: '/wallet/callback/tasks',

@@ -8,6 +8,7 @@ import { deref, documentedOperations, documentedResponse, expressRoutes, jsonSha
 import type { CreatedApplication } from '../apps/applications';
 import { TOKENS } from '../container';
 import type { CallbackService } from '../callbacks/callback-service';
+import { encodeFeedCursor } from '../callbacks/feed-cursor';
 import type { ApiRoute } from './routes';
 import { API_PREFIX } from './routes';
 import { createHttpApp } from './app';
@@ -67,6 +68,7 @@ describe('openapi.json against the live service (real Postgres)', function () {
     if (k === 'chain-event/subscription/get id' || k === 'chain-event/list subscriptionId') return live.subscriptionId;
     if (k === 'chain-event/get id') return live.chainEventId;
     if (k === 'outflow/get id') return live.outflowId;
+    if (k === 'events after') return encodeFeedCursor({ applicationId: app.id, txId: 0n, taskId: 0n }); // from this application's first event
     // update works on one subscription, delete on another, whatever order the operations come in
     if (opKey(o) === 'chain-event/subscription/update' && value && typeof value === 'object') return { ...value, id: live.subscriptionId };
     if (opKey(o) === 'chain-event/subscription/delete' && value && typeof value === 'object') return { ...value, id: live.spareSubscriptionId };

@@ -31,6 +31,7 @@ import { withdrawEvent, type OrderRow } from '../withdrawals/withdraw-events';
 import { collectEvent, type ItemRow } from '../collection/collect-events';
 import { chainEventPayload, outflowPayload } from '../chain-events/events';
 import { CallbackService } from '../callbacks/callback-service';
+import { EventFeed } from '../callbacks/event-feed';
 import { deliver, judgeAck, signCallback } from '../callbacks/delivery';
 import { BIZ_TYPES, type BizType } from '../apps/applications';
 
@@ -53,7 +54,7 @@ describe('docs/openapi.json matches the server', () => {
   });
 
   it('documents exactly the routes the server mounts (route arrays and the express stack), both directions', () => {
-    const routes = [...supportRoutes({} as Catalogue, () => 'NO_RPC'), ...addressRoutes({} as AddressService), ...callbackRoutes({} as CallbackService), ...rechargeRoutes({} as RechargeService), ...withdrawRoutes({} as WithdrawService),
+    const routes = [...supportRoutes({} as Catalogue, () => 'NO_RPC'), ...addressRoutes({} as AddressService), ...callbackRoutes({} as CallbackService, {} as EventFeed), ...rechargeRoutes({} as RechargeService), ...withdrawRoutes({} as WithdrawService),
       ...chainEventRoutes({} as SubscriptionService, {} as ChainEventService)];
     const app = createHttpApp({ authenticator: {} as Authenticator, logger: testLogger(), bodyLimitBytes: 1024, routes, readiness: async () => ({ ready: true, checks: {} }) });
     const mounted = expressRoutes(app as unknown as { router: { stack: unknown[] } });
