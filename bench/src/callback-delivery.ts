@@ -105,7 +105,8 @@ interface TaskRow {
   status: string;
   attempts: number;
   retry_times: number;
-  unleased: boolean;
+  /** No callback_queue row left for the task (not queued, not leased). */
+  unqueued: boolean;
   created_ms: number;
   body_sha: string;
   n_attempts: number;
@@ -274,11 +275,10 @@ async function main(): Promise<number> {
       }
       return true;
     };
-    /** Tasks of the application still queued, being delivered, or waiting for a retry. */
+    /** Tasks of the application still queued, being delivered, or waiting for a retry: a callback_queue row exists exactly then. */
     const pending = async () => {
       const [row] = await sequelize.query<{ n: string }>(
-        `SELECT count(*) AS n FROM callback_tasks
-          WHERE application_id = $1 AND (status IN ('WAITING','PROCESSING') OR (status = 'FAILED' AND due_at IS NOT NULL))`,
+        `SELECT count(*) AS n FROM callback_queue WHERE application_id = $1`,
         { bind: [appId], type: QueryTypes.SELECT },
       );
       return Number(row!.n);
@@ -313,11 +313,13 @@ async function main(): Promise<number> {
      * deliveries in flight are recorded. Returns how many were cancelled.
      */
     const finish = async (n: number, graceMs: number): Promise<number> => {
+      // Queue rows no dispatcher holds (lease_owner NULL) are removed and their tasks failed with no retry, in one statement;
+      // a held row is never touched (the claim's row lock and the WHERE see to that) and is delivered.
       const rows = (await drain(n, graceMs)) ? [] : await sequelize.query<{ biz_id: string }>(
-        `UPDATE callback_tasks SET due_at = NULL, next_retry_time = NULL, status = 'FAILED',
-                last_error = 'cancelled by the benchmark after its run', updated_at = now()
-          WHERE application_id = $1 AND (status = 'WAITING' OR (status = 'FAILED' AND due_at IS NOT NULL))
-          RETURNING biz_id`,
+        `WITH q AS (DELETE FROM callback_queue WHERE application_id = $1 AND lease_owner IS NULL RETURNING task_id)
+         UPDATE callback_tasks t SET status = 'FAILED', next_retry_time = NULL, last_error = 'cancelled by the benchmark after its run', updated_at = now()
+           FROM q WHERE t.id = q.task_id
+         RETURNING t.biz_id`,
         { bind: [appId], type: QueryTypes.SELECT },
       );
       for (const r of rows) cancelled.add(Number(r.biz_id));
@@ -552,7 +554,7 @@ async function main(): Promise<number> {
     // 5. The database: every task delivered once, its one attempt logged as what the receiver got.
     progress('checking the database');
     const rows = await sequelize.query<TaskRow>(
-      `SELECT t.biz_id, t.status, t.attempts, t.retry_times, (t.lease_owner IS NULL AND t.lease_until IS NULL) AS unleased,
+      `SELECT t.biz_id, t.status, t.attempts, t.retry_times, NOT EXISTS (SELECT 1 FROM callback_queue q WHERE q.task_id = t.id) AS unqueued,
               extract(epoch FROM t.created_at) * 1000 AS created_ms, encode(sha256(t.body), 'hex') AS body_sha,
               count(a.id)::int AS n_attempts, bool_and(a.accepted) AS accepted, min(a.attempt_no) AS attempt_no, min(a.response_status) AS response_status,
               bool_and(a.request_body_sha256 = encode(sha256(t.body), 'hex') AND a.request_body_length = octet_length(t.body) AND a.url = $2) AS body_logged,
@@ -575,11 +577,11 @@ async function main(): Promise<number> {
       }
       if (cancelled.has(id)) {
         // cancelled while still queued: never attempted, never received
-        if (r.status !== 'FAILED' || r.attempts !== 0 || r.n_attempts !== 0) bad.add('cancelled tasks that had been attempted', `${id}: ${r.status}, attempts ${r.attempts}`);
+        if (r.status !== 'FAILED' || r.attempts !== 0 || r.n_attempts !== 0 || !r.unqueued) bad.add('cancelled tasks that had been attempted or are still queued', `${id}: ${r.status}, attempts ${r.attempts}`);
         if (arrivals.has(id)) bad.add('cancelled tasks the receiver got', String(id));
         continue;
       }
-      if (r.status !== 'SUCCESS' || r.attempts !== 1 || r.retry_times !== 0 || !r.unleased) bad.add('tasks not SUCCESS after one attempt', `${id}: ${r.status}, attempts ${r.attempts}, retries ${r.retry_times}`);
+      if (r.status !== 'SUCCESS' || r.attempts !== 1 || r.retry_times !== 0 || !r.unqueued) bad.add('tasks not SUCCESS after one attempt with no queue row left', `${id}: ${r.status}, attempts ${r.attempts}, retries ${r.retry_times}, queued ${!r.unqueued}`);
       if (r.n_attempts !== 1) bad.add('tasks without exactly one attempt row', `${id}: ${r.n_attempts}`);
       else if (!r.accepted || r.attempt_no !== 1 || r.response_status !== 200 || !r.response_logged) bad.add('attempts not logged as accepted HTTP 200 {"code":0}', String(id));
       else if (!r.body_logged) bad.add('attempts whose logged URL, body length or SHA-256 is not the task\'s', String(id));
@@ -685,7 +687,7 @@ async function main(): Promise<number> {
     out('');
     out(
       `database: ${fmtInt(rows.length)} tasks, ${fmtInt(enqueued.length)} written by this benchmark, ${fmtInt(cancelled.size)} cancelled after their run; ` +
-        (dbLines.length ? 'PROBLEMS (below)' : 'every other one SUCCESS with exactly one accepted attempt, logged with the body, URL and nonce the receiver got; no duplicate deliveries'),
+        (dbLines.length ? 'PROBLEMS (below)' : 'every other one SUCCESS with exactly one accepted attempt and no queue row, logged with the body, URL and nonce the receiver got; no duplicate deliveries'),
     );
     for (const [part, lines] of Object.entries(statements)) {
       out('');
