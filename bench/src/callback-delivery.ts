@@ -2,10 +2,14 @@
  * Benchmark: callback (webhook) deliveries per second of the real dispatcher
  * (`wcs start --workers-only`: claim under a lease, signed POST, attempt row + task state in
  * one transaction) to a local ACKing receiver, as a ratio to a bare HTTP POST loop to the same
- * receiver in the same run (goal >= 50 %); then the due-to-sent latency of tasks enqueued at a
- * fixed rate through the real outbox (goal p99 <= 100 ms). Every delivery is checked
- * afterwards, in the receiver (signature, body bytes, nonce) and in Postgres (exactly one
- * accepted attempt per task, logged as sent). See bench/README.md.
+ * receiver in the same run (goal >= 25 %) and to the peer a Node team would pick instead,
+ * graphile-worker 0.17 doing the same work per delivery (signed POST, ACK judged, one
+ * attempt-log INSERT; bench/src/callback-graphile-worker.ts) on the same Postgres, with its
+ * default settings (goal: dispatcher >= 1.5x) and with its batching on (local queue, batched
+ * completion; reported); then the due-to-sent latency of tasks enqueued at a fixed rate through
+ * the real outbox (goal p99 <= 100 ms). Every delivery is checked afterwards, in the receiver
+ * (signature, body bytes, nonce) and in Postgres (exactly one accepted attempt per task or job,
+ * logged as sent). See bench/README.md.
  *
  *   npm run bench:callbacks             (from the repository root)
  *   BENCH_SECONDS=30 BENCH_ROUNDS=3 node bench/dist/callback-delivery.js
@@ -13,29 +17,40 @@
  */
 import * as crypto from 'node:crypto';
 import * as path from 'node:path';
-import { QueryTypes, Sequelize } from 'sequelize';
-import { enqueueCallback, loadConfig } from '@wcs/server';
+import { QueryTypes, Sequelize, type Transaction } from 'sequelize';
+import { enqueueCallback, loadConfig, PREFETCH } from '@wcs/server';
 import { freePort, testEnv } from '@wcs/server/testing';
-import { callbackBody, callbackPayload, CALLBACK_PATH, CONTROL, type ReceiverChecks, type ReceiverCount, type ReceiverTake } from './lib/callbacks';
+import { ACK_BODY, callbackBody, callbackPayload, CALLBACK_PATH, CONTROL, type ReceiverChecks, type ReceiverCount, type ReceiverTake } from './lib/callbacks';
 import { cpuPercent, cpuSnapshot, CLK_TCK, procTicks, type CpuPercent, type CpuSnapshot } from './lib/cpu';
 import { openStatsConnection, requestStatementStats, resetStatementStats, sampleActivity, topStatements, type PgActivity } from './lib/postgres';
 import { checkAborted, CleanupStack, httpGet, httpRequest, runMain, sleep, startChild, stopChild, waitReady, withTimeout, type Child } from './lib/processes';
-import { fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, noiseWarning, out, percentile, progress, table, printFailures, writeResults } from './lib/report';
+import { fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, medianOrNull, noiseWarning, out, percentile, progress, table, printFailures, writeResults } from './lib/report';
 import { intEnv, readLoadSettings } from './lib/settings';
 import { createAppViaCli, prepareBenchStorage, printProfiles, setCallbackViaCli, startWorkers } from './lib/wcs';
 
-const GOAL_RATIO_PERCENT = 50;
+const GOAL_RATIO_PERCENT = 25;
+/** Goal: the dispatcher's median deliveries/s at least this multiple of graphile-worker's (default settings, attempt log). */
+const GOAL_VS_GRAPHILE = 1.5;
 const GOAL_P99_MS = 100;
 const NOISE_WARN_PERCENT = 20;
 const BIZ_TYPE = 'RECHARGE';
 const RECEIVER = path.join(__dirname, 'callback-receiver.js');
 const POST_LOOP = path.join(__dirname, 'callback-post-loop.js');
-/** Backlog of a dispatcher run: the last rate measured x seconds x this margin (a shorter window is used if it runs out). */
+const GRAPHILE_WORKER = path.join(__dirname, 'callback-graphile-worker.js');
+/** graphile-worker's own schema in the benchmark database (its default name). */
+const GRAPHILE_SCHEMA = 'graphile_worker';
+/** The graphile target's attempt log: the columns, indexes and row contents of callback_attempts. */
+const GRAPHILE_ATTEMPTS = 'bench_graphile_attempts';
+/** Job specs per graphile_worker.add_jobs call when a graphile backlog is written. */
+const ADD_JOBS_CHUNK = 1000;
+/** Backlog of a queue run (dispatcher, graphile): that target's last rate measured x seconds x this margin (a shorter window is used if it runs out). */
 const BACKLOG_MARGIN = 1.5;
-/** Dispatcher deliveries/s assumed for the first backlog, before any was measured. */
+/** Deliveries/s assumed for a target's first backlog, before any was measured. */
 const FIRST_GUESS_PER_S = 250;
 
-type TargetName = 'bare POST' | 'dispatcher';
+type QueueTargetName = 'dispatcher' | 'graphile-worker' | 'graphile batched';
+type TargetName = 'bare POST' | QueueTargetName;
+const QUEUE_TARGETS: QueueTargetName[] = ['dispatcher', 'graphile-worker', 'graphile batched'];
 
 /** CPU of one measured window (percent of one CPU): this process ("bench"), sender, receiver, Postgres, the rest of the host. */
 interface CpuRecord extends CpuPercent {
@@ -50,18 +65,18 @@ interface Run {
   /** The window: from the first arrival, `seconds` long (shorter if a backlog ran out). */
   windowS: number;
   inWindow: number;
-  /** Requests the receiver got in the whole run (dispatcher runs: the whole backlog). */
+  /** Requests the receiver got in the whole run (queue runs: the whole backlog). */
   received: number;
-  /** Dispatcher runs: tasks queued before the start; whether they ran out before the window ended; seconds to write them (not measured). */
+  /** Queue runs (dispatcher, graphile): tasks or jobs queued before the start; whether they ran out before the window ended; seconds to write them (not measured). */
   backlog: number | null;
-  /** Dispatcher runs: tasks of the backlog still queued after the window and a grace period, then cancelled (not delivered). */
+  /** Queue runs: tasks or jobs of the backlog still queued after the window and a grace period, then cancelled (not delivered). */
   cancelled: number | null;
   backlogRanOut: boolean;
   prefillS: number | null;
   /** Bare POST runs: requests that failed or were not ACKed, as the loop saw them. */
   senderErrors: number;
   cpuPercent: CpuRecord;
-  /** CPU time of the sender process (post loop or workers) and of Postgres per delivery in the CPU window. */
+  /** CPU time of the sender process (post loop, workers or graphile worker) and of Postgres per delivery in the CPU window. */
   senderUsPerDelivery: number | null;
   postgresUsPerDelivery: number | null;
   pgActivity: PgActivity | null;
@@ -117,6 +132,44 @@ interface TaskRow {
   response_logged: boolean | null;
   nonce: string | null;
   attempt_ms: number | null;
+}
+
+/** The attempt rows of one graphile job (bench_graphile_attempts, grouped by callback_task_id = the job id). */
+interface GraphileAttemptRow {
+  job_id: string;
+  n_attempts: number;
+  accepted: boolean;
+  attempt_no: number;
+  response_status: number | null;
+  target_logged: boolean;
+  response_logged: boolean;
+  body_sha: string;
+  body_length: number;
+  body_summary: string | null;
+  nonce: string | null;
+}
+
+/** A target fed from a queue in Postgres: the dispatcher (callback tasks) or a graphile-worker variant (jobs). */
+interface QueueTarget {
+  name: QueueTargetName;
+  /** The sending process (its CPU is the run's "sender"). */
+  child: Child;
+  /** Tasks or jobs of this target still queued, being delivered or waiting for a retry. */
+  pending(): Promise<number>;
+  /** Removes what is still queued and not claimed (claimed ones are delivered); the event ids removed. */
+  cancel(): Promise<number[]>;
+  /** Writes the events as tasks or jobs in one transaction of `t`. */
+  writePart(t: Transaction, ids: number[]): Promise<void>;
+  /** Event ids written. */
+  enqueued: number[];
+  /** Event ids cancelled after their run (never delivered: not counted, checked for no attempt). */
+  cancelled: Set<number>;
+  /** Every arrival of this target's events: event id -> arrivals. */
+  arrivals: Map<number, Array<{ at: number; nonce: string }>>;
+  /** Deliveries/s of the last run (sizes the next backlog). */
+  lastRate: number | null;
+  /** graphile targets: event id -> job id. */
+  jobOf: Map<number, string> | null;
 }
 
 function dist(xs: number[]): Dist {
@@ -216,7 +269,10 @@ async function main(): Promise<number> {
   const machine = machineInfo();
   const dbMode = process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded Postgres (test cluster)';
 
-  out('callback deliveries/s of `wcs start --workers-only` vs a bare HTTP POST loop to the same receiver; then due-to-sent latency at a fixed rate');
+  out(
+    'callback deliveries/s of `wcs start --workers-only` vs a bare HTTP POST loop to the same receiver and vs graphile-worker 0.17 doing the same work; ' +
+      'then due-to-sent latency at a fixed rate',
+  );
   out(machineLine(machine));
 
   const cleanup = new CleanupStack();
@@ -225,11 +281,30 @@ async function main(): Promise<number> {
     const db = await prepareBenchStorage(cleanup);
     const env = { ...process.env, ...testEnv(db.url, { WCS_LOG_LEVEL: 'warn' }) };
     // The dispatcher's settings exactly as the workers process reads them (WCS_CALLBACK_* pass through).
-    const cb = loadConfig(env).callbacks;
+    const config = loadConfig(env);
+    const cb = config.callbacks;
+    // graphile-worker: the dispatcher's concurrency, poll and per-endpoint socket cap; its pool the workers process's
+    // (WCS_DB_POOL_MAX) plus one, as graphile-worker keeps one pool client for LISTEN where the dispatcher opens its own.
+    const graphile = {
+      schema: GRAPHILE_SCHEMA,
+      attemptsTable: GRAPHILE_ATTEMPTS,
+      concurrency: cb.concurrency,
+      poolSize: intEnv('BENCH_GRAPHILE_POOL', config.dbPoolMax + 1, 2, 1000),
+      pollMs: cb.pollMs,
+      perEndpoint: cb.perEndpoint,
+      localQueueSize: intEnv('BENCH_GRAPHILE_LOCAL_QUEUE', cb.concurrency * PREFETCH, 2, 100_000),
+      batchDelayMs: intEnv('BENCH_GRAPHILE_BATCH_DELAY_MS', 0, 0, 10_000),
+      version: (require('graphile-worker/package.json') as { version: string }).version,
+    };
     out(
       `dispatcher: concurrency ${cb.concurrency}, ${cb.perEndpoint} per endpoint, poll ${cb.pollMs} ms; bare POST loop: ${cb.perEndpoint} concurrent, keep-alive; ` +
         `${s.seconds} s per run, ${s.warmupSeconds} s warm-up, ${s.rounds} rounds; latency: ${loadPercent} % of the median throughput, ` +
         `${txTasks} tasks per transaction; database: ${dbMode}`,
+    );
+    out(
+      `graphile-worker ${graphile.version} (schema ${graphile.schema}, attempt log ${graphile.attemptsTable}): concurrency ${graphile.concurrency}, ` +
+        `maxPoolSize ${graphile.poolSize}, pollInterval ${graphile.pollMs} ms, keep-alive agent of ${graphile.perEndpoint} sockets; ` +
+        `batched: localQueue.size ${graphile.localQueueSize}, completeJobBatchDelay and failJobBatchDelay ${graphile.batchDelayMs} ms`,
     );
     if (s.serverNodeArgs.length) out(`workers node args: ${s.serverNodeArgs.join(' ')}`);
 
@@ -253,16 +328,18 @@ async function main(): Promise<number> {
     profileDir = workers.profileDir;
 
     let nextId = 1;
-    const enqueued: number[] = [];
     const event = (id: number) => ({ applicationId: appId, bizType: BIZ_TYPE as 'RECHARGE', bizId: id, payload: callbackPayload(id) });
-    /** Every arrival of a task (dispatcher runs, probe, latency): event id -> arrivals. */
-    const arrivals = new Map<number, Array<{ at: number; nonce: string }>>();
     const failures: string[] = [];
-    const keep = (t: ReceiverTake) => {
+    /** Every signed request's nonce over the whole benchmark (the receiver checks within one take). */
+    const allNonces = new Set<string>();
+    let nonceRepeats = 0;
+    const keep = (target: QueueTarget, t: ReceiverTake) => {
       for (let i = 0; i < t.count; i++) {
-        const list = arrivals.get(t.id[i]!) ?? [];
+        const list = target.arrivals.get(t.id[i]!) ?? [];
         list.push({ at: t.at[i]!, nonce: t.nonce[i]! });
-        arrivals.set(t.id[i]!, list);
+        target.arrivals.set(t.id[i]!, list);
+        if (allNonces.has(t.nonce[i]!)) nonceRepeats++;
+        allNonces.add(t.nonce[i]!);
       }
     };
     const waitFor = async (what: string, cond: () => Promise<boolean>, timeoutMs: number, child: Child): Promise<boolean> => {
@@ -275,19 +352,133 @@ async function main(): Promise<number> {
       }
       return true;
     };
-    /** Tasks of the application still queued, being delivered, or waiting for a retry: a callback_queue row exists exactly then. */
-    const pending = async () => {
-      const [row] = await sequelize.query<{ n: string }>(
-        `SELECT count(*) AS n FROM callback_queue WHERE application_id = $1`,
-        { bind: [appId], type: QueryTypes.SELECT },
-      );
+    const count = async (sql: string, bind: unknown[]) => {
+      const [row] = await sequelize.query<{ n: string }>(sql, { bind, type: QueryTypes.SELECT });
       return Number(row!.n);
     };
+
+    // The dispatcher's queue: a callback_queue row exists while a task waits for its first delivery or a retry, or is being delivered.
+    const dispatcher: QueueTarget = {
+      name: 'dispatcher',
+      child: workers.child,
+      pending: () => count(`SELECT count(*) AS n FROM callback_queue WHERE application_id = $1`, [appId]),
+      // Queue rows no dispatcher holds (lease_owner NULL) are removed and their tasks failed with no retry, in one statement;
+      // a held row is never touched (the claim's row lock and the WHERE see to that) and is delivered.
+      cancel: async () =>
+        (
+          await sequelize.query<{ biz_id: string }>(
+            `WITH q AS (DELETE FROM callback_queue WHERE application_id = $1 AND lease_owner IS NULL RETURNING task_id)
+             UPDATE callback_tasks t SET status = 'FAILED', next_retry_time = NULL, last_error = 'cancelled by the benchmark after its run', updated_at = now()
+               FROM q WHERE t.id = q.task_id
+             RETURNING t.biz_id`,
+            { bind: [appId], type: QueryTypes.SELECT },
+          )
+        ).map((r) => Number(r.biz_id)),
+      writePart: async (t, ids) => {
+        for (const id of ids) await enqueueCallback(sequelize, t, event(id));
+      },
+      enqueued: [],
+      cancelled: new Set(),
+      arrivals: new Map(),
+      lastRate: null,
+      jobOf: null,
+    };
+
+    // graphile-worker: its schema (migrated by the first worker process), the attempt log, one task identifier per variant.
+    await sequelize.query(`
+      CREATE TABLE ${GRAPHILE_ATTEMPTS} (
+        id                      BIGSERIAL PRIMARY KEY,
+        callback_task_id        BIGINT NOT NULL,  -- the graphile job id (no foreign key: a completed job is deleted)
+        application_id          INTEGER NOT NULL REFERENCES applications(id),
+        attempt_no              INTEGER NOT NULL,
+        url                     VARCHAR(2048) NOT NULL,
+        request_headers_summary JSONB NOT NULL,
+        request_body_summary    VARCHAR(1100) NULL,
+        request_body_length     INTEGER NOT NULL,
+        request_body_sha256     CHAR(64) NOT NULL,
+        response_status         INTEGER NULL,
+        response_content_type   VARCHAR(256) NULL,
+        response_body_summary   VARCHAR(1100) NULL,
+        response_body_length    INTEGER NULL,
+        response_body_sha256    CHAR(64) NULL,
+        accepted                BOOLEAN NOT NULL,
+        latency_ms              INTEGER NOT NULL,
+        error_reason            VARCHAR(1100) NULL,
+        next_retry_time         TIMESTAMPTZ NULL,
+        created_at              TIMESTAMPTZ NOT NULL,
+        UNIQUE (callback_task_id, attempt_no)
+      )`);
+    const startGraphile = async (name: QueueTargetName, variant: 'default' | 'batched', task: string): Promise<Child> => {
+      const child = startChild(variant === 'default' ? 'graphile' : 'graphile-batched', [GRAPHILE_WORKER], {
+        ...process.env,
+        DATABASE_URL: db.url,
+        SCHEMA: graphile.schema,
+        TASK: task,
+        VARIANT: variant,
+        CONCURRENCY: String(graphile.concurrency),
+        POOL_SIZE: String(graphile.poolSize),
+        POLL_MS: String(graphile.pollMs),
+        PER_ENDPOINT: String(graphile.perEndpoint),
+        TIMEOUT_MS: String(cb.timeoutMs),
+        MAX_RESPONSE_BYTES: String(cb.maxResponseBytes),
+        API_KEY: app.apiKey,
+        API_SECRET: app.apiSecret,
+        ATTEMPTS_TABLE: graphile.attemptsTable,
+        LOCAL_QUEUE: String(graphile.localQueueSize),
+        BATCH_DELAY_MS: String(graphile.batchDelayMs),
+      });
+      cleanup.push(`stop ${name}`, () => stopChild(child, 15_000));
+      if (!(await waitFor(`${name} to start`, async () => /^READY /m.test(child.tail()), 60_000, child))) throw new Error(`${name} did not start within 60 s:\n${child.tail()}`);
+      return child;
+    };
+    const graphileTarget = (name: QueueTargetName, child: Child, task: string): QueueTarget => {
+      const jobOf = new Map<number, string>();
+      return {
+        name,
+        child,
+        pending: () => count(`SELECT count(*) AS n FROM ${GRAPHILE_SCHEMA}.jobs WHERE task_identifier = $1`, [task]),
+        // Jobs no worker has locked (fetched, or taken into a local queue) are deleted; locked ones are delivered.
+        cancel: async () =>
+          (
+            await sequelize.query<{ event_id: string }>(
+              `DELETE FROM ${GRAPHILE_SCHEMA}._private_jobs j
+                WHERE j.task_id = (SELECT id FROM ${GRAPHILE_SCHEMA}._private_tasks WHERE identifier = $1) AND j.locked_at IS NULL
+               RETURNING j.payload ->> 'eventId' AS event_id`,
+              { bind: [task], type: QueryTypes.SELECT },
+            )
+          ).map((r) => Number(r.event_id)),
+        // graphile-worker's bulk enqueue (what WorkerUtils.addJobs runs), in chunks, inside the backlog's transaction.
+        writePart: async (t, ids) => {
+          for (let i = 0; i < ids.length; i += ADD_JOBS_CHUNK) {
+            const specs = ids.slice(i, i + ADD_JOBS_CHUNK).map((id) => ({
+              identifier: task,
+              payload: { eventId: id, applicationId: appId, url: callbackUrl, body: callbackBody(id) },
+            }));
+            const rows = await sequelize.query<{ id: string; event_id: string }>(
+              `SELECT id::text AS id, payload ->> 'eventId' AS event_id
+                 FROM ${GRAPHILE_SCHEMA}.add_jobs(array(SELECT json_populate_recordset(null::${GRAPHILE_SCHEMA}.job_spec, $1::json)))`,
+              { bind: [JSON.stringify(specs)], transaction: t, type: QueryTypes.SELECT },
+            );
+            for (const r of rows) jobOf.set(Number(r.event_id), r.id);
+          }
+        },
+        enqueued: [],
+        cancelled: new Set(),
+        arrivals: new Map(),
+        lastRate: null,
+        jobOf,
+      };
+    };
+    // One after the other: the first one migrates graphile-worker's schema.
+    const gDefault = graphileTarget('graphile-worker', await startGraphile('graphile-worker', 'default', 'bench_callback'), 'bench_callback');
+    const gBatched = graphileTarget('graphile batched', await startGraphile('graphile batched', 'batched', 'bench_callback_batched'), 'bench_callback_batched');
+    const targets: Record<QueueTargetName, QueueTarget> = { dispatcher, 'graphile-worker': gDefault, 'graphile batched': gBatched };
+
     /**
-     * Waits up to timeoutMs until the receiver has n requests; gives up early when nothing is
-     * pending any more. True when all n arrived.
+     * Waits up to timeoutMs until the receiver has n requests; gives up early when the target
+     * has nothing pending any more. True when all n arrived.
      */
-    const drain = async (n: number, timeoutMs: number): Promise<boolean> => {
+    const drain = async (target: QueueTarget, n: number, timeoutMs: number): Promise<boolean> => {
       let checked = Date.now();
       let done = false;
       await waitFor(
@@ -296,41 +487,31 @@ async function main(): Promise<number> {
           if ((await receiverCount(receiverPort)).count >= n) return (done = true);
           if (Date.now() - checked < 1000) return false;
           checked = Date.now();
-          if ((await pending()) > 0) return false;
+          if ((await target.pending()) > 0) return false;
           done = (await receiverCount(receiverPort)).count >= n;
           return true;
         },
         timeoutMs,
-        workers.child,
+        target.child,
       );
       return done;
     };
-    /** Event ids of tasks cancelled after a run (never delivered: not counted, checked for no attempt). */
-    const cancelled = new Set<number>();
     /**
-     * Ends a run: waits up to graceMs for the rest of its tasks, then cancels what is still
-     * queued (or waiting for a retry) so nothing spills into the next run, and waits until the
-     * deliveries in flight are recorded. Returns how many were cancelled.
+     * Ends a run: waits up to graceMs for the rest of its tasks or jobs, then cancels what is
+     * still queued (or waiting for a retry) so nothing spills into the next run, and waits until
+     * the deliveries in flight are recorded. Returns how many were cancelled.
      */
-    const finish = async (n: number, graceMs: number): Promise<number> => {
-      // Queue rows no dispatcher holds (lease_owner NULL) are removed and their tasks failed with no retry, in one statement;
-      // a held row is never touched (the claim's row lock and the WHERE see to that) and is delivered.
-      const rows = (await drain(n, graceMs)) ? [] : await sequelize.query<{ biz_id: string }>(
-        `WITH q AS (DELETE FROM callback_queue WHERE application_id = $1 AND lease_owner IS NULL RETURNING task_id)
-         UPDATE callback_tasks t SET status = 'FAILED', next_retry_time = NULL, last_error = 'cancelled by the benchmark after its run', updated_at = now()
-           FROM q WHERE t.id = q.task_id
-         RETURNING t.biz_id`,
-        { bind: [appId], type: QueryTypes.SELECT },
-      );
-      for (const r of rows) cancelled.add(Number(r.biz_id));
-      // A request arrives before its attempt is recorded: wait until every task is settled.
-      if (!(await waitFor('the deliveries in flight', async () => (await pending()) === 0, 60_000, workers.child))) {
-        throw new Error('deliveries still in flight 60 s after the end of a run');
+    const finish = async (target: QueueTarget, n: number, graceMs: number): Promise<number> => {
+      const ids = (await drain(target, n, graceMs)) ? [] : await target.cancel();
+      for (const id of ids) target.cancelled.add(id);
+      // A request arrives before its attempt is recorded: wait until every task or job is settled.
+      if (!(await waitFor('the deliveries in flight', async () => (await target.pending()) === 0, 60_000, target.child))) {
+        throw new Error(`${target.name}: deliveries still in flight 60 s after the end of a run`);
       }
-      return rows.length;
+      return ids.length;
     };
-    /** Writes ids as tasks through the real outbox in `parts` transactions that commit together; the returned function commits them. */
-    const writeBacklog = async (ids: number[], parts: number): Promise<() => Promise<void>> => {
+    /** Writes ids for the target in `parts` transactions that commit together; the returned function commits them. */
+    const writeBacklog = async (target: QueueTarget, ids: number[], parts: number): Promise<() => Promise<void>> => {
       let release!: () => void;
       const gate = new Promise<void>((r) => (release = r));
       const ready: Array<Promise<unknown>> = [];
@@ -340,7 +521,7 @@ async function main(): Promise<number> {
         let written!: () => void;
         const writtenP = new Promise<void>((r) => (written = r));
         const tx = sequelize.transaction(async (t) => {
-          for (const id of part) await enqueueCallback(sequelize, t, event(id));
+          await target.writePart(t, part);
           written();
           await gate;
         });
@@ -348,35 +529,35 @@ async function main(): Promise<number> {
         ready.push(Promise.race([writtenP, tx.catch(() => undefined)]));
       }
       await Promise.all(ready);
-      enqueued.push(...ids);
+      target.enqueued.push(...ids);
       return async () => {
         release();
         const r = await Promise.allSettled(committed);
         const bad = r.find((x) => x.status === 'rejected') as PromiseRejectedResult | undefined;
-        if (bad) throw new Error(`backlog transaction failed: ${(bad.reason as Error)?.message ?? bad.reason}`);
+        if (bad) throw new Error(`${target.name} backlog transaction failed: ${(bad.reason as Error)?.message ?? bad.reason}`);
       };
     };
 
     if (pgss) await resetStatementStats(stats);
 
-    // 2. Probe: one task through the real outbox; its delivery also says the workers are up.
-    {
+    // 2. Probes: one task through the real outbox, one job per graphile variant; a delivery also says the sender is up.
+    for (const target of QUEUE_TARGETS.map((n) => targets[n])) {
       const id = nextId++;
-      await sequelize.transaction((t) => enqueueCallback(sequelize, t, event(id)));
-      enqueued.push(id);
-      if ((await finish(1, 60_000)) !== 0) throw new Error(`probe task not delivered within 60 s:\n${workers.child.tail()}`);
+      await (await writeBacklog(target, [id], 1))();
+      if ((await finish(target, 1, 60_000)) !== 0) throw new Error(`${target.name} probe not delivered within 60 s:\n${target.child.tail()}`);
       const take = await receiverTake(receiverPort, true);
-      keep(take);
-      const p = receiverProblems('probe', take.checks, true, take.count);
-      if (take.count !== 1 || take.id[0] !== id || p.length) throw new Error(`probe delivery wrong: ${take.count} requests, ids ${take.id.join(',')}; ${p.join('; ')}`);
-      out(`probe: a task through the outbox was delivered to ${callbackUrl}; signature verified, body exact (${Buffer.byteLength(callbackBody(id))} bytes)`);
+      keep(target, take);
+      const p = receiverProblems(`${target.name} probe`, take.checks, true, take.count);
+      if (take.count !== 1 || take.id[0] !== id || p.length) throw new Error(`${target.name} probe delivery wrong: ${take.count} requests, ids ${take.id.join(',')}; ${p.join('; ')}`);
+      out(`probe ${target.name}: one ${target.name === 'dispatcher' ? 'task through the outbox' : 'job'} delivered to ${callbackUrl}; signature verified, body exact (${Buffer.byteLength(callbackBody(id))} bytes)`);
     }
 
     // 3. Throughput runs.
     /** Every run starts with nothing queued and nothing received. */
     const quiet = async (what: string) => {
-      const [n, c] = [await pending(), await receiverCount(receiverPort)];
-      if (n !== 0 || c.count !== 0) throw new Error(`${what}: ${n} tasks pending and ${c.count} requests received before the start (benchmark bug)`);
+      const pend = await Promise.all(QUEUE_TARGETS.map(async (n) => `${n} ${await targets[n].pending()}`));
+      const c = await receiverCount(receiverPort);
+      if (pend.some((x) => !x.endsWith(' 0')) || c.count !== 0) throw new Error(`${what}: pending ${pend.join(', ')} and ${c.count} requests received before the start (benchmark bug)`);
     };
     const bareRun = async (round: number | 'warm-up', seconds: number): Promise<Run> => {
       checkAborted();
@@ -417,14 +598,15 @@ async function main(): Promise<number> {
       }
     };
 
-    const dispatcherRun = async (round: number | 'warm-up', seconds: number, backlog: number): Promise<Run> => {
+    /** A backlog drained by a queue target (dispatcher or graphile), measured from the receiver's arrivals. */
+    const queueRun = async (target: QueueTarget, round: number | 'warm-up', seconds: number, backlog: number): Promise<Run> => {
       checkAborted();
-      await quiet(runLabel({ target: 'dispatcher', round }));
+      await quiet(runLabel({ target: target.name, round }));
       const ids = Array.from({ length: backlog }, () => nextId++);
       const t0 = Date.now();
-      const commit = await writeBacklog(ids, prefillTx);
+      const commit = await writeBacklog(target, ids, prefillTx);
       const prefillS = (Date.now() - t0) / 1000;
-      const a = cpuMark(workers.child.proc.pid, receiver.proc.pid);
+      const a = cpuMark(target.child.proc.pid, receiver.proc.pid);
       const sampler = sampleActivity(stats);
       await commit(); // visible and NOTIFYed now
       // The window: from the first arrival for `seconds`, or until the backlog is done.
@@ -435,65 +617,69 @@ async function main(): Promise<number> {
           return c.count >= backlog || (c.first !== null && Date.now() >= c.first + seconds * 1000);
         },
         (seconds + 60) * 1000,
-        workers.child,
+        target.child,
       );
       const cpuAt = Date.now();
-      const c = cpuBetween(a, cpuMark(workers.child.proc.pid, receiver.proc.pid));
+      const c = cpuBetween(a, cpuMark(target.child.proc.pid, receiver.proc.pid));
       const pgActivity = await sampler.stop();
       // The rest of the backlog (it is sized to outlast the window) gets a grace period, then is cancelled.
-      const cancelledN = await finish(backlog, (2 + seconds / 2) * 1000);
+      const cancelledN = await finish(target, backlog, (2 + seconds / 2) * 1000);
       const take = await receiverTake(receiverPort, true);
-      keep(take);
+      keep(target, take);
       const w = windowRate(take.at, seconds);
       const inCpuWindow = take.at.filter((t) => t <= cpuAt).length;
       const r: Run = {
-        target: 'dispatcher', round, rate: w.rate, windowS: w.windowS, inWindow: w.inWindow, received: take.count, backlog, cancelled: cancelledN, backlogRanOut: w.ranOut, prefillS,
+        target: target.name, round, rate: w.rate, windowS: w.windowS, inWindow: w.inWindow, received: take.count, backlog, cancelled: cancelledN, backlogRanOut: w.ranOut, prefillS,
         senderErrors: 0, cpuPercent: c.cpu, senderUsPerDelivery: perDelivery(c.cpu.target, c.wallS, inCpuWindow),
         postgresUsPerDelivery: perDelivery(c.cpu.postgres, c.wallS, inCpuWindow), pgActivity, checks: take.checks,
       };
       failures.push(...receiverProblems(runLabel(r), take.checks, true, take.count));
-      if (take.count + cancelledN !== backlog) failures.push(`${runLabel(r)}: ${backlog} tasks queued, ${cancelledN} cancelled after the run, the receiver got ${take.count} requests`);
+      if (take.count + cancelledN !== backlog) failures.push(`${runLabel(r)}: ${backlog} queued, ${cancelledN} cancelled after the run, the receiver got ${take.count} requests`);
+      target.lastRate = r.rate;
       return r;
     };
 
-    // The backlog of a run: the last dispatcher rate x seconds x margin (a first guess before any).
-    let lastRate: number | null = null;
-    const backlogFor = (seconds: number) => Math.min(maxBacklog, Math.max(100, Math.ceil((lastRate ?? FIRST_GUESS_PER_S) * seconds * BACKLOG_MARGIN)));
+    // The backlog of a run: the target's last rate x seconds x margin (a first guess before any).
+    const backlogFor = (target: QueueTarget, seconds: number) =>
+      Math.min(maxBacklog, Math.max(100, Math.ceil((target.lastRate ?? FIRST_GUESS_PER_S) * seconds * BACKLOG_MARGIN)));
     const show = (r: Run) =>
       progress(
         `  ${fmtInt(r.rate)}/s over ${r.windowS.toFixed(1)} s (${fmtInt(r.received)} requests` +
           (r.backlog !== null ? `; backlog ${fmtInt(r.backlog)} written in ${r.prefillS!.toFixed(1)} s${r.backlogRanOut ? ', ran out' : ''}, ${fmtInt(r.cancelled ?? 0)} cancelled after the run` : '') +
           ')',
       );
+    /** One round: the bare POST loop, then each queue target with its own backlog. */
+    const round = async (label: number | 'warm-up', seconds: number, into: Run[]) => {
+      const what = label === 'warm-up' ? 'warm-up' : `round ${label}/${s.rounds}:`;
+      progress(`${what} bare POST (${seconds} s)`);
+      const b = await bareRun(label, seconds);
+      show(b);
+      into.push(b);
+      for (const target of QUEUE_TARGETS.map((n) => targets[n])) {
+        const n = backlogFor(target, seconds);
+        progress(`${what} ${target.name} (backlog ${fmtInt(n)})`);
+        const r = await queueRun(target, label, seconds, n);
+        show(r);
+        into.push(r);
+      }
+    };
 
     const warmups: Run[] = [];
-    if (s.warmupSeconds > 0) {
-      progress(`warm-up bare POST (${s.warmupSeconds} s)`);
-      const b = await bareRun('warm-up', s.warmupSeconds);
-      show(b);
-      const n = backlogFor(s.warmupSeconds);
-      progress(`warm-up dispatcher (backlog ${fmtInt(n)})`);
-      const d = await dispatcherRun('warm-up', s.warmupSeconds, n);
-      show(d);
-      lastRate = d.rate;
-      warmups.push(b, d);
-    }
+    if (s.warmupSeconds > 0) await round('warm-up', s.warmupSeconds, warmups);
     const runs: Run[] = [];
-    for (let round = 1; round <= s.rounds; round++) {
-      progress(`round ${round}/${s.rounds}: bare POST (${s.seconds} s)`);
-      const b = await bareRun(round, s.seconds);
-      show(b);
-      const n = backlogFor(s.seconds);
-      progress(`round ${round}/${s.rounds}: dispatcher (backlog ${fmtInt(n)})`);
-      const d = await dispatcherRun(round, s.seconds, n);
-      show(d);
-      lastRate = d.rate;
-      runs.push(b, d);
-    }
-    const bareRates = runs.filter((r) => r.target === 'bare POST').map((r) => r.rate);
-    const dispRates = runs.filter((r) => r.target === 'dispatcher').map((r) => r.rate);
+    for (let r = 1; r <= s.rounds; r++) await round(r, s.seconds, runs);
+    const ratesOf = (t: TargetName) => runs.filter((r) => r.target === t).map((r) => r.rate);
+    const bareRates = ratesOf('bare POST');
+    const dispRates = ratesOf('dispatcher');
+    const gRates = ratesOf('graphile-worker');
+    const gbRates = ratesOf('graphile batched');
     const perRound = Array.from({ length: s.rounds }, (_, i) => (dispRates[i]! / bareRates[i]!) * 100);
     const ratio = (median(dispRates) / median(bareRates)) * 100;
+    /** Dispatcher deliveries/s as a multiple of a graphile variant's (medians; and per round). */
+    const vsGraphile = median(dispRates) / median(gRates);
+    const vsGraphileBatched = median(dispRates) / median(gbRates);
+    const perRoundVsG = Array.from({ length: s.rounds }, (_, i) => dispRates[i]! / gRates[i]!);
+    const perRoundVsGb = Array.from({ length: s.rounds }, (_, i) => dispRates[i]! / gbRates[i]!);
 
     const statements: Record<string, string[]> = {};
     if (pgss) {
@@ -538,14 +724,14 @@ async function main(): Promise<number> {
     }
     await Promise.all(inflight);
     const producedS = (Date.now() - p0) / 1000;
-    enqueued.push(...latencyIds);
+    dispatcher.enqueued.push(...latencyIds);
     const lc = cpuBetween(la, cpuMark(workers.child.proc.pid, receiver.proc.pid));
     const lPg = await lSampler.stop();
     // At this load everything should be delivered at once; what is not delivered within the grace period is cancelled and counts against the goal.
     const lGraceS = Math.max(30, 3 * s.seconds);
-    const lCancelled = await finish(latencyIds.length, lGraceS * 1000);
+    const lCancelled = await finish(dispatcher, latencyIds.length, lGraceS * 1000);
     const lTake = await receiverTake(receiverPort, true);
-    keep(lTake);
+    keep(dispatcher, lTake);
     failures.push(...receiverProblems('latency run', lTake.checks, true, lTake.count));
     if (lTake.count + lCancelled !== latencyIds.length) failures.push(`latency run: ${latencyIds.length} tasks queued, ${lCancelled} cancelled, the receiver got ${lTake.count} requests`);
 
@@ -567,6 +753,9 @@ async function main(): Promise<number> {
     );
     const byId = new Map(rows.map((r) => [Number(r.biz_id), r]));
     const bad = new Tally();
+    const enqueued = dispatcher.enqueued;
+    const arrivals = dispatcher.arrivals;
+    const cancelled = dispatcher.cancelled;
     const wanted = new Set(enqueued);
     if (wanted.size !== enqueued.length) bad.add('event ids enqueued twice (benchmark bug)', String(enqueued.length - wanted.size));
     for (const id of enqueued) {
@@ -592,9 +781,69 @@ async function main(): Promise<number> {
       else if (r.nonce !== null && got[0]!.nonce !== r.nonce) bad.add('attempts whose logged X-Nonce is not the one received', `${id}: ${r.nonce} vs ${got[0]!.nonce}`);
     }
     for (const r of rows) if (!wanted.has(Number(r.biz_id))) bad.add('tasks this benchmark did not write', r.biz_id);
-    for (const id of arrivals.keys()) if (!wanted.has(id)) bad.add('deliveries of events this benchmark did not write', String(id));
+    for (const id of arrivals.keys()) if (!wanted.has(id)) bad.add('dispatcher deliveries of events it was not given', String(id));
     const dbLines = bad.lines();
     failures.push(...dbLines.map((l) => `database: ${l}`));
+
+    // graphile-worker: every job delivered once with exactly one attempt row, logged as what the receiver got; no job left.
+    const ackSha = crypto.createHash('sha256').update(ACK_BODY).digest('hex');
+    const gAttempts = await sequelize.query<GraphileAttemptRow>(
+      `SELECT callback_task_id::text AS job_id, count(*)::int AS n_attempts, bool_and(accepted) AS accepted, min(attempt_no) AS attempt_no,
+              min(response_status) AS response_status, bool_and(application_id = $1 AND url = $2) AS target_logged,
+              bool_and(response_body_summary = $3 AND response_body_length = $4 AND response_body_sha256 = $5 AND error_reason IS NULL AND next_retry_time IS NULL) AS response_logged,
+              min(request_body_sha256) AS body_sha, min(request_body_length) AS body_length, min(request_body_summary) AS body_summary,
+              min(request_headers_summary ->> 'X-Nonce') AS nonce
+         FROM ${GRAPHILE_ATTEMPTS} GROUP BY callback_task_id`,
+      { bind: [appId, callbackUrl, ACK_BODY, Buffer.byteLength(ACK_BODY), ackSha], type: QueryTypes.SELECT },
+    );
+    const attemptsOf = new Map(gAttempts.map((r) => [r.job_id, r]));
+    const gLeft = await sequelize.query<{ task_identifier: string; n: string }>(
+      `SELECT task_identifier, count(*) AS n FROM ${GRAPHILE_SCHEMA}.jobs GROUP BY task_identifier`,
+      { type: QueryTypes.SELECT },
+    );
+    const gBad = new Tally();
+    for (const l of gLeft) gBad.add('jobs left in graphile_worker.jobs after the runs', `${l.task_identifier}: ${l.n}`);
+    const knownJobs = new Set<string>();
+    for (const target of [gDefault, gBatched]) {
+      const jobOf = target.jobOf!;
+      const mine = new Set(target.enqueued);
+      if (mine.size !== target.enqueued.length) gBad.add(`${target.name}: event ids enqueued twice (benchmark bug)`, String(target.enqueued.length - mine.size));
+      for (const id of target.enqueued) {
+        const job = jobOf.get(id);
+        if (job === undefined) {
+          gBad.add(`${target.name}: events add_jobs returned no job for`, String(id));
+          continue;
+        }
+        knownJobs.add(job);
+        const a = attemptsOf.get(job);
+        const got = target.arrivals.get(id) ?? [];
+        if (target.cancelled.has(id)) {
+          if (a) gBad.add(`${target.name}: cancelled jobs that had been attempted`, `${id} (job ${job})`);
+          if (got.length) gBad.add(`${target.name}: cancelled jobs the receiver got`, String(id));
+          continue;
+        }
+        if (!a) gBad.add(`${target.name}: jobs without an attempt row`, `${id} (job ${job})`);
+        else if (a.n_attempts !== 1) gBad.add(`${target.name}: jobs without exactly one attempt row`, `${id}: ${a.n_attempts}`);
+        else if (!a.accepted || a.attempt_no !== 1 || a.response_status !== 200 || !a.response_logged) gBad.add(`${target.name}: attempts not logged as accepted HTTP 200 {"code":0}`, String(id));
+        else if (!a.target_logged) gBad.add(`${target.name}: attempts whose logged application or URL is wrong`, String(id));
+        else {
+          const body = callbackBody(id);
+          if (a.body_sha !== crypto.createHash('sha256').update(body).digest('hex') || a.body_length !== Buffer.byteLength(body) || a.body_summary !== body) {
+            gBad.add(`${target.name}: attempts whose logged body length, SHA-256 or summary is not the event's`, String(id));
+          }
+        }
+        if (got.length === 0) gBad.add(`${target.name}: jobs the receiver never got`, String(id));
+        else if (got.length > 1) gBad.add(`${target.name}: jobs the receiver got more than once`, `${id} x${got.length}`);
+        else if (a && got[0]!.nonce !== a.nonce) gBad.add(`${target.name}: attempts whose logged X-Nonce is not the one received`, `${id}: ${a.nonce} vs ${got[0]!.nonce}`);
+      }
+      for (const id of target.arrivals.keys()) if (!mine.has(id)) gBad.add(`${target.name}: deliveries of events it was not given`, String(id));
+    }
+    for (const r of gAttempts) if (!knownJobs.has(r.job_id)) gBad.add('graphile attempt rows of jobs this benchmark did not write', r.job_id);
+    if (nonceRepeats) gBad.add('nonces repeated across the whole benchmark', String(nonceRepeats));
+    const gLines = gBad.lines();
+    failures.push(...gLines.map((l) => `database (graphile): ${l}`));
+    const gJobs = gDefault.enqueued.length + gBatched.enqueued.length;
+    const gCancelled = gDefault.cancelled.size + gBatched.cancelled.size;
 
     // Latencies (same machine clock: created_at from the producer's Date, arrival from the receiver's Date.now()).
     const dueToSent: number[] = [];
@@ -621,6 +870,7 @@ async function main(): Promise<number> {
     };
     const p99 = lat.dueToSent.p99;
     const ratioMet = ratio >= GOAL_RATIO_PERCENT;
+    const vsGraphileMet = vsGraphile >= GOAL_VS_GRAPHILE;
     const latencyMet = p99 !== null && p99 <= GOAL_P99_MS && lCancelled === 0;
 
     // 6. Report.
@@ -649,17 +899,27 @@ async function main(): Promise<number> {
     );
     if ([...warmups, ...runs].some((r) => r.backlogRanOut)) out('  * the backlog was delivered before the window ended: the rate is over the shorter window');
     out('');
+    const usOf = (t: TargetName, f: (r: Run) => number | null) => fmtUs(medianOrNull(runs.filter((r) => r.target === t).map(f)));
+    const x = (v: number) => `${v.toFixed(2)}x`;
+    const summaryRow = (t: TargetName, rates: number[], vsBare: string, dispVs: string, goal: string, result: string) => [
+      t, fmtInt(median(rates)), rates.map(fmtInt).join(', '), vsBare, dispVs, usOf(t, (r) => r.senderUsPerDelivery), usOf(t, (r) => r.postgresUsPerDelivery), goal, result,
+    ];
+    const pctOfBare = (rates: number[]) => `${((median(rates) / median(bareRates)) * 100).toFixed(1)} %`;
     out(
       table(
-        ['target', 'median deliveries/s', 'per round', 'vs bare POST', 'goal', 'result'],
+        ['target', 'median deliveries/s', 'per round', 'vs bare POST', 'dispatcher vs it', 'sender µs/del', 'pg µs/del', 'goal', 'result'],
         [
-          ['bare POST', fmtInt(median(bareRates)), bareRates.map(fmtInt).join(', '), '100 %', '-', '-'],
-          ['dispatcher', fmtInt(median(dispRates)), dispRates.map(fmtInt).join(', '), `${ratio.toFixed(1)} %`, `>= ${GOAL_RATIO_PERCENT} %`, ratioMet ? 'met' : 'NOT MET'],
+          summaryRow('bare POST', bareRates, '100 %', '-', '-', '-'),
+          summaryRow('dispatcher', dispRates, `${ratio.toFixed(1)} %`, '-', `>= ${GOAL_RATIO_PERCENT} % of bare POST`, ratioMet ? 'met' : 'NOT MET'),
+          summaryRow('graphile-worker', gRates, pctOfBare(gRates), x(vsGraphile), `dispatcher >= ${GOAL_VS_GRAPHILE}x`, vsGraphileMet ? 'met' : 'NOT MET'),
+          summaryRow('graphile batched', gbRates, pctOfBare(gbRates), x(vsGraphileBatched), '-', '-'),
         ],
-        [false, true, false, true, false, false],
+        [false, true, false, true, true, true, true, false, false],
       ),
     );
     out(`ratio dispatcher/bare POST (median deliveries/s): ${ratio.toFixed(1)} %  (per round: ${perRound.map((p) => p.toFixed(1) + ' %').join(', ')})`);
+    out(`ratio dispatcher/graphile-worker with the log (median deliveries/s): ${x(vsGraphile)}  (per round: ${perRoundVsG.map(x).join(', ')})`);
+    out(`ratio dispatcher/graphile batched (localQueue, batched completion): ${x(vsGraphileBatched)}  (per round: ${perRoundVsGb.map(x).join(', ')})`);
     out('');
     out(
       `latency run: ${fmtInt(lat.offeredPerS)} tasks/s offered (${loadPercent} % of ${fmtInt(median(dispRates))}), ${fmtInt(lat.achievedPerS)}/s written, ` +
@@ -680,7 +940,7 @@ async function main(): Promise<number> {
             ['  claimed -> arrival', lat.claimedToArrival],
             ['producer transaction (created_at -> COMMIT acknowledged)', lat.producerTx],
           ] as const
-        ).map(([n, d]) => [n, ...[d.p50, d.p95, d.p99, d.max].map((x) => (x === null ? '-' : fmtMs(x))), fmtInt(d.n)]),
+        ).map(([n, d]) => [n, ...[d.p50, d.p95, d.p99, d.max].map((v) => (v === null ? '-' : fmtMs(v))), fmtInt(d.n)]),
         [false, true, true, true, true, true],
       ),
     );
@@ -689,6 +949,12 @@ async function main(): Promise<number> {
       `database: ${fmtInt(rows.length)} tasks, ${fmtInt(enqueued.length)} written by this benchmark, ${fmtInt(cancelled.size)} cancelled after their run; ` +
         (dbLines.length ? 'PROBLEMS (below)' : 'every other one SUCCESS with exactly one accepted attempt and no queue row, logged with the body, URL and nonce the receiver got; no duplicate deliveries'),
     );
+    out(
+      `graphile: ${fmtInt(gJobs)} jobs written (${fmtInt(gDefault.enqueued.length)} default, ${fmtInt(gBatched.enqueued.length)} batched), ${fmtInt(gCancelled)} cancelled after their run; ` +
+        (gLines.length
+          ? 'PROBLEMS (below)'
+          : `every other one delivered once with exactly one accepted attempt row in ${GRAPHILE_ATTEMPTS}, logged with the body, URL and nonce the receiver got; no job left; no nonce repeated in ${fmtInt(allNonces.size)} signed requests`),
+    );
     for (const [part, lines] of Object.entries(statements)) {
       out('');
       out(`Postgres statements by total execution time, ${part} (BENCH_PGSS):`);
@@ -696,33 +962,53 @@ async function main(): Promise<number> {
     }
     out('');
     out(`goal deliveries/s >= ${GOAL_RATIO_PERCENT} % of bare POST: ${ratio.toFixed(1)} %, ${ratioMet ? 'met' : 'not met'}`);
+    out(`goal dispatcher >= ${GOAL_VS_GRAPHILE}x graphile-worker with the log: ${x(vsGraphile)}, ${vsGraphileMet ? 'met' : 'not met'}`);
     out(`goal due-to-sent p99 <= ${GOAL_P99_MS} ms at ${loadPercent} % load: ${p99 === null ? '-' : fmtMs(p99) + ' ms'}, ${latencyMet ? 'met' : 'not met'}`);
     const noisy = noiseWarning<Run | LatencyRun>([...runs, lat], NOISE_WARN_PERCENT);
     if (noisy) out(noisy.line);
     printFailures(out, failures);
 
+    const round1 = (v: number) => Math.round(v * 10) / 10;
+    const round2 = (v: number) => Math.round(v * 100) / 100;
     const resultsFile = writeResults('callback-delivery.json', {
       benchmark: 'callback-delivery',
-      description: 'callback deliveries/s of wcs start --workers-only (attempt log) vs a bare HTTP POST loop to the same receiver; due-to-sent latency at a fixed rate',
+      description:
+        'callback deliveries/s of wcs start --workers-only (attempt log) vs a bare HTTP POST loop to the same receiver and vs graphile-worker doing the same work ' +
+        '(default and batched); due-to-sent latency at a fixed rate',
       date: new Date().toISOString(),
       machine,
-      settings: { ...s, loadPercent, txTasks, prefillTx, database: dbMode, dispatcher: cb, bodyBytes: Buffer.byteLength(callbackBody(1)) },
+      settings: { ...s, loadPercent, txTasks, prefillTx, database: dbMode, dispatcher: cb, dbPoolMax: config.dbPoolMax, graphile, bodyBytes: Buffer.byteLength(callbackBody(1)) },
       warmups,
       runs,
       latency: lat,
       summary: {
         bareMedianPerS: median(bareRates),
         dispatcherMedianPerS: median(dispRates),
-        ratioPercent: Math.round(ratio * 10) / 10,
-        perRoundRatioPercent: perRound.map((p) => Math.round(p * 10) / 10),
+        graphileMedianPerS: median(gRates),
+        graphileBatchedMedianPerS: median(gbRates),
+        ratioPercent: round1(ratio),
+        perRoundRatioPercent: perRound.map(round1),
         goalRatioPercent: GOAL_RATIO_PERCENT,
         ratioGoalMet: ratioMet,
+        dispatcherVsGraphile: round2(vsGraphile),
+        perRoundDispatcherVsGraphile: perRoundVsG.map(round2),
+        goalVsGraphile: GOAL_VS_GRAPHILE,
+        vsGraphileGoalMet: vsGraphileMet,
+        dispatcherVsGraphileBatched: round2(vsGraphileBatched),
+        perRoundDispatcherVsGraphileBatched: perRoundVsGb.map(round2),
         dueToSentP99Ms: p99,
         goalP99Ms: GOAL_P99_MS,
         latencyGoalMet: latencyMet,
       },
       ...(pgss ? { topStatements: statements } : {}),
       database: { tasks: rows.length, written: enqueued.length, cancelledAfterRun: cancelled.size, problems: dbLines },
+      graphileDatabase: {
+        jobsWritten: { default: gDefault.enqueued.length, batched: gBatched.enqueued.length },
+        cancelledAfterRun: { default: gDefault.cancelled.size, batched: gBatched.cancelled.size },
+        attemptRows: gAttempts.reduce((n, r) => n + r.n_attempts, 0),
+        signedRequests: allNonces.size + nonceRepeats,
+        problems: gLines,
+      },
       correctness: { ok: failures.length === 0, failures },
       noisyRuns: (noisy?.runs ?? []).map((r) => ({ target: r.target, round: r.round, otherCpuPercent: r.cpuPercent.other })),
       ...(profileDir ? { cpuProfileDir: path.relative(process.cwd(), profileDir) } : {}),
@@ -730,7 +1016,7 @@ async function main(): Promise<number> {
     out(`results: ${resultsFile}`);
 
     if (failures.length) return 1;
-    if (s.enforceGoal && !(ratioMet && latencyMet)) return 1;
+    if (s.enforceGoal && !(ratioMet && vsGraphileMet && latencyMet)) return 1;
     return 0;
   } finally {
     await cleanup.run();
