@@ -6,7 +6,7 @@ export { BIZ_TYPES, type BizType, type ApplicationView, type CreatedApplication 
 export { stringToSign, hmacHex, sha256Hex } from './auth/signature';
 export { MIGRATIONS } from './db/migrations';
 export { DEFAULT_CHAINS, DEFAULT_TOKENS } from './catalogue/default-catalogue';
-export { enqueueCallback } from './callbacks/outbox';
+export { enqueueCallback, enqueueCallbacks } from './callbacks/outbox';
 export { TOKENS } from './container';
 export { CallbackService, type CallbackTaskView, type CallbackAttemptView } from './callbacks/callback-service';
 export { CallbackDispatcher, PREFETCH } from './callbacks/dispatcher';

@@ -53,11 +53,12 @@ export class EventFeed {
     const from = after === undefined ? FEED_START : this.position(applicationId, after);
     if (after !== undefined) await this.checkRetained(applicationId, from);
     const rows = await this.sequelize.query<FeedRow>(
-      `SELECT id::text AS id, tx_id::text AS tx_id, biz_type, biz_id::text AS biz_id, body, created_at
-         FROM callback_tasks
-        WHERE application_id = $1 AND (tx_id, id) > ($2::text::xid8, $3::bigint)
-          AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
-        ORDER BY tx_id, id
+      // ORDER BY the table's columns (t.), not the text aliases of the select list
+      `SELECT t.id::text AS id, t.tx_id::text AS tx_id, t.biz_type, t.biz_id::text AS biz_id, t.body, t.created_at
+         FROM callback_tasks t
+        WHERE t.application_id = $1 AND (t.tx_id, t.id) > ($2::text::xid8, $3::bigint)
+          AND t.tx_id < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY t.tx_id, t.id
         LIMIT $4`,
       { bind: [applicationId, from.txId.toString(), from.taskId.toString(), limit + 1], type: QueryTypes.SELECT },
     );
