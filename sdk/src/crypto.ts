@@ -72,7 +72,7 @@ export function resolveBackend(pref: CryptoPreference = 'auto'): 'node' | 'webcr
   return 'webcrypto';
 }
 
-export const utf8 = new TextEncoder();
+export const utf8: { encode(input: string): Uint8Array } = new TextEncoder();
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
 
 export function toBytes(data: Uint8Array | string): Uint8Array {

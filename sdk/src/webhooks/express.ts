@@ -69,8 +69,8 @@ const NodeBuffer = (globalThis as { Buffer?: BufferLike }).Buffer;
  * The `verify` hook of express.json() / body-parser that keeps the raw bytes as req.rawBody:
  *   app.use(express.json({ verify: captureRawBody }))
  */
-export function captureRawBody(req: { rawBody?: unknown }, _res: unknown, buf: Uint8Array): void {
-  req.rawBody = buf;
+export function captureRawBody(req: object, _res: unknown, buf: Uint8Array): void {
+  (req as { rawBody?: unknown }).rawBody = buf;
 }
 
 function consumed(req: ExpressLikeRequest): boolean {

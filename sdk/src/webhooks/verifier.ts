@@ -238,7 +238,7 @@ export class WebhookVerifier {
   }
 
   private async afterSignature(h: HeaderValues): Promise<AuthenticateResult> {
-    if (this.o.replayStore && !(await this.o.replayStore.remember(h.nonce, h.ts + this.toleranceMs))) {
+    if (this.o.replayStore && !(await this.o.replayStore.remember(h.nonce, h.ts + this.toleranceMs + 1))) {
       return fail('REPLAYED', 'X-Nonce was seen before: a replayed callback (the service signs every attempt with a new nonce)', 'X-Nonce');
     }
     return { ok: true, apiKey: h.apiKey, timestamp: h.ts, nonce: h.nonce, signature: h.signature };
