@@ -24,6 +24,8 @@ export interface ApplicationView {
   rateLimit: { ratePerSecond: number; burst: number } | null;
   /** RECHARGE_CREDITED is sent (one recharge_credited callback per deposit at SETTLED). */
   rechargeCredited: boolean;
+  /** Callback deliveries per second to each of its endpoints, across every worker; null: no limit. */
+  callbackRateLimit: number | null;
   createTime: string;
   updateTime: string;
 }
@@ -141,6 +143,7 @@ export class ApplicationService {
       chains: [...row.enabledChains], callbacks,
       rateLimit: row.rateLimitRps != null && row.rateLimitBurst != null ? { ratePerSecond: row.rateLimitRps, burst: row.rateLimitBurst } : null,
       rechargeCredited: row.rechargeCredited,
+      callbackRateLimit: row.callbackRateLimit ?? null,
       createTime: formatLocalDateTime(row.createdAt)!, updateTime: formatLocalDateTime(row.updatedAt)!,
     };
   }
@@ -221,6 +224,27 @@ export class ApplicationService {
       await row.save({ transaction });
       await this.notify(row.apiKey, transaction);
       await this.audit(transaction, actor, 'app.rate-limit.set', id, { rateLimit: before ?? 'service default' }, { rateLimit: after ?? 'service default' });
+      return this.view(row, transaction);
+    });
+  }
+
+  /**
+   * The callback delivery rate limit: at most `perSecond` deliveries per second to each endpoint
+   * (scheme://host:port) of the application, shared by every worker process (docs/callbacks.md,
+   * "Rate limit"); null lifts it. Audited `app.callback-rate.set`.
+   */
+  async setCallbackRateLimit(actor: AuditActor, id: number, perSecond: number | null): Promise<ApplicationView> {
+    if (perSecond !== null && (!Number.isSafeInteger(perSecond) || perSecond < 1 || perSecond > 10_000)) {
+      throw invalidParameter('per-second', 'must be a whole number of deliveries per second from 1 to 10000');
+    }
+    return this.sequelize.transaction(async (transaction) => {
+      const row = await this.row(id, transaction);
+      const before = row.callbackRateLimit ?? null;
+      if (before === perSecond) return this.view(row, transaction);
+      row.callbackRateLimit = perSecond;
+      row.updatedAt = new Date();
+      await row.save({ transaction });
+      await this.audit(transaction, actor, 'app.callback-rate.set', id, { callbackRateLimit: before }, { callbackRateLimit: perSecond });
       return this.view(row, transaction);
     });
   }

@@ -87,6 +87,24 @@ export function registerAppCommands(program: Command, ctx: CliContext): void {
       ctx.emit(a, () => describeApp(a));
     });
   app
+    .command('set-callback-rate')
+    .description('callback delivery rate limit: at most N deliveries per second to each endpoint of the application, across every worker (docs/callbacks.md)')
+    .requiredOption('--app <id>', 'application id', parseId)
+    .option('--per-second <n>', 'deliveries per second per endpoint, 1 to 10000')
+    .option('--off', 'lift the limit')
+    .addOption(jsonOpt())
+    .action(async (o: { app: number; perSecond?: string; off?: boolean; json?: boolean }) => {
+      ctx.setJson(o);
+      if ((o.perSecond === undefined) === !o.off) throw new UsageError('give exactly one of --per-second N and --off');
+      let perSecond: number | null = null;
+      if (o.perSecond !== undefined) {
+        if (!/^\d{1,5}$/.test(o.perSecond) || Number(o.perSecond) < 1 || Number(o.perSecond) > 10_000) throw new UsageError(`--per-second: must be a whole number from 1 to 10000, got "${o.perSecond}"`);
+        perSecond = Number(o.perSecond);
+      }
+      const a = await ctx.withStorage((s) => s.applications.setCallbackRateLimit(cliActor(), o.app, perSecond));
+      ctx.emit(a, () => `${describeApp(a)}\ncallbackRateLimit: ${a.callbackRateLimit === null ? 'none' : `${a.callbackRateLimit}/s per endpoint`}`);
+    });
+  app
     .command('set-recharge-credited')
     .description('RECHARGE_CREDITED: with --on, each deposit that reaches SETTLED from now on gets one recharge_credited callback (docs/chain-events.md)')
     .requiredOption('--app <id>', 'application id', parseId)

@@ -14,6 +14,8 @@ export class ApplicationModel extends Model<InferAttributes<ApplicationModel>, I
   declare rateLimitBurst: CreationOptional<number | null>;
   /** RECHARGE_CREDITED: one recharge_credited callback per deposit at SETTLED (docs/chain-events.md). */
   declare rechargeCredited: CreationOptional<boolean>;
+  /** Callback deliveries per second to each endpoint, or null: no limit (docs/callbacks.md, "Rate limit"). */
+  declare callbackRateLimit: CreationOptional<number | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 }
@@ -90,6 +92,7 @@ export function defineModels(sequelize: Sequelize): Models {
       rateLimitRps: { type: DataTypes.INTEGER, allowNull: true, field: 'rate_limit_rps' },
       rateLimitBurst: { type: DataTypes.INTEGER, allowNull: true, field: 'rate_limit_burst' },
       rechargeCredited: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false, field: 'recharge_credited' },
+      callbackRateLimit: { type: DataTypes.INTEGER, allowNull: true, defaultValue: null, field: 'callback_rate_limit' },
       createdAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW },
       updatedAt: { type: DataTypes.DATE, defaultValue: DataTypes.NOW },
     },

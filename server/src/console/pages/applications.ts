@@ -134,6 +134,11 @@ export function registerApplicationPages(app: express.Express, kit: ConsoleKit):
       cards.push(html`<section class="card"><h3>RECHARGE_CREDITED</h3><p>${a.rechargeCredited ? 'On: each deposit that reaches SETTLED gets one recharge_credited callback.' : 'Off: deposits get their recharge callbacks only.'}</p>
         ${kit.button(s, `/applications/${id}/recharge-credited`, a.rechargeCredited ? 'Turn off' : 'Turn on', { on: a.rechargeCredited ? 'false' : 'true' })}</section>`);
     }
+    if (canCb) {
+      cards.push(html`<section class="card"><h3>Callback delivery rate</h3><form method="post" action="/applications/${id}/callback-rate">${kit.csrfField(s)}
+        <label for="perSecond">Deliveries per second to each endpoint (empty: no limit)</label><input id="perSecond" name="perSecond" value="${a.callbackRateLimit ?? ''}" inputmode="numeric">
+        <button type="submit">Save rate</button></form><p class="muted">For merchants with small receivers: shared by every worker process.</p></section>`);
+    }
     const cbRow = (t: BizType) => html`<tr><td>${t}</td>
       <td>${canCb ? html`<form method="post" action="/applications/${id}/callbacks" class="inline url">${kit.csrfField(s)}<input type="hidden" name="bizType" value="${t}">
         <input name="url" value="${a.callbacks[t] ?? ''}" placeholder="https://merchant.example/callback" aria-label="${t} callback URL" required> <button type="submit">Save</button></form>`
@@ -142,7 +147,7 @@ export function registerApplicationPages(app: express.Express, kit: ConsoleKit):
     kit.render(res, s, `Application ${a.id}: ${a.name}`, html`<p><a href="/applications">All applications</a> · <a href="/callbacks?app=${id}">Callback tasks</a> · <a href="/audit">Audit log</a></p>
       <dl class="kv">${row('id', a.id)}${row('name', a.name)}${row('environment', a.environment)}${row('apiKey', a.apiKey)}${row('status', a.status)}
         ${row('chains', a.chains.join(', '))}${row('settlement mode', mode)}${row('rate limit', a.rateLimit ? `${a.rateLimit.ratePerSecond} requests/s, burst ${a.rateLimit.burst}` : 'service default')}
-        ${row('RECHARGE_CREDITED', a.rechargeCredited ? 'on' : 'off')}${row('created', a.createTime)}${row('updated', a.updateTime)}</dl>
+        ${row('RECHARGE_CREDITED', a.rechargeCredited ? 'on' : 'off')}${row('callback delivery rate', a.callbackRateLimit === null ? 'no limit' : `${a.callbackRateLimit}/s per endpoint`)}${row('created', a.createTime)}${row('updated', a.updateTime)}</dl>
       <h2>Callback URLs</h2>
       <p class="muted">Where each kind of event is pushed (${a.environment === 'live' ? 'https only' : 'http or https'}). A test event goes through the real delivery pipeline, signed with the application's secret.</p>
       <table><thead><tr><th>bizType</th><th>URL</th>${canCb ? html`<th></th>` : ''}</tr></thead><tbody>${BIZ_TYPES.map(cbRow)}</tbody></table>
@@ -229,6 +234,17 @@ export function registerApplicationPages(app: express.Express, kit: ConsoleKit):
     if (on !== 'true' && on !== 'false') return kit.refuse(res, s, 400, 'RECHARGE_CREDITED: on is true or false.');
     await attempt(res, s, async () => {
       await apps().setRechargeCredited(kit.actor(s, req), id, on === 'true');
+      res.redirect(303, `/applications/${id}`);
+    });
+  });
+
+  kit.post(app, '/applications/:id/callback-rate', 'callbacks.write', 'set the callback delivery rate', async (req, res, s) => {
+    const id = appId(res, s, req.params.id);
+    if (id === null) return;
+    const raw = (field(req, 'perSecond') ?? '').trim();
+    if (raw !== '' && !/^\d{1,5}$/.test(raw)) return kit.refuse(res, s, 400, 'Callback delivery rate: a whole number of deliveries per second from 1 to 10000, or empty for no limit.');
+    await attempt(res, s, async () => {
+      await apps().setCallbackRateLimit(kit.actor(s, req), id, raw === '' ? null : Number(raw));
       res.redirect(303, `/applications/${id}`);
     });
   });
