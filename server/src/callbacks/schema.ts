@@ -16,6 +16,8 @@ import type { Migration } from '../db/migrations';
  *   row is due; while a dispatcher holds it, when that lease runs out, so a lease left by a
  *   killed process comes due again by itself. PROCESSING is not stored: a task is PROCESSING
  *   exactly while its queue row carries a lease_owner.
+ * - `callback_attempts` loses its foreign keys: an attempt row is only written by the statement
+ *   that updates its task, so the per-row checks bought nothing on the hottest path.
  * - `callback_task_states` is the view listings read: the task with its derived status and,
  *   while queued, its due time and lease.
  * - `callback_pacing`: the next free send slot per (application, endpoint) for applications
@@ -53,6 +55,11 @@ ALTER TABLE callback_tasks DROP COLUMN due_at, DROP COLUMN lease_owner, DROP COL
 ALTER TABLE callback_tasks ADD COLUMN tx_id xid8 NOT NULL DEFAULT pg_current_xact_id();
 ALTER TABLE callback_tasks SET (fillfactor = 80);
 CREATE INDEX callback_tasks_feed ON callback_tasks (application_id, tx_id, id);
+
+-- an attempt row is written only in the statement that updates its task (queue-store.ts), and
+-- retention removes both together: no per-row foreign key checks on the delivery path
+ALTER TABLE callback_attempts DROP CONSTRAINT IF EXISTS callback_attempts_callback_task_id_fkey;
+ALTER TABLE callback_attempts DROP CONSTRAINT IF EXISTS callback_attempts_application_id_fkey;
 
 -- deliveries per second to each endpoint of the application; NULL: no limit
 ALTER TABLE applications ADD COLUMN callback_rate_limit INTEGER NULL CHECK (callback_rate_limit IS NULL OR callback_rate_limit BETWEEN 1 AND 10000);
