@@ -270,7 +270,8 @@ describe('console: applications, callback URLs and callback tasks in Chromium', 
     }
     for (const id of ids) await settled(id, 'FAILED');
     // hold the automatic retries off, so only the operator's resends deliver them
-    await sequelize().query(`UPDATE callback_tasks SET due_at = now() + interval '1 hour', next_retry_time = now() + interval '1 hour' WHERE id = ANY($1::bigint[])`, { bind: [ids] });
+    await sequelize().query(`UPDATE callback_queue SET due_at = now() + interval '1 hour' WHERE task_id = ANY($1::bigint[])`, { bind: [ids] });
+    await sequelize().query(`UPDATE callback_tasks SET next_retry_time = now() + interval '1 hour' WHERE id = ANY($1::bigint[])`, { bind: [ids] });
     evil = false;
 
     await page.goto(`${base}/callbacks?app=${appId}&status=FAILED`);
@@ -302,7 +303,9 @@ describe('console: applications, callback URLs and callback tasks in Chromium', 
     expect(none.status()).to.equal(200);
     expect(await none.text()).to.include(`No FAILED WITHDRAW callback tasks for application ${appId}.`);
     // a queued task is busy: refused, unchanged, nothing audited
-    await sequelize().query(`UPDATE callback_tasks SET status = 'WAITING', due_at = now() + interval '1 hour' WHERE id = $1`, { bind: [ids[0]] });
+    await sequelize().query(`UPDATE callback_tasks SET status = 'WAITING' WHERE id = $1`, { bind: [ids[0]] });
+    await sequelize().query(`INSERT INTO callback_queue (task_id, application_id, endpoint, due_at) SELECT id, application_id, '', now() + interval '1 hour' FROM callback_tasks WHERE id = $1
+      ON CONFLICT (task_id) DO UPDATE SET due_at = excluded.due_at`, { bind: [ids[0]] });
     const busy = await page.request.post(`${base}/callbacks/${ids[0]}/resend`, { form: { _csrf: await csrfOf() }, maxRedirects: 0 });
     expect(busy.status()).to.equal(409);
     expect(await busy.text()).to.include('CALLBACK_TASK_BUSY');
@@ -315,7 +318,8 @@ describe('console: applications, callback URLs and callback tasks in Chromium', 
     expect((await audit()).length).to.equal(n);
     await page.goto(`${base}/callbacks/${ids[0]}`);
     expect(await page.locator('main button', { hasText: 'Resend' }).count()).to.equal(0);
-    await sequelize().query(`UPDATE callback_tasks SET status = 'SUCCESS', due_at = NULL WHERE id = $1`, { bind: [ids[0]] });
+    await sequelize().query(`UPDATE callback_tasks SET status = 'SUCCESS' WHERE id = $1`, { bind: [ids[0]] });
+    await sequelize().query(`DELETE FROM callback_queue WHERE task_id = $1`, { bind: [ids[0]] });
     await page.close();
   });
 
@@ -363,16 +367,24 @@ describe('console: applications, callback URLs and callback tasks in Chromium', 
     expect(await page.textContent('dl.kv')).to.match(/RECHARGE_CREDITED\s*off/);
     await submit(page, page.locator('main button', { hasText: 'Turn on' }));
     expect(await page.textContent('dl.kv')).to.match(/RECHARGE_CREDITED\s*on/);
+    expect(await page.textContent('dl.kv')).to.match(/callback delivery rate\s*no limit/);
+    await page.fill('#perSecond', '0');
+    await submit(page, page.locator('main button', { hasText: 'Save rate' }).last());
+    expect(await page.textContent('main')).to.match(/1 to 10000/);
+    await page.goto(`${base}/applications/${appId}`);
+    await page.fill('#perSecond', '3');
+    await submit(page, page.locator('main button', { hasText: 'Save rate' }).last());
+    expect(await page.textContent('dl.kv')).to.match(/callback delivery rate\s*3\/s per endpoint/);
     for (const s of secrets) expect(await page.content()).not.to.contain(s);
     await shot(page, 'apps-detail-changed');
 
-    const [app] = await sequelize().query<{ status: string; enabled_chains: string[]; rate_limit_rps: number; rate_limit_burst: number; settlement_mode: string; recharge_credited: boolean }>(
-      'SELECT status, enabled_chains, rate_limit_rps, rate_limit_burst, settlement_mode, recharge_credited FROM applications WHERE id = $1', { bind: [appId], type: QueryTypes.SELECT });
-    expect(app).to.deep.equal({ status: 'ACTIVE', enabled_chains: ['BTC', 'ETH'], rate_limit_rps: 5, rate_limit_burst: 10, settlement_mode: 'PASS_THROUGH', recharge_credited: true });
+    const [app] = await sequelize().query<{ status: string; enabled_chains: string[]; rate_limit_rps: number; rate_limit_burst: number; settlement_mode: string; recharge_credited: boolean; callback_rate_limit: number }>(
+      'SELECT status, enabled_chains, rate_limit_rps, rate_limit_burst, settlement_mode, recharge_credited, callback_rate_limit FROM applications WHERE id = $1', { bind: [appId], type: QueryTypes.SELECT });
+    expect(app).to.deep.equal({ status: 'ACTIVE', enabled_chains: ['BTC', 'ETH'], rate_limit_rps: 5, rate_limit_burst: 10, settlement_mode: 'PASS_THROUGH', recharge_credited: true, callback_rate_limit: 3 });
     const entries = await audit(`target = $1`, [`app:${appId}`]);
     expect(entries.map((e) => e.action)).to.deep.equal([
       'app.create', 'app.callback.set', 'app.callback.set', 'app.status.set', 'app.status.set', 'app.chains.set', 'app.secret.rotate', 'app.rate-limit.set', 'app.settlement.set',
-      'app.recharge-credited.set',
+      'app.recharge-credited.set', 'app.callback-rate.set',
     ]);
     expect(entries.every((e) => e.actor === 'olga' && e.channel === 'console')).to.equal(true);
     expect(entries.find((e) => e.action === 'app.secret.rotate')!.after).to.deep.include({ graceSeconds: 600 });
