@@ -43,7 +43,7 @@ const GRAPHILE_SCHEMA = 'graphile_worker';
 const GRAPHILE_ATTEMPTS = 'bench_graphile_attempts';
 /** Job specs per graphile_worker.add_jobs call when a graphile backlog is written. */
 const ADD_JOBS_CHUNK = 1000;
-/** Backlog of a queue run (dispatcher, graphile): that target's last rate measured x seconds x this margin (a shorter window is used if it runs out). */
+/** Backlog of a round's queue runs (dispatcher, graphile): the dispatcher's last rate measured x seconds x this margin (a shorter window is used if it runs out). */
 const BACKLOG_MARGIN = 1.5;
 /** Deliveries/s assumed for a target's first backlog, before any was measured. */
 const FIRST_GUESS_PER_S = 250;
@@ -166,10 +166,11 @@ interface QueueTarget {
   cancelled: Set<number>;
   /** Every arrival of this target's events: event id -> arrivals. */
   arrivals: Map<number, Array<{ at: number; nonce: string }>>;
-  /** Deliveries/s of the last run (sizes the next backlog). */
-  lastRate: number | null;
   /** graphile targets: event id -> job id. */
   jobOf: Map<number, string> | null;
+  /** graphile targets: resume the runner before the target's run, pause it after (a paused runner does not poll). */
+  resume(): Promise<void>;
+  pause(): Promise<void>;
 }
 
 function dist(xs: number[]): Dist {
@@ -380,8 +381,10 @@ async function main(): Promise<number> {
       enqueued: [],
       cancelled: new Set(),
       arrivals: new Map(),
-      lastRate: null,
       jobOf: null,
+      // The workers process runs throughout, as deployed (idle, it polls once per WCS_CALLBACK_POLL_MS).
+      resume: async () => undefined,
+      pause: async () => undefined,
     };
 
     // graphile-worker: its schema (migrated by the first worker process), the attempt log, one task identifier per variant.
@@ -433,6 +436,14 @@ async function main(): Promise<number> {
     };
     const graphileTarget = (name: QueueTargetName, child: Child, task: string): QueueTarget => {
       const jobOf = new Map<number, string>();
+      let signals = 0;
+      /** SIGUSR1 pauses, SIGUSR2 resumes; the worker acknowledges the n-th signal with PAUSED n / RUNNING n. */
+      const control = async (signal: 'SIGUSR1' | 'SIGUSR2') => {
+        const n = ++signals;
+        const ack = new RegExp(`^${signal === 'SIGUSR1' ? 'PAUSED' : 'RUNNING'} ${n}$`, 'm');
+        child.proc.kill(signal);
+        if (!(await waitFor(`${name} to acknowledge ${signal}`, async () => ack.test(child.tail()), 60_000, child))) throw new Error(`${name} did not acknowledge ${signal} within 60 s`);
+      };
       return {
         name,
         child,
@@ -465,13 +476,16 @@ async function main(): Promise<number> {
         enqueued: [],
         cancelled: new Set(),
         arrivals: new Map(),
-        lastRate: null,
         jobOf,
+        resume: () => control('SIGUSR2'),
+        pause: () => control('SIGUSR1'),
       };
     };
-    // One after the other: the first one migrates graphile-worker's schema.
+    // One after the other (the first one migrates graphile-worker's schema); each is paused until its own runs.
     const gDefault = graphileTarget('graphile-worker', await startGraphile('graphile-worker', 'default', 'bench_callback'), 'bench_callback');
+    await gDefault.pause();
     const gBatched = graphileTarget('graphile batched', await startGraphile('graphile batched', 'batched', 'bench_callback_batched'), 'bench_callback_batched');
+    await gBatched.pause();
     const targets: Record<QueueTargetName, QueueTarget> = { dispatcher, 'graphile-worker': gDefault, 'graphile batched': gBatched };
 
     /**
@@ -543,8 +557,10 @@ async function main(): Promise<number> {
     // 2. Probes: one task through the real outbox, one job per graphile variant; a delivery also says the sender is up.
     for (const target of QUEUE_TARGETS.map((n) => targets[n])) {
       const id = nextId++;
+      await target.resume();
       await (await writeBacklog(target, [id], 1))();
       if ((await finish(target, 1, 60_000)) !== 0) throw new Error(`${target.name} probe not delivered within 60 s:\n${target.child.tail()}`);
+      await target.pause();
       const take = await receiverTake(receiverPort, true);
       keep(target, take);
       const p = receiverProblems(`${target.name} probe`, take.checks, true, take.count);
@@ -601,6 +617,7 @@ async function main(): Promise<number> {
     /** A backlog drained by a queue target (dispatcher or graphile), measured from the receiver's arrivals. */
     const queueRun = async (target: QueueTarget, round: number | 'warm-up', seconds: number, backlog: number): Promise<Run> => {
       checkAborted();
+      await target.resume();
       await quiet(runLabel({ target: target.name, round }));
       const ids = Array.from({ length: backlog }, () => nextId++);
       const t0 = Date.now();
@@ -624,6 +641,7 @@ async function main(): Promise<number> {
       const pgActivity = await sampler.stop();
       // The rest of the backlog (it is sized to outlast the window) gets a grace period, then is cancelled.
       const cancelledN = await finish(target, backlog, (2 + seconds / 2) * 1000);
+      await target.pause();
       const take = await receiverTake(receiverPort, true);
       keep(target, take);
       const w = windowRate(take.at, seconds);
@@ -635,32 +653,33 @@ async function main(): Promise<number> {
       };
       failures.push(...receiverProblems(runLabel(r), take.checks, true, take.count));
       if (take.count + cancelledN !== backlog) failures.push(`${runLabel(r)}: ${backlog} queued, ${cancelledN} cancelled after the run, the receiver got ${take.count} requests`);
-      target.lastRate = r.rate;
       return r;
     };
 
-    // The backlog of a run: the target's last rate x seconds x margin (a first guess before any).
-    const backlogFor = (target: QueueTarget, seconds: number) =>
-      Math.min(maxBacklog, Math.max(100, Math.ceil((target.lastRate ?? FIRST_GUESS_PER_S) * seconds * BACKLOG_MARGIN)));
+    // The backlog of a round: the dispatcher's last rate x seconds x margin (a first guess before any); every queue target
+    // of the round gets one of that size, so each starts from the same number of queued tasks or jobs.
+    let lastRate: number | null = null;
+    const backlogFor = (seconds: number) => Math.min(maxBacklog, Math.max(100, Math.ceil((lastRate ?? FIRST_GUESS_PER_S) * seconds * BACKLOG_MARGIN)));
     const show = (r: Run) =>
       progress(
         `  ${fmtInt(r.rate)}/s over ${r.windowS.toFixed(1)} s (${fmtInt(r.received)} requests` +
           (r.backlog !== null ? `; backlog ${fmtInt(r.backlog)} written in ${r.prefillS!.toFixed(1)} s${r.backlogRanOut ? ', ran out' : ''}, ${fmtInt(r.cancelled ?? 0)} cancelled after the run` : '') +
           ')',
       );
-    /** One round: the bare POST loop, then each queue target with its own backlog. */
+    /** One round: the bare POST loop, then each queue target with a backlog of the same size. */
     const round = async (label: number | 'warm-up', seconds: number, into: Run[]) => {
       const what = label === 'warm-up' ? 'warm-up' : `round ${label}/${s.rounds}:`;
       progress(`${what} bare POST (${seconds} s)`);
       const b = await bareRun(label, seconds);
       show(b);
       into.push(b);
-      for (const target of QUEUE_TARGETS.map((n) => targets[n])) {
-        const n = backlogFor(target, seconds);
+      const n = backlogFor(seconds);
+      for (const target of QUEUE_TARGETS.map((name) => targets[name])) {
         progress(`${what} ${target.name} (backlog ${fmtInt(n)})`);
         const r = await queueRun(target, label, seconds, n);
         show(r);
         into.push(r);
+        if (target === dispatcher) lastRate = r.rate;
       }
     };
 

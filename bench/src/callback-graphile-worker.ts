@@ -13,7 +13,10 @@
  * VARIANT=batched: 0.17's batching: a local queue (LOCAL_QUEUE jobs fetched and locked at once)
  * and batched job completion and failure (BATCH_DELAY_MS).
  *
- * Prints READY once the runner is up, then works until SIGTERM (graceful stop of the runner).
+ * Prints READY once the runner is up. SIGUSR1 pauses it (graceful stop of the runner, so it does
+ * not poll Postgres while the benchmark measures another target), SIGUSR2 resumes it (a new
+ * runner in the same, warm, process); the n-th of these signals is acknowledged on stdout with
+ * PAUSED n / RUNNING n. SIGTERM stops the runner and exits.
  *
  * Usage: DATABASE_URL=... SCHEMA=graphile_worker TASK=<identifier> VARIANT=default|batched
  *        CONCURRENCY=64 POOL_SIZE=11 POLL_MS=1000 PER_ENDPOINT=8 TIMEOUT_MS=10000
@@ -22,7 +25,8 @@
  */
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';
-import { Logger, run, type JobHelpers, type Runner, type TaskList } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+import { Logger, run, type JobHelpers, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
 
 const env = (name: string, dflt?: string): string => {
   const v = process.env[name] ?? dflt;
@@ -212,16 +216,33 @@ async function deliverCallback(rawPayload: unknown, helpers: JobHelpers): Promis
   if (!r.accepted) throw new Error(`callback not accepted: ${r.error}`);
 }
 
-/** Warnings and errors only (the dispatcher runs at WCS_LOG_LEVEL=warn too; graphile-worker logs every job at info). */
+/**
+ * Warnings and errors only (the dispatcher runs at WCS_LOG_LEVEL=warn too; graphile-worker logs
+ * every job at info); a warning once (each resume starts a runner that warns again).
+ */
+const warned = new Set<string>();
 const logger = new Logger((scope) => (level, message) => {
+  if ((level as string) === 'warning' && warned.has(message)) return;
+  if ((level as string) === 'warning') warned.add(message);
   if ((level as string) === 'error' || (level as string) === 'warning') {
     process.stderr.write(`${level}${scope.label ? ` [${scope.label}]` : ''}: ${message}\n`);
   }
 });
 
-async function main(): Promise<void> {
-  const taskList: TaskList = { [taskIdentifier]: deliverCallback };
-  const runner: Runner = await run(
+const taskList: TaskList = { [taskIdentifier]: deliverCallback };
+
+/** The runner while working; null while paused. */
+let runner: Runner | null = null;
+
+/** Starts a runner (a new one after a pause: same process, so the code stays warm) and waits for its LISTEN connection. */
+async function start(): Promise<void> {
+  const events = new EventEmitter() as WorkerEvents;
+  const listening = new Promise<void>((resolve) => {
+    // emitted just before graphile-worker sends LISTEN on that client: a query queued after it answers once LISTEN is in place
+    events.once('pool:listen:success', ({ client }) => setImmediate(() => void client.query('SELECT 1').then(() => resolve(), () => resolve())));
+    setTimeout(resolve, 10_000).unref();
+  });
+  const r = await run(
     {
       connectionString,
       schema,
@@ -230,18 +251,53 @@ async function main(): Promise<void> {
       pollInterval: pollMs,
       noHandleSignals: true,
       logger,
+      events,
       taskList,
       ...(variant === 'batched' ? { preset: { worker: { localQueue: { size: localQueueSize }, completeJobBatchDelay: batchDelayMs, failJobBatchDelay: batchDelayMs } } } : {}),
     },
     undefined,
     [], // no cron
   );
+  runner = r;
+  r.promise.catch((e: unknown) => {
+    if (runner !== r) return;
+    process.stderr.write(`graphile-worker runner failed: ${(e as Error)?.stack ?? e}\n`);
+    process.exit(1);
+  });
+  await listening;
+}
+
+/** Stops the runner gracefully (running jobs finish, a local queue returns what it holds): no polling while other targets run. */
+async function pause(): Promise<void> {
+  const r = runner;
+  runner = null;
+  if (r) await r.stop();
+}
+
+async function main(): Promise<void> {
+  setInterval(() => undefined, 1 << 30); // alive while paused (no runner, no pool)
+  await start();
+  // Control by signals, in order: SIGUSR1 pauses, SIGUSR2 resumes; the n-th one is acknowledged with "PAUSED n" / "RUNNING n".
+  let chain: Promise<void> = Promise.resolve();
+  let seq = 0;
+  const fail = (e: unknown) => {
+    process.stderr.write(`graphile worker control failed: ${(e as Error)?.stack ?? e}\n`);
+    process.exit(1);
+  };
+  process.on('SIGUSR1', () => {
+    const n = ++seq;
+    chain = chain.then(pause).then(() => void process.stdout.write(`PAUSED ${n}\n`), fail);
+  });
+  process.on('SIGUSR2', () => {
+    const n = ++seq;
+    chain = chain.then(() => (runner ? undefined : start())).then(() => void process.stdout.write(`RUNNING ${n}\n`), fail);
+  });
   let stopping = false;
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    runner
-      .stop()
+    chain
+      .then(pause)
       .catch((e: unknown) => process.stderr.write(`graphile-worker stop failed: ${(e as Error)?.message ?? e}\n`))
       .finally(() => {
         agent.destroy();
@@ -249,10 +305,6 @@ async function main(): Promise<void> {
       });
   };
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, stop);
-  runner.promise.catch((e: unknown) => {
-    process.stderr.write(`graphile-worker runner failed: ${(e as Error)?.stack ?? e}\n`);
-    process.exit(1);
-  });
   process.stdout.write(
     `READY graphile-worker ${variant}: task ${taskIdentifier}, concurrency ${concurrency}, pool ${poolSize}, poll ${pollMs} ms, ${perEndpoint} sockets` +
       (variant === 'batched' ? `, localQueue.size ${localQueueSize}, completeJobBatchDelay ${batchDelayMs} ms, failJobBatchDelay ${batchDelayMs} ms` : '') +
