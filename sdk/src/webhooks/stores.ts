@@ -60,16 +60,19 @@ export class TtlSet {
     return true;
   }
 
-  /** Adds (or extends) key until expiresAtMs; returns true when it was not present. */
+  /** Adds (or extends) key until expiresAtMs (exclusive); returns true when it was not present. */
   add(key: string, expiresAtMs: number): boolean {
     const now = this.now();
     if (now >= this.nextSweep) this.sweep(now);
-    const fresh = !this.has(key);
-    const previous = fresh ? 0 : this.entries.get(key)!;
-    this.entries.delete(key); // re-insert: the Map's order stays the order of last use
-    this.entries.set(key, Math.max(expiresAtMs, previous));
-    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
-    return fresh;
+    const prev = this.entries.get(key);
+    if (prev !== undefined && prev > now) {
+      if (expiresAtMs > prev) this.entries.set(key, expiresAtMs);
+      return false;
+    }
+    if (prev !== undefined) this.entries.delete(key); // expired: re-inserted at the end (the Map's order is the order of insertion)
+    this.entries.set(key, expiresAtMs);
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+    return true;
   }
 
   delete(key: string): void {

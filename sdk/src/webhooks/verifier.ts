@@ -120,12 +120,8 @@ function fail(reason: WebhookFailureReason, message: string, header?: string): V
   return header === undefined ? { ok: false, reason, message } : { ok: false, reason, message, header };
 }
 
-/** A header's value, from Headers or an object in any letter case; an array (repeated header) as is. */
-function headerOf(headers: HeaderBag, lower: string): string | string[] | null | undefined {
-  if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(n: string): string | null }).get(lower);
-  const h = headers as Record<string, string | string[] | undefined | null>;
-  const v = h[lower];
-  if (v !== undefined) return v;
+/** A header's value from an object whose names are not all lower case (node lower-cases them; hand-built objects may not). */
+function headerAnyCase(h: Record<string, string | string[] | undefined | null>, lower: string): string | string[] | null | undefined {
   for (const k in h) if (k.length === lower.length && k.toLowerCase() === lower) return h[k];
   return undefined;
 }
@@ -159,12 +155,14 @@ export function parseWebhookEvent(body: Uint8Array | string): { ok: true; event:
   return { ok: true, event: json as WebhookEvent };
 }
 
-type BufferCtor = { from(a: ArrayBufferLike, o: number, l: number): { toString(e: 'utf8'): string }; from(s: string, e: 'hex'): Uint8Array };
+type BufferLike = Uint8Array & { toString(e: 'utf8'): string; write(s: string, o: number, e: 'hex'): number };
+type BufferCtor = { from(a: ArrayBufferLike, o: number, l: number): BufferLike; isBuffer(b: unknown): b is BufferLike; alloc(n: number): BufferLike };
 const NodeBuffer = (globalThis as { Buffer?: BufferCtor }).Buffer;
 
 function bytesToString(b: Uint8Array): string {
   // node: Buffer's decoder (no copy); elsewhere TextDecoder, fatal on invalid UTF-8
-  return NodeBuffer ? NodeBuffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8') : decodeUtf8(b);
+  if (!NodeBuffer) return decodeUtf8(b);
+  return (NodeBuffer.isBuffer(b) ? b : NodeBuffer.from(b.buffer, b.byteOffset, b.byteLength)).toString('utf8');
 }
 
 /** The checked headers, or why not. */
@@ -182,6 +180,10 @@ export class WebhookVerifier {
   private readonly now: () => number;
   private readonly backend: 'node' | 'webcrypto';
   private readonly node: NodeCryptoLike | null;
+  /** node backend: the decoded X-Signature of the call in progress (verification is synchronous there, so one buffer serves every call). */
+  private readonly sigBytes: BufferLike | null;
+  private lastPath = '';
+  private lastPathResult = '';
 
   constructor(private readonly o: WebhookVerifierOptions) {
     const secrets = typeof o.apiSecret === 'string' ? [o.apiSecret] : [...(o.apiSecret ?? [])];
@@ -192,6 +194,7 @@ export class WebhookVerifier {
     this.toleranceMs = o.toleranceMs ?? 300_000;
     if (!(this.toleranceMs >= 0)) throw new RangeError('toleranceMs must be >= 0');
     this.now = o.now ?? Date.now;
+    this.sigBytes = this.node && NodeBuffer ? NodeBuffer.alloc(32) : null;
   }
 
   /** The crypto backend in use. */
@@ -199,33 +202,63 @@ export class WebhookVerifier {
     return this.backend;
   }
 
-  private headers(bag: HeaderBag): HeaderValues | VerificationFailure {
-    const v: string[] = [];
-    for (const name of HEADER_NAMES) {
-      const x = headerOf(bag, name);
-      if (x === undefined || x === null || x === '') return fail('MISSING_HEADER', `${DISPLAY[name]} is missing`, DISPLAY[name]);
-      if (typeof x !== 'string') return fail('MALFORMED_HEADER', `${DISPLAY[name]} is given more than once`, DISPLAY[name]);
-      v.push(x);
+  private path(target: string): string {
+    if (target !== this.lastPath) {
+      this.lastPathResult = callbackPath(target);
+      this.lastPath = target;
     }
-    const [apiKey, timestamp, nonce, signature] = v as [string, string, string, string];
-    if (!TIMESTAMP.test(timestamp)) return fail('MALFORMED_HEADER', 'X-Timestamp must be 13-digit UNIX milliseconds', 'X-Timestamp');
-    if (nonce.length > 128) return fail('MALFORMED_HEADER', 'X-Nonce is longer than 128 characters', 'X-Nonce');
-    if (signature.length !== 64 || !SIGNATURE.test(signature)) return fail('MALFORMED_HEADER', 'X-Signature must be 64 lowercase hex characters', 'X-Signature');
-    if (this.o.apiKey !== undefined && apiKey !== this.o.apiKey) return fail('API_KEY_MISMATCH', 'X-Api-Key is not this application\'s API key', 'X-Api-Key');
-    const ts = +timestamp;
-    const now = this.now();
-    if (now - ts > this.toleranceMs) return fail('STALE_TIMESTAMP', `X-Timestamp is ${now - ts} ms old (tolerance ${this.toleranceMs} ms)`, 'X-Timestamp');
-    if (ts - now > this.toleranceMs) return fail('FUTURE_TIMESTAMP', `X-Timestamp is ${ts - now} ms ahead of this clock (tolerance ${this.toleranceMs} ms)`, 'X-Timestamp');
-    return { apiKey, timestamp, ts, nonce, signature };
+    return this.lastPathResult;
   }
 
-  /** Signature check with node:crypto: synchronous, constant-time compare (crypto.timingSafeEqual). */
+  /** The four headers, checked: present once each, well-formed, the expected key, a timestamp within the tolerance. */
+  private headers(bag: HeaderBag): HeaderValues | VerificationFailure {
+    let apiKey: unknown, timestamp: unknown, nonce: unknown, signature: unknown;
+    if (typeof (bag as { get?: unknown }).get === 'function') {
+      const g = bag as { get(n: string): string | null };
+      apiKey = g.get('x-api-key');
+      timestamp = g.get('x-timestamp');
+      nonce = g.get('x-nonce');
+      signature = g.get('x-signature');
+    } else {
+      const h = bag as Record<string, string | string[] | undefined | null>;
+      apiKey = h['x-api-key'] ?? headerAnyCase(h, 'x-api-key');
+      timestamp = h['x-timestamp'] ?? headerAnyCase(h, 'x-timestamp');
+      nonce = h['x-nonce'] ?? headerAnyCase(h, 'x-nonce');
+      signature = h['x-signature'] ?? headerAnyCase(h, 'x-signature');
+    }
+    if (typeof apiKey !== 'string' || typeof timestamp !== 'string' || typeof nonce !== 'string' || typeof signature !== 'string' || !apiKey || !timestamp || !nonce || !signature) {
+      const values = [apiKey, timestamp, nonce, signature];
+      for (let i = 0; i < 4; i++) {
+        const x = values[i];
+        const name = DISPLAY[HEADER_NAMES[i]!]!;
+        if (x === undefined || x === null || x === '') return fail('MISSING_HEADER', `${name} is missing`, name);
+        if (typeof x !== 'string') return fail('MALFORMED_HEADER', `${name} is given more than once`, name);
+      }
+    }
+    const ts = timestamp as string;
+    const sig = signature as string;
+    if (ts.length !== 13 || !TIMESTAMP.test(ts)) return fail('MALFORMED_HEADER', 'X-Timestamp must be 13-digit UNIX milliseconds', 'X-Timestamp');
+    if ((nonce as string).length > 128) return fail('MALFORMED_HEADER', 'X-Nonce is longer than 128 characters', 'X-Nonce');
+    if (sig.length !== 64 || !SIGNATURE.test(sig)) return fail('MALFORMED_HEADER', 'X-Signature must be 64 lowercase hex characters', 'X-Signature');
+    if (this.o.apiKey !== undefined && apiKey !== this.o.apiKey) return fail('API_KEY_MISMATCH', "X-Api-Key is not this application's API key", 'X-Api-Key');
+    const t = +ts;
+    const now = this.now();
+    if (now - t > this.toleranceMs) return fail('STALE_TIMESTAMP', `X-Timestamp is ${now - t} ms old (tolerance ${this.toleranceMs} ms)`, 'X-Timestamp');
+    if (t - now > this.toleranceMs) return fail('FUTURE_TIMESTAMP', `X-Timestamp is ${t - now} ms ahead of this clock (tolerance ${this.toleranceMs} ms)`, 'X-Timestamp');
+    return { apiKey: apiKey as string, timestamp: ts, ts: t, nonce: nonce as string, signature: sig };
+  }
+
+  /** Signature check with node:crypto: synchronous, constant-time compare (crypto.timingSafeEqual), every key tried. */
   private signatureNode(c: NodeCryptoLike, h: HeaderValues, path: string, body: Uint8Array | string): boolean {
     const sts = `POST\n${path}\n${h.timestamp}\n${h.nonce}\n${sha256HexNode(c, body)}`;
-    const expected = NodeBuffer ? NodeBuffer.from(h.signature, 'hex') : fromHex(h.signature)!;
+    let expected: Uint8Array;
+    if (this.sigBytes) {
+      this.sigBytes.write(h.signature, 0, 'hex');
+      expected = this.sigBytes;
+    } else expected = fromHex(h.signature)!;
     let ok = false;
-    // every key is tried (no early exit), so the time does not say which secret matched
-    for (const key of this.keys) if (c.timingSafeEqual(key.macNode(c, sts), expected)) ok = true;
+    // no early exit: the time does not say which secret matched
+    for (let i = 0; i < this.keys.length; i++) if (c.timingSafeEqual(this.keys[i]!.macNode(c, sts), expected)) ok = true;
     return ok;
   }
 
@@ -237,33 +270,52 @@ export class WebhookVerifier {
     return ok;
   }
 
-  private async afterSignature(h: HeaderValues): Promise<AuthenticateResult> {
-    if (this.o.replayStore && !(await this.o.replayStore.remember(h.nonce, h.ts + this.toleranceMs + 1))) {
-      return fail('REPLAYED', 'X-Nonce was seen before: a replayed callback (the service signs every attempt with a new nonce)', 'X-Nonce');
+  private static checkBody(body: unknown): void {
+    if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
+      throw new TypeError('@wcs/sdk: the webhook body must be the raw bytes (Buffer/Uint8Array) or a string of them; a parsed object cannot be verified');
     }
-    return { ok: true, apiKey: h.apiKey, timestamp: h.ts, nonce: h.nonce, signature: h.signature };
+  }
+
+  /** Headers, time and signature, synchronously (node backend). */
+  private authenticateNode(c: NodeCryptoLike, req: WebhookRequest): HeaderValues | VerificationFailure {
+    const h = this.headers(req.headers);
+    if ('ok' in h) return h;
+    WebhookVerifier.checkBody(req.body);
+    if (!this.signatureNode(c, h, this.path(req.path), req.body)) return BAD_SIGNATURE;
+    return h;
+  }
+
+  private async authenticateWeb(req: WebhookRequest): Promise<HeaderValues | VerificationFailure> {
+    const h = this.headers(req.headers);
+    if ('ok' in h) return h;
+    WebhookVerifier.checkBody(req.body);
+    if (!(await this.signatureWeb(h, this.path(req.path), req.body))) return BAD_SIGNATURE;
+    return h;
+  }
+
+  /** The nonce is new to the replay store (a synchronous store is not awaited). */
+  private async fresh(h: HeaderValues): Promise<boolean> {
+    const r = this.o.replayStore!.remember(h.nonce, h.ts + this.toleranceMs + 1);
+    return typeof r === 'boolean' ? r : await r;
   }
 
   /** Checks headers, timestamp, signature and (with a store) the nonce; does not parse the body. */
   async authenticate(req: WebhookRequest): Promise<AuthenticateResult> {
-    const h = this.headers(req.headers);
+    // node:crypto: one synchronous pass (the only await is the caller's)
+    const h = this.node ? this.authenticateNode(this.node, req) : await this.authenticateWeb(req);
     if ('ok' in h) return h;
-    const path = callbackPath(req.path);
-    const body = req.body;
-    if (typeof body !== 'string' && !(body instanceof Uint8Array)) throw new TypeError('@wcs/sdk: the webhook body must be the raw bytes (Buffer/Uint8Array) or a string of them; a parsed object cannot be verified');
-    const good = this.node ? this.signatureNode(this.node, h, path, body) : await this.signatureWeb(h, path, body);
-    if (!good) return fail('BAD_SIGNATURE', 'X-Signature does not match the body, path, timestamp and nonce under the API secret', 'X-Signature');
-    if (!this.o.replayStore) return { ok: true, apiKey: h.apiKey, timestamp: h.ts, nonce: h.nonce, signature: h.signature };
-    return this.afterSignature(h);
+    if (this.o.replayStore && !(await this.fresh(h))) return REPLAYED;
+    return { ok: true, apiKey: h.apiKey, timestamp: h.ts, nonce: h.nonce, signature: h.signature };
   }
 
   /** authenticate(), then the body parsed into a typed event. */
   async verify(req: WebhookRequest): Promise<VerifyResult> {
-    const a = await this.authenticate(req);
-    if (!a.ok) return a;
+    const h = this.node ? this.authenticateNode(this.node, req) : await this.authenticateWeb(req);
+    if ('ok' in h) return h;
+    if (this.o.replayStore && !(await this.fresh(h))) return REPLAYED;
     const p = parseWebhookEvent(req.body);
     if (!p.ok) return p;
-    return { ...a, event: p.event };
+    return { ok: true, apiKey: h.apiKey, timestamp: h.ts, nonce: h.nonce, signature: h.signature, event: p.event };
   }
 
   /** verify(), throwing WebhookVerificationError on failure. */
@@ -273,3 +325,6 @@ export class WebhookVerifier {
     return r;
   }
 }
+
+const BAD_SIGNATURE: VerificationFailure = Object.freeze(fail('BAD_SIGNATURE', 'X-Signature does not match the body, path, timestamp and nonce under the API secret', 'X-Signature'));
+const REPLAYED: VerificationFailure = Object.freeze(fail('REPLAYED', 'X-Nonce was seen before: a replayed callback (the service signs every attempt with a new nonce)', 'X-Nonce'));
