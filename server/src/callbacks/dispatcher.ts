@@ -238,52 +238,60 @@ export class CallbackDispatcher implements Worker {
     const endpointQueue = eq;
     const sendAt = Date.now() + delayMs;
     // the endpoint's slot first (a paced task waits there for its send slot), then a global one:
-    // a task waiting for its endpoint holds no global slot
+    // a task waiting for its endpoint holds no global slot. The slots are held for the HTTP
+    // exchange only; the attempt is recorded after they are released (in a batch with others),
+    // while the task still counts as held.
+    const half = Math.floor((this.config.perEndpoint * PREFETCH) / 2);
     const p: Promise<void> = endpointQueue
       .add(async () => {
         const wait = sendAt - Date.now();
         if (wait > 0) await sleep(wait);
-        await this.queue.add(() => this.deliverOne(task));
+        const sent = await this.queue.add(() => this.send(task));
+        // this endpoint's runway just fell to half its share: claim a batch for it
+        if (endpointQueue.size + endpointQueue.pending - 1 === half) this.wake();
+        return sent;
       })
+      .then((sent) => this.recordSent(task, sent))
       .catch((e: unknown) => {
         this.logger.error('callback delivery could not be recorded', { taskId: task.id, error: e });
       })
       .finally(() => {
-        if (endpointQueue.size + endpointQueue.pending === 0) this.endpointQueues.delete(endpoint);
         this.deliveries.delete(p);
-        // room again: claim more once this endpoint's runway or the whole hold is down to half,
-        // so claims come in batches, not one statement per finished delivery
-        if (endpointQueue.size + endpointQueue.pending <= (this.config.perEndpoint * PREFETCH) / 2 || this.held <= this.maxHeld / 2) this.wake();
+        if (endpointQueue.size + endpointQueue.pending === 0) this.endpointQueues.delete(endpoint);
+        // the whole hold just fell to half: claim a batch
+        if (this.held === Math.floor(this.maxHeld / 2)) this.wake();
       });
     this.deliveries.add(p);
   }
 
-  private async deliverOne(task: ClaimedTask): Promise<void> {
+  /** The HTTP exchange of one attempt (held in the endpoint's and the global slot). */
+  private async send(task: ClaimedTask): Promise<{ result: DeliveryResult; startedAt: Date }> {
     const startedAt = new Date();
     const notSent = (errorReason: string): DeliveryResult => ({
       requestHeadersSummary: { ':method': 'POST', ':url': task.url },
       responseStatus: null, responseContentType: null, responseBody: null, accepted: false, latencyMs: 0, errorReason,
     });
-    let result: DeliveryResult;
-    if (task.url === '') {
-      result = notSent(`no callback URL is configured for bizType ${task.biz_type}`);
-    } else {
-      const secret = (await this.credentials.get(task.api_key))?.secrets[0]?.key;
-      result = secret
-        ? await deliver(
-            {
-              url: task.url,
-              apiKey: task.api_key,
-              secret,
-              body: task.body,
-              timeoutMs: this.config.timeoutMs,
-              maxResponseBytes: this.config.maxResponseBytes,
-              guardTargets: task.environment === 'live' && !this.config.allowPrivateTargets,
-            },
-            this.agents,
-          )
-        : notSent('the application has no current API secret to sign with');
-    }
+    if (task.url === '') return { result: notSent(`no callback URL is configured for bizType ${task.biz_type}`), startedAt };
+    const secret = (await this.credentials.get(task.api_key))?.secrets[0]?.key;
+    const result = secret
+      ? await deliver(
+          {
+            url: task.url,
+            apiKey: task.api_key,
+            secret,
+            body: task.body,
+            timeoutMs: this.config.timeoutMs,
+            maxResponseBytes: this.config.maxResponseBytes,
+            guardTargets: task.environment === 'live' && !this.config.allowPrivateTargets,
+          },
+          this.agents,
+        )
+      : notSent('the application has no current API secret to sign with');
+    return { result, startedAt };
+  }
+
+  /** Records a finished attempt (batched with others) and reports it to the metrics. */
+  private async recordSent(task: ClaimedTask, { result, startedAt }: { result: DeliveryResult; startedAt: Date }): Promise<void> {
     const outcome = planAfterAttempt({ retryTimes: task.retry_times, maxRetryTimes: task.max_retry_times, isRetry: task.is_retry }, result.accepted, new Date(), this.config.retryBaseSeconds);
     const written = await this.recorder.submit({ task, result, startedAt, outcome });
     if (written && this.observer) {
