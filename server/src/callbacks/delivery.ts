@@ -16,6 +16,8 @@ export interface DeliveryRequest {
   readonly secret: Buffer;
   /** The exact body bytes; the same on every attempt of a task. */
   readonly body: Buffer;
+  /** sha256hex(body), when the caller has it already. */
+  readonly bodySha256?: string;
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
   /** Refuse loopback/private/link-local/metadata targets (live applications). */
@@ -36,6 +38,8 @@ export interface DeliveryResult {
 
 /** Text of at most SUMMARY_MAX_CHARS characters, with the marker when longer. */
 export function summarize(text: string): string {
+  // at most SUMMARY_MAX_CHARS UTF-16 units is at most that many characters: nothing to cut
+  if (text.length <= SUMMARY_MAX_CHARS) return text;
   const chars = Array.from(text);
   return chars.length <= SUMMARY_MAX_CHARS ? text : chars.slice(0, SUMMARY_MAX_CHARS).join('') + TRUNCATION_MARKER;
 }
@@ -54,8 +58,8 @@ export function mask(value: string, keepStart: number, keepEnd = 4): string {
  * The spec's callback signature: HMAC-SHA256 (API secret) over
  * POST \n path \n timestamp \n nonce \n sha256hex(body); the path is the URL's path without query.
  */
-export function signCallback(secret: Buffer, path: string, timestamp: string, nonce: string, body: Buffer): string {
-  const stringToSign = ['POST', path, timestamp, nonce, sha256Hex(body)].join('\n');
+export function signCallback(secret: Buffer, path: string, timestamp: string, nonce: string, body: Buffer, bodySha256 = sha256Hex(body)): string {
+  const stringToSign = ['POST', path, timestamp, nonce, bodySha256].join('\n');
   return crypto.createHmac('sha256', secret).update(stringToSign).digest('hex');
 }
 
@@ -134,7 +138,7 @@ export function deliver(req: DeliveryRequest, agents?: DeliveryAgents): Promise<
   const url = new URL(req.url);
   const timestamp = String(Date.now());
   const nonce = crypto.randomBytes(16).toString('hex');
-  const signature = signCallback(req.secret, url.pathname, timestamp, nonce, req.body);
+  const signature = signCallback(req.secret, url.pathname, timestamp, nonce, req.body, req.bodySha256 ?? sha256Hex(req.body));
   const headers: Record<string, string> = {
     'Content-Type': 'application/json',
     'Content-Length': String(req.body.length),

@@ -7,7 +7,7 @@ import type { Logger } from '../config/logger';
 import type { CredentialStore } from '../auth/credentials';
 import type { Database } from '../db/database';
 import type { Worker } from '../workers/worker';
-import { deliver, DeliveryAgents, type DeliveryResult } from './delivery';
+import { deliver, DeliveryAgents, sha256Hex, type DeliveryResult } from './delivery';
 import { Batcher } from '../db/batcher';
 import { CALLBACK_DUE_CHANNEL } from './outbox';
 import { claimDue, recordAttempts, takeSlots, type ClaimedTask, type FinishedAttempt } from './queue-store';
@@ -280,6 +280,7 @@ export class CallbackDispatcher implements Worker {
             apiKey: task.api_key,
             secret,
             body: task.body,
+            bodySha256: bodySha256(task),
             timeoutMs: this.config.timeoutMs,
             maxResponseBytes: this.config.maxResponseBytes,
             guardTargets: task.environment === 'live' && !this.config.allowPrivateTargets,
@@ -308,6 +309,11 @@ export class CallbackDispatcher implements Worker {
     }
     return items.map((x) => ok.has(String(x.task.id)));
   }
+}
+
+/** sha256hex of the task's body, computed once per claimed task (signed, then logged on the attempt). */
+function bodySha256(task: ClaimedTask): string {
+  return (task.body_sha256 ??= sha256Hex(task.body));
 }
 
 function sleep(ms: number): Promise<void> {

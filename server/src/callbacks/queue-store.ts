@@ -29,6 +29,8 @@ export interface ClaimedTask {
   environment: 'test' | 'live';
   /** The application's delivery rate limit per endpoint (deliveries/s), or null. */
   rate: number | null;
+  /** sha256hex(body), once computed (not read from the database). */
+  body_sha256?: string;
 }
 
 export interface ClaimRequest {
@@ -53,33 +55,12 @@ export interface ClaimRequest {
  * row's due time moved to now + lease on the database's clock.
  */
 export async function claimDue(db: Database, r: ClaimRequest): Promise<ClaimedTask[]> {
-  // ordered index scan + LIMIT, and primary-key lookups for the update, whatever the statistics say
-  return db.rawWithPlannerSettings<ClaimedTask>(
-    { enable_bitmapscan: 'off', enable_seqscan: 'off' },
-    `WITH c AS (
-       SELECT task_id, endpoint, due_at, lease_owner FROM callback_queue
-        WHERE due_at <= greatest($1::timestamptz, now())
-          AND ((lease_owner IS NULL AND due_at <= $1::timestamptz) OR (lease_owner IS NOT NULL AND due_at <= now()))
-          AND endpoint <> ALL($4::text[])
-        ORDER BY due_at LIMIT $5
-        FOR UPDATE SKIP LOCKED
-     ), r AS (
-       SELECT c.task_id, c.due_at, c.lease_owner, c.endpoint
-         FROM (SELECT c.*, row_number() OVER (PARTITION BY c.endpoint ORDER BY c.due_at, c.task_id) AS rn FROM c) c
-         LEFT JOIN unnest($6::text[], $7::int[]) AS room(endpoint, n) ON room.endpoint = c.endpoint
-        WHERE c.rn <= coalesce(room.n, $8)
-     )
-     UPDATE callback_queue q SET due_at = now() + $3::int * interval '1 millisecond', lease_owner = $2
-       FROM r, callback_tasks t, applications a
-      WHERE q.task_id = r.task_id AND t.id = r.task_id AND a.id = t.application_id
-     RETURNING t.id::text AS id, t.application_id, t.biz_type, t.body, t.retry_times, t.max_retry_times, t.attempts,
-       (t.next_retry_time IS NOT NULL) AS is_retry,
-       CASE WHEN t.url_source = 'APPLICATION'
-            THEN coalesce((SELECT c.url FROM application_callbacks c WHERE c.application_id = t.application_id AND c.biz_type = t.biz_type), '')
-            ELSE t.url END AS url,
-       r.endpoint, a.api_key, a.environment, a.callback_rate_limit AS rate,
-       CASE WHEN r.lease_owner IS NULL THEN r.due_at ELSE coalesce(t.next_retry_time, t.created_at) END AS due_time`,
-    [r.now.toISOString(), r.owner, r.leaseMs, r.full, r.limit, r.room.map(([e]) => e), r.room.map(([, n]) => n), r.defaultRoom],
+  // the statement is the function callback_claim (migration 15, callbacks/schema.ts): one round
+  // trip, a plan cached per connection, planned with bitmap and sequential scans off
+  return db.raw<ClaimedTask>(
+    'SELECT * FROM callback_claim($1, $2, $3, $4, $5, $6, $7, $8)',
+    [r.owner, r.now.toISOString(), r.leaseMs, r.full, r.limit, r.room.map(([e]) => e), r.room.map(([, n]) => n), r.defaultRoom],
+    'wcs_callback_claim',
   );
 }
 
@@ -106,17 +87,8 @@ export interface FinishedAttempt {
   readonly outcome: AttemptOutcome;
 }
 
-/**
- * Records finished attempts, many per statement (one transaction): for each task this process
- * still holds, the queue row is removed (settled: delivered, or no retry left) or moved to its
- * retry time and released; the task gets its new state; the attempt row is written. A task whose
- * lease another process took over is left alone and its attempt not written. Returns the ids of
- * the tasks recorded.
- */
-export async function recordAttempts(db: Database, owner: string, items: readonly FinishedAttempt[], now: Date): Promise<Set<string>> {
-  const col = <T>(f: (x: FinishedAttempt) => T): T[] => items.map(f);
-  const written = await db.raw<{ callback_task_id: string }>(
-    `WITH x AS (
+/** The statement of recordAttempts (prepared per connection: parsed once). */
+const RECORD_ATTEMPTS = `WITH x AS (
        SELECT * FROM unnest($2::bigint[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::text[])
          AS x(id, status, retry_times, attempt_no, next_retry_time, response_summary, error, url)
      ), settled AS (
@@ -146,7 +118,19 @@ export async function recordAttempts(db: Database, owner: string, items: readonl
          AS a(task_id, application_id, attempt_no, url, headers, request_summary, request_length, request_sha256, response_status,
               response_content_type, response_summary, response_length, response_sha256, accepted, latency_ms, error, next_retry_time, created_at)
       WHERE a.task_id IN (SELECT id FROM u)
-     RETURNING callback_task_id::text AS callback_task_id`,
+     RETURNING callback_task_id::text AS callback_task_id`;
+
+/**
+ * Records finished attempts, many per statement (one transaction): for each task this process
+ * still holds, the queue row is removed (settled: delivered, or no retry left) or moved to its
+ * retry time and released; the task gets its new state; the attempt row is written. A task whose
+ * lease another process took over is left alone and its attempt not written. Returns the ids of
+ * the tasks recorded.
+ */
+export async function recordAttempts(db: Database, owner: string, items: readonly FinishedAttempt[], now: Date): Promise<Set<string>> {
+  const col = <T>(f: (x: FinishedAttempt) => T): T[] => items.map(f);
+  const written = await db.raw<{ callback_task_id: string }>(
+    RECORD_ATTEMPTS,
     [
       owner,
       col((x) => x.task.id),
@@ -162,7 +146,7 @@ export async function recordAttempts(db: Database, owner: string, items: readonl
       col((x) => JSON.stringify(x.result.requestHeadersSummary)),
       col((x) => summarize(x.task.body.toString('utf8'))),
       col((x) => x.task.body.length),
-      col((x) => sha256Hex(x.task.body)),
+      col((x) => (x.task.body_sha256 ??= sha256Hex(x.task.body))),
       col((x) => x.result.responseStatus),
       col((x) => x.result.responseContentType),
       col((x) => (x.result.responseBody === null ? null : x.result.responseBody.length)),
@@ -171,6 +155,7 @@ export async function recordAttempts(db: Database, owner: string, items: readonl
       col((x) => x.result.latencyMs),
       col((x) => x.startedAt.toISOString()),
     ],
+    'wcs_callback_record',
   );
   return new Set(written.map((w) => w.callback_task_id));
 }

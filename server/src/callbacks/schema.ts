@@ -79,6 +79,47 @@ SELECT t.id, t.application_id, t.biz_type, t.biz_id, t.url, t.url_source, t.body
        q.due_at, q.lease_owner, CASE WHEN q.lease_owner IS NOT NULL THEN q.due_at END AS lease_until, q.endpoint
   FROM callback_tasks t LEFT JOIN callback_queue q ON q.task_id = t.id;
 
+-- the dispatcher's claim (queue-store.ts claimDue) as one call: one round trip, its plan cached
+-- per connection, and an ordered index scan on callback_queue_due whatever the statistics say
+CREATE FUNCTION callback_claim(p_owner text, p_now timestamptz, p_lease_ms int, p_full text[], p_limit int,
+                               p_room_endpoints text[], p_room_n int[], p_default_room int)
+RETURNS TABLE (id text, application_id int, biz_type text, body bytea, retry_times int, max_retry_times int, attempts int,
+               is_retry boolean, url text, endpoint text, api_key text, environment text, rate int, due_time timestamptz)
+LANGUAGE plpgsql
+SET enable_bitmapscan = off
+SET enable_seqscan = off
+AS $fn$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+  WITH c AS (
+    SELECT cq.task_id, cq.endpoint, cq.due_at, cq.lease_owner FROM callback_queue cq
+     WHERE cq.due_at <= greatest(p_now, now())
+       AND ((cq.lease_owner IS NULL AND cq.due_at <= p_now) OR (cq.lease_owner IS NOT NULL AND cq.due_at <= now()))
+       AND cq.endpoint <> ALL(p_full)
+     ORDER BY cq.due_at LIMIT p_limit
+     FOR UPDATE SKIP LOCKED
+  ), r AS (
+    SELECT c.task_id, c.due_at, c.lease_owner, c.endpoint
+      FROM (SELECT c.*, row_number() OVER (PARTITION BY c.endpoint ORDER BY c.due_at, c.task_id) AS rn FROM c) c
+      LEFT JOIN unnest(p_room_endpoints, p_room_n) AS room(endpoint, n) ON room.endpoint = c.endpoint
+     WHERE c.rn <= coalesce(room.n, p_default_room)
+  ), u AS (
+    UPDATE callback_queue q SET due_at = now() + p_lease_ms * interval '1 millisecond', lease_owner = p_owner
+      FROM r, callback_tasks t, applications a
+     WHERE q.task_id = r.task_id AND t.id = r.task_id AND a.id = t.application_id
+    RETURNING t.id::text, t.application_id, t.biz_type::text, t.body, t.retry_times, t.max_retry_times, t.attempts,
+      (t.next_retry_time IS NOT NULL),
+      (CASE WHEN t.url_source = 'APPLICATION'
+            THEN coalesce((SELECT ac.url FROM application_callbacks ac WHERE ac.application_id = t.application_id AND ac.biz_type = t.biz_type), '')
+            ELSE t.url END)::text,
+      r.endpoint::text, a.api_key::text, a.environment::text, a.callback_rate_limit,
+      CASE WHEN r.lease_owner IS NULL THEN r.due_at ELSE coalesce(t.next_retry_time, t.created_at) END
+  )
+  SELECT * FROM u;
+END
+$fn$;
+
 CREATE TABLE callback_feed_horizons (
   application_id INTEGER PRIMARY KEY REFERENCES applications(id),
   tx_id          xid8 NOT NULL,
