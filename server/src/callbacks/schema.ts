@@ -17,7 +17,9 @@ import type { Migration } from '../db/migrations';
  *   killed process comes due again by itself. PROCESSING is not stored: a task is PROCESSING
  *   exactly while its queue row carries a lease_owner.
  * - `callback_attempts` loses its foreign keys: an attempt row is only written by the statement
- *   that updates its task, so the per-row checks bought nothing on the hottest path.
+ *   that updates its task, so the per-row checks bought nothing on the hottest path; so does
+ *   `callback_tasks.application_id` (written only by the outbox for the application whose change
+ *   it records), whose check locked the application's row in every writing transaction.
  * - `callback_task_states` is the view listings read: the task with its derived status and,
  *   while queued, its due time and lease.
  * - `callback_pacing`: the next free send slot per (application, endpoint) for applications
@@ -60,6 +62,10 @@ CREATE INDEX callback_tasks_feed ON callback_tasks (application_id, tx_id, id);
 -- retention removes both together: no per-row foreign key checks on the delivery path
 ALTER TABLE callback_attempts DROP CONSTRAINT IF EXISTS callback_attempts_callback_task_id_fkey;
 ALTER TABLE callback_attempts DROP CONSTRAINT IF EXISTS callback_attempts_application_id_fkey;
+-- the outbox writes tasks only for the application whose change it records (applications are
+-- never deleted): the per-row check took a KEY SHARE lock on the application's row in every
+-- writing transaction, a multixact when several write at once
+ALTER TABLE callback_tasks DROP CONSTRAINT IF EXISTS callback_tasks_application_id_fkey;
 
 -- deliveries per second to each endpoint of the application; NULL: no limit
 ALTER TABLE applications ADD COLUMN callback_rate_limit INTEGER NULL CHECK (callback_rate_limit IS NULL OR callback_rate_limit BETWEEN 1 AND 10000);
