@@ -249,7 +249,7 @@ describe('callbacks across wcs processes (CLI, workers, one database)', function
     expect((await task(queued.callbackTaskId)).lease_owner).to.equal(inFlight.lease_owner);
 
     // what the passing of 90 s would do: the lease runs out
-    await sql.query(`UPDATE callback_queue SET due_at = now() - interval '1 second' WHERE task_id = $1 AND lease_owner IS NOT NULL`, [queued.callbackTaskId]);
+    await sql.query(`UPDATE callback_queue SET lease_until = now() - interval '1 second' WHERE task_id = $1 AND lease_owner IS NOT NULL`, [queued.callbackTaskId]);
     const both = await waitReceived(path, 2);
     const second = both[1]!;
     const done = await waitForTask(queued.callbackTaskId, (t) => t.status === 'SUCCESS');

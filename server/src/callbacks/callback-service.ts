@@ -281,7 +281,7 @@ export class CallbackService {
             WHERE id = $1 AND application_id = $2 RETURNING ${TASK_COLUMNS}
          ), q AS (
            INSERT INTO callback_queue (task_id, application_id, endpoint, due_at) SELECT id, $2, ${endpointSql('$4::text')}, $3 FROM t
-           ON CONFLICT (task_id) DO UPDATE SET due_at = excluded.due_at, endpoint = excluded.endpoint, lease_owner = NULL
+           ON CONFLICT (task_id) DO UPDATE SET due_at = excluded.due_at, endpoint = excluded.endpoint, lease_owner = NULL, lease_until = NULL
          )
          SELECT * FROM t`,
         { bind: [taskId, applicationId, now.toISOString(), url], type: QueryTypes.SELECT, transaction },

@@ -6,7 +6,7 @@ import type { AttemptOutcome } from './retry-schedule';
 /**
  * The dispatcher's statements over the event store (docs/callbacks.md, "Storage"): claim due
  * queue rows under a lease, take send slots of paced endpoints, and record finished attempts.
- * Per delivery Postgres writes: the queue row's claim (a narrow row, one index), then in one
+ * Per delivery Postgres writes: the queue row's claim (a HOT update of a narrow row), then in one
  * statement per batch the queue row's removal (or its retry time), the task's new state (a HOT
  * update: no index covers a column it changes) and the attempt row.
  */
@@ -51,8 +51,8 @@ export interface ClaimRequest {
  * Claims due tasks in due order in one statement: queue rows due on the application's clock, or
  * whose lease ran out on the database's clock (so hosts whose clocks differ never take a task
  * another still holds); endpoints without room are left out, each other endpoint gets at most its
- * room; rows locked by another process are skipped (FOR UPDATE SKIP LOCKED). The lease is the
- * row's due time moved to now + lease on the database's clock.
+ * room; rows locked by another process are skipped (FOR UPDATE SKIP LOCKED). The lease (owner,
+ * until = now + lease on the database's clock) is in columns no index covers: a HOT update.
  */
 export async function claimDue(db: Database, r: ClaimRequest): Promise<ClaimedTask[]> {
   // the statement is the function callback_claim (migration 15, callbacks/schema.ts): one round
@@ -95,7 +95,7 @@ const RECORD_ATTEMPTS = `WITH x AS (
        DELETE FROM callback_queue q USING x WHERE q.task_id = x.id AND q.lease_owner = $1 AND x.next_retry_time IS NULL
        RETURNING q.task_id
      ), retried AS (
-       UPDATE callback_queue q SET due_at = x.next_retry_time, lease_owner = NULL, endpoint = ${endpointSql('x.url')}
+       UPDATE callback_queue q SET due_at = x.next_retry_time, lease_owner = NULL, lease_until = NULL, endpoint = ${endpointSql('x.url')}
          FROM x WHERE q.task_id = x.id AND q.lease_owner = $1 AND x.next_retry_time IS NOT NULL
        RETURNING q.task_id
      ), mine AS (

@@ -12,10 +12,10 @@ import type { Migration } from '../db/migrations';
  *   transactions that have ended (older than its snapshot's xmin), so an event committed after
  *   a reader passed its position can never land behind the reader's cursor.
  * - `callback_queue` is the claim/lease table: one narrow row per task that still has a delivery
- *   to make (first delivery or a retry), deleted once the task is settled. `due_at` is when the
- *   row is due; while a dispatcher holds it, when that lease runs out, so a lease left by a
- *   killed process comes due again by itself. PROCESSING is not stored: a task is PROCESSING
- *   exactly while its queue row carries a lease_owner.
+ *   to make (first delivery or a retry), deleted once the task is settled. Only `due_at` is
+ *   indexed; the lease (owner, until) is not, so a claim is a HOT update, and a lease left by a
+ *   killed process is claimed again once it has run out. PROCESSING is not stored: a task is
+ *   PROCESSING exactly while its queue row carries a lease_owner.
  * - `callback_attempts` loses its foreign keys: an attempt row is only written by the statement
  *   that updates its task, so the per-row checks bought nothing on the hottest path; so does
  *   `callback_tasks.application_id` (written only by the outbox for the application whose change
@@ -37,16 +37,18 @@ CREATE TABLE callback_queue (
   application_id INTEGER NOT NULL,
   -- scheme://host:port of the task's URL, lower-case: the unit of the per-endpoint caps
   endpoint       VARCHAR(2048) COLLATE "C" NOT NULL,
-  -- due time; while leased, the time the lease runs out (then the row is due again)
+  -- when the next attempt is due
   due_at         TIMESTAMPTZ NOT NULL,
-  lease_owner    VARCHAR(64) NULL
-);
+  -- set while a dispatcher holds the row; not indexed, so a claim is a HOT update, and a lease
+  -- left by a killed process is taken again once lease_until has passed
+  lease_owner    VARCHAR(64) NULL,
+  lease_until    TIMESTAMPTZ NULL
+) WITH (fillfactor = 50);
 CREATE INDEX callback_queue_due ON callback_queue (due_at);
 
-INSERT INTO callback_queue (task_id, application_id, endpoint, due_at, lease_owner)
-SELECT id, application_id, endpoint,
-       CASE WHEN status = 'PROCESSING' THEN coalesce(lease_until, now()) ELSE due_at END,
-       CASE WHEN status = 'PROCESSING' THEN lease_owner END
+INSERT INTO callback_queue (task_id, application_id, endpoint, due_at, lease_owner, lease_until)
+SELECT id, application_id, endpoint, coalesce(due_at, created_at),
+       CASE WHEN status = 'PROCESSING' THEN lease_owner END, CASE WHEN status = 'PROCESSING' THEN coalesce(lease_until, now()) END
   FROM callback_tasks
  WHERE status = 'PROCESSING' OR (status IN ('WAITING','FAILED') AND due_at IS NOT NULL);
 UPDATE callback_tasks SET status = CASE WHEN next_retry_time IS NULL THEN 'WAITING' ELSE 'FAILED' END WHERE status = 'PROCESSING';
@@ -82,7 +84,7 @@ SELECT t.id, t.application_id, t.biz_type, t.biz_id, t.url, t.url_source, t.body
        CASE WHEN q.lease_owner IS NOT NULL THEN 'PROCESSING' ELSE t.status END AS status,
        t.retry_times, t.max_retry_times, t.attempts, t.next_retry_time, t.last_response_summary, t.last_error,
        t.created_at, t.updated_at, t.tx_id,
-       q.due_at, q.lease_owner, CASE WHEN q.lease_owner IS NOT NULL THEN q.due_at END AS lease_until, q.endpoint
+       q.due_at, q.lease_owner, q.lease_until, q.endpoint
   FROM callback_tasks t LEFT JOIN callback_queue q ON q.task_id = t.id;
 
 -- the dispatcher's claim (queue-store.ts claimDue) as one call: one round trip, its plan cached
@@ -100,8 +102,8 @@ BEGIN
   RETURN QUERY
   WITH c AS (
     SELECT cq.task_id, cq.endpoint, cq.due_at, cq.lease_owner FROM callback_queue cq
-     WHERE cq.due_at <= greatest(p_now, now())
-       AND ((cq.lease_owner IS NULL AND cq.due_at <= p_now) OR (cq.lease_owner IS NOT NULL AND cq.due_at <= now()))
+     WHERE cq.due_at <= p_now
+       AND (cq.lease_owner IS NULL OR cq.lease_until < now())
        AND cq.endpoint <> ALL(p_full)
      ORDER BY cq.due_at LIMIT p_limit
      FOR UPDATE SKIP LOCKED
@@ -111,7 +113,7 @@ BEGIN
       LEFT JOIN unnest(p_room_endpoints, p_room_n) AS room(endpoint, n) ON room.endpoint = c.endpoint
      WHERE c.rn <= coalesce(room.n, p_default_room)
   ), u AS (
-    UPDATE callback_queue q SET due_at = now() + p_lease_ms * interval '1 millisecond', lease_owner = p_owner
+    UPDATE callback_queue q SET lease_owner = p_owner, lease_until = now() + p_lease_ms * interval '1 millisecond'
       FROM r, callback_tasks t, applications a
      WHERE q.task_id = r.task_id AND t.id = r.task_id AND a.id = t.application_id
     RETURNING t.id::text, t.application_id, t.biz_type::text, t.body, t.retry_times, t.max_retry_times, t.attempts,
