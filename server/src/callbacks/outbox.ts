@@ -82,8 +82,10 @@ export async function enqueueCallbacks(sequelize: Sequelize, transaction: Transa
 /**
  * A new task id per row, drawn in the order of the rows: volatile functions run after ORDER BY,
  * and one session's nextval values only ascend, so sorting the new ids restores the input order.
+ * The BIGSERIAL's sequence by name (a constant regclass), not pg_get_serial_sequence, which reads
+ * the catalogue's dependencies for every row.
  */
-export const NEXT_TASK_ID = "nextval(pg_get_serial_sequence('callback_tasks', 'id'))";
+export const NEXT_TASK_ID = "nextval('callback_tasks_id_seq'::regclass)";
 
 /**
  * The rest of a WITH statement that writes callback tasks from a preceding CTE `src` (id,
