@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createLogger } from './logger';
 
@@ -47,5 +49,22 @@ describe('logger: masks secrets itself', () => {
     const [first, second] = text().trim().split('\n').map((l) => JSON.parse(l));
     expect(first.error).to.deep.equal({ name: 'EvmRpcError', code: 'RPC_UNAVAILABLE', message: 'ETH RPC http://127.0.0.1:8545 unavailable: ECONNREFUSED' });
     expect(second.error.stack).to.match(/^TypeError: x is not a function\n\s+at /);
+  });
+
+  it('loads winston with the first message at its level: below it nothing is written, before or after', () => {
+    // a fresh process: this test process has loaded winston already
+    const script = `
+      const { PassThrough } = require('node:stream');
+      const { createLogger } = require('./config/logger');
+      const stream = new PassThrough(); let out = '';
+      stream.on('data', (d) => (out += d));
+      const logger = createLogger({ level: 'warn', format: 'json', stream });
+      const loaded = () => Object.keys(require.cache).some((f) => /node_modules\\/winston\\//.test(f));
+      logger.debug('d1'); logger.info('i1');
+      const before = loaded();
+      logger.warn('w1', { apiSecret: 'x' }); logger.info('i2'); logger.error('e1');
+      setImmediate(() => process.stdout.write(JSON.stringify({ before, after: loaded(), lines: out.trim().split('\\n').map((l) => JSON.parse(l)).map(({ level, message, apiSecret }) => ({ level, message, apiSecret })) })));`;
+    const out = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..'), encoding: 'utf8' }));
+    expect(out).to.deep.equal({ before: false, after: true, lines: [{ level: 'warn', message: 'w1', apiSecret: '***' }, { level: 'error', message: 'e1' }] });
   });
 });

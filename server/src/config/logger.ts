@@ -1,4 +1,4 @@
-import * as winston from 'winston';
+import type * as Winston from 'winston';
 
 const SENSITIVE_KEY = /(secret|password|passphrase|signature|api[-_]?key|authorization|\bpin\b|seed|mnemonic|private|master[-_]?key|cipher)/i;
 
@@ -55,17 +55,66 @@ export function redact(value: unknown, depth = 0): unknown {
   return value;
 }
 
-const redactFormat = winston.format((info) => {
-  for (const key of Object.keys(info)) {
-    const v = (info as Record<string, unknown>)[key];
-    (info as Record<string, unknown>)[key] = SENSITIVE_KEY.test(key) ? maskValue(v) : redact(v);
-  }
-  return info;
-});
+export type Logger = Winston.Logger;
 
-export type Logger = winston.Logger;
+export interface LoggerOptions {
+  level: string;
+  format: 'json' | 'pretty';
+  stream?: NodeJS.WritableStream;
+}
 
-export function createLogger(opts: { level: string; format: 'json' | 'pretty'; stream?: NodeJS.WritableStream }): Logger {
+/** winston's default (npm) levels: a message is written when its level's number is at most the logger's. */
+const NPM_LEVELS: Readonly<Record<string, number>> = { error: 0, warn: 1, info: 2, http: 3, verbose: 4, debug: 5, silly: 6 };
+
+/**
+ * The logger (winston, secrets masked). winston itself is loaded on the first message at an
+ * enabled level, or the first use of anything else of the logger: a `wcs` command that writes
+ * no log line (the CLI logs warnings only) never loads it. A message below the level is dropped
+ * without it, as winston drops it.
+ */
+export function createLogger(opts: LoggerOptions): Logger {
+  let real: Logger | null = null;
+  const load = (): Logger => (real ??= winstonLogger(opts));
+  const threshold = NPM_LEVELS[opts.level];
+  const methods = new Map<PropertyKey, unknown>();
+  const proxy: Logger = new Proxy({} as Logger, {
+    get(_target, prop) {
+      if (real === null && typeof prop === 'string' && threshold !== undefined && (NPM_LEVELS[prop] ?? -1) > threshold) return dropped;
+      const logger = load();
+      const v: unknown = Reflect.get(logger, prop, logger);
+      if (typeof v !== 'function') return v;
+      // methods bound to winston's logger, one function per name
+      let m = methods.get(prop);
+      if (m === undefined) methods.set(prop, (m = (v as (...a: unknown[]) => unknown).bind(logger)));
+      return m;
+    },
+    set(_target, prop, value) {
+      methods.delete(prop);
+      return Reflect.set(load(), prop, value);
+    },
+    has: (_target, prop) => Reflect.has(load(), prop),
+    ownKeys: () => Reflect.ownKeys(load()),
+    getOwnPropertyDescriptor: (_target, prop) => {
+      const d = Reflect.getOwnPropertyDescriptor(load(), prop);
+      return d && { ...d, configurable: true };
+    },
+    getPrototypeOf: () => Reflect.getPrototypeOf(load()),
+  });
+  // a message below the level, before winston is loaded: nothing to write (winston returns itself)
+  const dropped = () => proxy;
+  return proxy;
+}
+
+function winstonLogger(opts: LoggerOptions): Logger {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const winston = require('winston') as typeof Winston;
+  const redactFormat = winston.format((info) => {
+    for (const key of Object.keys(info)) {
+      const v = (info as Record<string, unknown>)[key];
+      (info as Record<string, unknown>)[key] = SENSITIVE_KEY.test(key) ? maskValue(v) : redact(v);
+    }
+    return info;
+  });
   const fmt =
     opts.format === 'json'
       ? winston.format.combine(redactFormat(), winston.format.timestamp(), winston.format.json())
