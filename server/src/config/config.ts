@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { CHAIN_CODE_RE, CHAIN_FAMILIES, ENVIRONMENTS, type ChainEndpoint } from '@wcs/core';
 import { KEYSTORE_PACKAGES } from '../plugins/loader';
 import type { BucketPolicy } from '../ratelimit/token-bucket';
@@ -14,47 +14,60 @@ export class ConfigError extends Error {
   }
 }
 
-const chainSchema = z.strictObject({
-  id: z.number().int().positive(),
-  code: z.string().regex(CHAIN_CODE_RE, 'must be 2-16 upper-case letters, digits or _'),
-  name: z.string().min(1).max(64),
-  family: z.enum(CHAIN_FAMILIES),
-  environment: z.enum(ENVIRONMENTS as [string, ...string[]]),
-  network: z.string().min(1).max(64),
-  nativeSymbol: z.string().min(1).max(16),
-  decimals: z.number().int().min(0).max(36),
-  confirmations: z.number().int().min(0).max(100000),
-  evmChainId: z.number().int().positive().nullable().optional(),
-  /** Adapter-specific settings, e.g. { "depositAccount": "wcsdeposit11" } for EOS. */
-  options: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9]{0,31}$/), z.string().max(256)).optional(),
-});
+/** The config file's schema (WCS_CONFIG). */
+function schemas() {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { z } = require('zod') as typeof import('zod');
+  const chainSchema = z.strictObject({
+    id: z.number().int().positive(),
+    code: z.string().regex(CHAIN_CODE_RE, 'must be 2-16 upper-case letters, digits or _'),
+    name: z.string().min(1).max(64),
+    family: z.enum(CHAIN_FAMILIES),
+    environment: z.enum(ENVIRONMENTS as [string, ...string[]]),
+    network: z.string().min(1).max(64),
+    nativeSymbol: z.string().min(1).max(16),
+    decimals: z.number().int().min(0).max(36),
+    confirmations: z.number().int().min(0).max(100000),
+    evmChainId: z.number().int().positive().nullable().optional(),
+    /** Adapter-specific settings, e.g. { "depositAccount": "wcsdeposit11" } for EOS. */
+    options: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9]{0,31}$/), z.string().max(256)).optional(),
+  });
 
-const tokenSchema = z.strictObject({
-  id: z.number().int().positive(),
-  chainCode: z.string().regex(CHAIN_CODE_RE),
-  environment: z.enum(ENVIRONMENTS as [string, ...string[]]),
-  symbol: z.string().min(1).max(16),
-  name: z.string().min(1).max(64),
-  contract: z.string().min(1).max(128).nullable(),
-  decimals: z.number().int().min(0).max(36),
-  /** Smallest deposit credited, as a decimal string in the token's units (default: any amount). */
-  minDeposit: z.string().regex(/^(0|[1-9]\d{0,35})(\.\d{1,36})?$/, 'must be a decimal string such as "0.01"').optional(),
-  /** Confirmations for this token's deposits (default: the chain's). */
-  confirmations: z.number().int().min(0).max(100000).optional(),
-});
+  const tokenSchema = z.strictObject({
+    id: z.number().int().positive(),
+    chainCode: z.string().regex(CHAIN_CODE_RE),
+    environment: z.enum(ENVIRONMENTS as [string, ...string[]]),
+    symbol: z.string().min(1).max(16),
+    name: z.string().min(1).max(64),
+    contract: z.string().min(1).max(128).nullable(),
+    decimals: z.number().int().min(0).max(36),
+    /** Smallest deposit credited, as a decimal string in the token's units (default: any amount). */
+    minDeposit: z.string().regex(/^(0|[1-9]\d{0,35})(\.\d{1,36})?$/, 'must be a decimal string such as "0.01"').optional(),
+    /** Confirmations for this token's deposits (default: the chain's). */
+    confirmations: z.number().int().min(0).max(100000).optional(),
+  });
 
-export const configFileSchema = z.strictObject({
-  /** When true (default) the built-in catalogue is kept and entries here add to or replace it by (code, environment) / id. */
-  includeDefaultCatalogue: z.boolean().optional(),
-  chains: z.array(chainSchema).optional(),
-  tokens: z.array(tokenSchema).optional(),
-  /** Adapter packages to load (default: the six built-in families). */
-  adapters: z.array(z.string().min(1).max(214)).optional(),
-});
+  const configFileSchema = z.strictObject({
+    /** When true (default) the built-in catalogue is kept and entries here add to or replace it by (code, environment) / id. */
+    includeDefaultCatalogue: z.boolean().optional(),
+    chains: z.array(chainSchema).optional(),
+    tokens: z.array(tokenSchema).optional(),
+    /** Adapter packages to load (default: the six built-in families). */
+    adapters: z.array(z.string().min(1).max(214)).optional(),
+  });
 
-export type ChainConfig = z.infer<typeof chainSchema>;
-export type TokenConfig = z.infer<typeof tokenSchema>;
-export type ConfigFile = z.infer<typeof configFileSchema>;
+  return { chainSchema, tokenSchema, configFileSchema };
+}
+
+type Schemas = ReturnType<typeof schemas>;
+let built: Schemas | null = null;
+
+/** The config file's schema, built on first use: zod is loaded only by a process that reads a config file. */
+export const configFileSchema = (): Schemas['configFileSchema'] => (built ??= schemas()).configFileSchema;
+
+export type ChainConfig = z.infer<Schemas['chainSchema']>;
+export type TokenConfig = z.infer<Schemas['tokenSchema']>;
+export type ConfigFile = z.infer<Schemas['configFileSchema']>;
 
 /** Callback delivery (docs/callbacks.md). */
 export interface CallbackConfig {
@@ -339,7 +352,7 @@ export function readConfigFile(file: string): ConfigFile {
   } catch (e) {
     throw new ConfigError(`WCS_CONFIG: ${file} is not valid JSON: ${(e as Error).message}`);
   }
-  const parsed = configFileSchema.safeParse(json);
+  const parsed = configFileSchema().safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
