@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type ServiceConfig } from '../config/config';
 import { createLogger, type Logger } from '../config/logger';
-import { openStorage, type StorageHandle } from '../service';
+import type { StorageHandle } from '../service';
 import { withRecordedDevnetToken } from '../deposits/devnets';
 
 /** Where the CLI writes: stdout and stderr (tests pass their own). */
@@ -30,8 +30,13 @@ export class CliContext {
     return createLogger({ level: this.env.WCS_LOG_LEVEL ? cfg.logLevel : 'warn', format: this.env.WCS_LOG_FORMAT ? cfg.logFormat : 'pretty' });
   }
 
-  /** Runs fn with storage open (migrations applied, catalogue seeded), then closes it. */
+  /**
+   * Runs fn with storage open (migrations applied, catalogue seeded), then closes it. The storage
+   * layer is loaded here, by the commands that use it, not by every command.
+   */
   async withStorage<T>(fn: (s: StorageHandle) => Promise<T>, cfg: ServiceConfig = this.config()): Promise<T> {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { openStorage } = require('../service') as typeof import('../service');
     const storage = await openStorage(cfg, this.logger(cfg));
     try {
       return await fn(storage);

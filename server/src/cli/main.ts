@@ -4,17 +4,39 @@ import { Command, CommanderError } from 'commander';
 import { isKeyStoreError, isWcsError, formatLocalDateTime } from '@wcs/core';
 import { ConfigError } from '../config/config';
 import { CliContext, UsageError, type Io } from './context';
-import { registerServiceCommands } from './service-commands';
-import { registerKeystoreCommands } from './keystore-commands';
-import { registerAppCommands } from './app-commands';
-import { registerCallbackCommands } from './callback-commands';
-import { registerDepositCommands } from './deposit-commands';
-import { registerChainsCommand, registerHotWalletCommands } from './chain-commands';
-import { registerWithdrawCommands } from './withdraw-commands';
-import { registerCollectCommands } from './collect-commands';
-import { registerOperatorCommands } from './operator-commands';
-import { registerSubscriptionCommands } from './subscription-commands';
 import { DataDirLockedError } from './data-dir-lock';
+
+/* eslint-disable @typescript-eslint/no-require-imports */
+type Register = (program: Command, ctx: CliContext) => void;
+
+/**
+ * The command groups in `wcs --help` order: the top-level commands each one registers, and how to
+ * load it. A command line that starts with one of these commands loads and registers that group
+ * only (each group loads what its commands need, the database layer among them, when it loads);
+ * any other command line (no command, help, an option first, an unknown command) registers every
+ * group. main.test.ts checks each group registers exactly the commands listed here.
+ */
+export const COMMAND_GROUPS: ReadonlyArray<{ readonly commands: readonly string[]; readonly load: () => Register }> = [
+  { commands: ['start', 'migrate', 'keygen', 'config-check'], load: () => (require('./service-commands') as typeof import('./service-commands')).registerServiceCommands },
+  { commands: ['keystore'], load: () => (require('./keystore-commands') as typeof import('./keystore-commands')).registerKeystoreCommands },
+  { commands: ['app'], load: () => (require('./app-commands') as typeof import('./app-commands')).registerAppCommands },
+  { commands: ['callback'], load: () => (require('./callback-commands') as typeof import('./callback-commands')).registerCallbackCommands },
+  { commands: ['deposits'], load: () => (require('./deposit-commands') as typeof import('./deposit-commands')).registerDepositCommands },
+  { commands: ['hotwallets'], load: () => (require('./chain-commands') as typeof import('./chain-commands')).registerHotWalletCommands },
+  { commands: ['withdraw'], load: () => (require('./withdraw-commands') as typeof import('./withdraw-commands')).registerWithdrawCommands },
+  { commands: ['collect'], load: () => (require('./collect-commands') as typeof import('./collect-commands')).registerCollectCommands },
+  { commands: ['operator', 'alerts', 'audit'], load: () => (require('./operator-commands') as typeof import('./operator-commands')).registerOperatorCommands },
+  { commands: ['subscriptions', 'outflows'], load: () => (require('./subscription-commands') as typeof import('./subscription-commands')).registerSubscriptionCommands },
+  { commands: ['chains'], load: () => (require('./chain-commands') as typeof import('./chain-commands')).registerChainsCommand },
+];
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+/** The groups a command line needs: the one its first argument names, else all of them. */
+export function commandGroupsFor(argv: string[]): ReadonlyArray<(typeof COMMAND_GROUPS)[number]> {
+  const first = argv[2];
+  const named = first === undefined ? undefined : COMMAND_GROUPS.find((g) => g.commands.includes(first));
+  return named ? [named] : COMMAND_GROUPS;
+}
 
 /** Exit codes (README, "Operator CLI"). */
 export const EXIT = { OK: 0, RUNTIME: 1, USAGE: 2, DATA_DIR_LOCKED: 3 } as const;
@@ -52,17 +74,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => (ctx.json ? undefined : io.err(s.trimEnd())) })
     .showHelpAfterError();
 
-  registerServiceCommands(program, ctx);
-  registerKeystoreCommands(program, ctx);
-  registerAppCommands(program, ctx);
-  registerCallbackCommands(program, ctx);
-  registerDepositCommands(program, ctx);
-  registerHotWalletCommands(program, ctx);
-  registerWithdrawCommands(program, ctx);
-  registerCollectCommands(program, ctx);
-  registerOperatorCommands(program, ctx);
-  registerSubscriptionCommands(program, ctx);
-  registerChainsCommand(program, ctx);
+  for (const group of commandGroupsFor(argv)) group.load()(program, ctx);
 
   const jsonError = (code: string | number | null, name: string, msg: string) =>
     io.out(JSON.stringify({ error: { code, name, msg }, time: formatLocalDateTime(new Date()) }, null, 2));

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { createLogger } from '../config/logger';
-import { WcsService } from '../service';
+import type { WcsService } from '../service';
 import { generateMasterKeyText } from '../crypto/secret-box';
 import { resolveCatalogue } from '../catalogue/catalogue';
 import { devnetsFile, startDevnets, wantsDevnets, writeDevnetsInfo, type Devnets } from '../deposits/devnets';
@@ -26,6 +26,9 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
       let devnets: Devnets | null = null;
       let svc: WcsService;
       const logger = createLogger({ level: cfg.logLevel, format: cfg.logFormat });
+      // the service (HTTP, workers, storage) loads with this command only, not with every `wcs` command
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { WcsService } = require('../service') as typeof import('../service');
       try {
         // dev mode (no DATABASE_URL, no WCS_RPC_*): local anvil devnets for the test EVM chains
         devnets = !o.apiOnly && wantsDevnets(cfg) ? await startDevnets(cfg, logger) : null;
