@@ -15,5 +15,7 @@ export function removeTempDirs(): void {
   for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 }
 
-// a root-level hook: registered once, when the first spec file imports this module
-after(removeTempDirs);
+// A root-level hook, registered once, when the first spec file imports this module. Loaded by
+// mocha-fixtures.ts before any spec file (mocha --require: no \`after\` yet), it is not registered
+// here: the fixtures' root hook removes the folders after every file instead.
+if (typeof after === 'function') after(removeTempDirs);
