@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// The suites of `npm test`, once the build is done (package.json: the prerequisites, `tsc -b`,
+// then this). Two lanes run side by side:
+//
+// - the packages' own suites, through lerna one at a time (--stream: each line prefixed with its
+//   package), all but @wcs/sdk;
+// - @wcs/sdk's suite, then the end-to-end suite (test/, the longest by far; its files run in
+//   parallel worker processes, test/.mocharc.json). The sdk suite comes first, alone in its lane:
+//   its pretest rebuilds sdk/dist/esm, which the end-to-end sdk-readme test builds and imports too.
+//
+// Every suite runs whatever happens to the others. Exit code 1 when any suite failed (or a lane
+// could not run), 0 otherwise; SIGINT and SIGTERM are passed on to the suites.
+'use strict';
+const { spawn } = require('node:child_process');
+const path = require('node:path');
+const readline = require('node:readline');
+
+const children = new Set();
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    for (const c of children) c.kill(sig);
+    process.exitCode = 1;
+  });
+}
+
+/** Runs cmd to completion; with a prefix, each output line is written with it (as lerna --stream does). */
+function run(cmd, args, prefix) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(cmd, args, { stdio: prefix ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
+    children.add(child);
+    if (prefix) {
+      for (const [from, to] of [[child.stdout, process.stdout], [child.stderr, process.stderr]]) {
+        readline.createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => to.write(`${prefix}${line}\n`));
+      }
+    }
+    let settled = false;
+    const settle = (code, signal) => {
+      if (settled) return;
+      settled = true;
+      children.delete(child);
+      resolve({ ok: code === 0, code, signal, seconds: Math.round((Date.now() - started) / 1000) });
+    };
+    child.on('error', (e) => {
+      process.stderr.write(`npm test: cannot run ${cmd}: ${e.message}\n`);
+      settle(null, null);
+    });
+    child.on('close', settle);
+  });
+}
+
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const lerna = path.join(__dirname, '..', 'node_modules', '.bin', process.platform === 'win32' ? 'lerna.cmd' : 'lerna');
+
+async function main() {
+  const [packages, [sdk, e2e]] = await Promise.all([
+    run(lerna, ['run', 'test', '--stream', '--concurrency', '1', '--no-bail', '--ignore', '@wcs/sdk', '--ignore', '@wcs/e2e']),
+    (async () => {
+      const s = await run(npm, ['run', 'test', '--workspace', '@wcs/sdk'], '@wcs/sdk: ');
+      const e = await run(npm, ['run', 'test', '--workspace', '@wcs/e2e'], '@wcs/e2e: ');
+      return [s, e];
+    })(),
+  ]);
+  const line = (name, r) => `${name} ${r.ok ? 'passed' : `FAILED (exit ${r.code ?? r.signal})`} in ${Math.floor(r.seconds / 60)}m${String(r.seconds % 60).padStart(2, '0')}s`;
+  process.stdout.write(`\nnpm test: ${line('package suites (lerna)', packages)}; ${line('@wcs/sdk', sdk)}; ${line('@wcs/e2e', e2e)}\n`);
+  if (!packages.ok || !sdk.ok || !e2e.ok) process.exitCode = 1;
+}
+
+main().catch((e) => {
+  process.stderr.write(`npm test: ${e && e.stack ? e.stack : e}\n`);
+  process.exitCode = 1;
+});
