@@ -64,9 +64,15 @@ describe('metrics: scrape-time collectors on real Postgres (backlog, scanning, h
       'status=WAITING,state=due': 0, 'status=WAITING,state=scheduled': 0, 'status=FAILED,state=due': 0, 'status=FAILED,state=scheduled': 0, 'status=PROCESSING,state=in_flight': 0,
     });
     expect(await samples(empty.registry, 'wcs_callback_oldest_due_seconds')).to.deep.equal({ '': 0 });
+    // a task, and its queue row while it has a delivery to make (PROCESSING: a leased queue row)
     const insert = (status: string, due: string | null) =>
-      pg.query(`INSERT INTO callback_tasks (application_id, biz_type, biz_id, url, url_source, body, status, due_at, created_at, updated_at)
-                VALUES ($1, 'RECHARGE', 1, 'http://127.0.0.1:1/cb', 'APPLICATION', '\\x7b7d', $2, ${due === null ? 'NULL' : due}, now(), now())`, [appId, status]);
+      pg.query(`WITH t AS (
+                  INSERT INTO callback_tasks (application_id, biz_type, biz_id, url, url_source, body, status, created_at, updated_at)
+                  VALUES ($1, 'RECHARGE', 1, 'http://127.0.0.1:1/cb', 'APPLICATION', '\\x7b7d', CASE WHEN $2 = 'PROCESSING' THEN 'WAITING' ELSE $2 END, now(), now()) RETURNING id
+                )
+                INSERT INTO callback_queue (task_id, application_id, endpoint, due_at, lease_owner, lease_until)
+                SELECT id, $1, 'http://127.0.0.1:1', ${due === null ? 'now()' : due}, CASE WHEN $2 = 'PROCESSING' THEN 'worker' END, CASE WHEN $2 = 'PROCESSING' THEN now() + interval '1 minute' END
+                  FROM t WHERE $2 = 'PROCESSING' OR ${due === null ? 'false' : 'true'}`, [appId, status]);
     await insert('WAITING', "now() - interval '30 seconds'");
     await insert('WAITING', "now() - interval '5 seconds'");
     await insert('FAILED', "now() + interval '1 hour'");
