@@ -22,6 +22,8 @@ import type { CallbackObserver } from '../metrics/callback-metrics';
  * (at most PREFETCH - 1 timeouts of waiting before its own attempt).
  */
 export const PREFETCH = 4;
+/** Least time between two claims of one process (ms). */
+export const CLAIM_GAP_MS = 4;
 /** Most tasks one claim statement takes. */
 const CLAIM_MAX = 500;
 
@@ -142,7 +144,13 @@ export class CallbackDispatcher implements Worker {
   }
 
   private async loop(): Promise<void> {
+    let lastClaim = 0;
     while (this.running) {
+      // claims at most every CLAIM_GAP_MS: under a stream of commits (one NOTIFY each) a claim takes
+      // what several brought, instead of one statement per commit; an idle dispatcher claims at once
+      const gap = lastClaim + CLAIM_GAP_MS - Date.now();
+      if (gap > 0) await sleep(gap);
+      lastClaim = Date.now();
       this.pendingWake = false;
       let claimed = 0;
       try {
