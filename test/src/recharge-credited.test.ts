@@ -61,7 +61,9 @@ describe('RECHARGE_CREDITED, wcs subscriptions and wcs outflows (anvil)', functi
     await receiver.start();
     db = await createTestDatabase();
     pool = new Pool({ connectionString: db.url, max: 2 });
-    const extra = { WCS_RPC_TEST_ETH: anvil.url, WCS_SCAN_POLL_MS: '50', WCS_CALLBACK_POLL_MS: '50', WCS_CALLBACK_ALLOW_PRIVATE: '1' };
+    // WCS_CALLBACK_PER_ENDPOINT=1: deliveries to the one receiver are sequential, so that their arrival order (asserted
+    // below) is the outbox order however busy the machine (here a deposit's PENDING, CONFIRMED and SETTLED fall due almost together)
+    const extra = { WCS_RPC_TEST_ETH: anvil.url, WCS_SCAN_POLL_MS: '50', WCS_CALLBACK_POLL_MS: '50', WCS_CALLBACK_ALLOW_PRIVATE: '1', WCS_CALLBACK_PER_ENDPOINT: '1' };
     env = { ...process.env, ...testEnv(db.url, extra) };
     svc = await WcsService.start(testConfig(db.url, extra), testLogger(), { api: true, workers: true });
   });
