@@ -24,14 +24,34 @@ export const TEST_ACTOR: AuditActor = Object.freeze({ name: 'test', role: 'shell
 let cluster: { pg: EmbeddedPostgres; dir: string } | null = null;
 let clusterStarting: Promise<EmbeddedPostgres> | null = null;
 
-export function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
+  // Under mocha --parallel, each worker draws from its own range below the kernel's ephemeral
+  // ports (32768+), so a port handed out here is not taken by another worker's listen(0) or an
+  // outgoing connection before the caller binds it.
+  const worker = Number(process.env.MOCHA_WORKER_ID);
+  if (!Number.isInteger(worker) || worker < 0) return bindable(0);
+  const width = 2000;
+  const base = 12000 + (worker % 10) * width;
+  for (let i = 0; i < 200; i++) {
+    const port = base + Math.floor(Math.random() * width);
+    try {
+      return await bindable(port);
+    } catch {
+      /* in use: draw again */
+    }
+  }
+  return bindable(0);
+}
+
+/** Binds 127.0.0.1:port (0: any), closes, and answers the port bound. */
+function bindable(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.unref();
     s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
+    s.listen(port, '127.0.0.1', () => {
+      const bound = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(bound));
     });
   });
 }
