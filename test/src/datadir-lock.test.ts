@@ -93,4 +93,23 @@ describe('wcs start takes an exclusive lock on its data directory', function () 
     expect(s, next.describe()).to.deep.include({ code: 0, killed: false });
     expect(fs.existsSync(lockFile)).to.equal(false);
   });
+
+  it('a SIGTERM while the service is still starting (the lock taken, the API not yet up) is an orderly stop: exit 0, the lock removed', async () => {
+    const lockFile = path.join(dataDir, 'wcs.lock');
+    expect(fs.existsSync(lockFile), 'the previous test left a lock').to.equal(false);
+    const proc = WcsProcess.spawn(['start'], { ...env, WCS_DEVNETS: '0' }, await freePort());
+    // the lock is the first thing the start command does; the signal handlers are installed before it
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const holder = fs.existsSync(lockFile) ? (JSON.parse(fs.readFileSync(lockFile, 'utf8')) as { pid: number }) : null;
+      if (holder?.pid === proc.child.pid) break;
+      expect(proc.running, proc.describe()).to.equal(true);
+      expect(Date.now(), 'the start never took the lock').to.be.below(deadline);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const healthyAtSignal = await portOpen(proc.port);
+    const s = await proc.stop('SIGTERM', 60_000);
+    expect(s, `${proc.describe()} (API up when signalled: ${healthyAtSignal})`).to.deep.include({ code: 0, killed: false });
+    expect(fs.existsSync(lockFile), 'lock left after a stop during startup').to.equal(false);
+  });
 });

@@ -18,6 +18,13 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
     .addOption(new Option('--console', 'also serve the operator console (WCS_CONSOLE_PORT, default 8090, on WCS_CONSOLE_HOST, default 127.0.0.1)'))
     .addOption(jsonOpt().default(false, 'errors as JSON'))
     .action(async (o: { apiOnly?: boolean; workersOnly?: boolean; console?: boolean }) => {
+      // Signals are taken from the first moment: the API can answer /healthz before start() has
+      // returned (workers still starting), and a SIGTERM then must still mean an orderly stop,
+      // never the default kill that leaves the lock, the devnets and the cluster behind.
+      const stopRequested = new Promise<string>((resolve) => {
+        process.once('SIGINT', () => resolve('SIGINT'));
+        process.once('SIGTERM', () => resolve('SIGTERM'));
+      });
       let cfg = ctx.config();
       // Before anything else: what the data directory owns (the embedded cluster, the devnets and
       // devnets.json) belongs to one `wcs start` at a time. With DATABASE_URL the directory owns
@@ -43,15 +50,9 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
         lock?.release();
         throw e;
       }
-      const running = devnets;
-      await new Promise<void>((resolve) => {
-        const stop = (sig: string) => {
-          logger.info('shutting down', { signal: sig });
-          void svc.stop().then(() => running?.stop()).then(resolve, resolve);
-        };
-        process.once('SIGINT', () => stop('SIGINT'));
-        process.once('SIGTERM', () => stop('SIGTERM'));
-      });
+      const sig = await stopRequested;
+      logger.info('shutting down', { signal: sig });
+      await svc.stop().then(() => devnets?.stop()).catch((e: unknown) => logger.error('shutdown failed', { error: String(e) }));
       lock?.release();
     });
 
