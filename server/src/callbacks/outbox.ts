@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from 'sequelize';
-import { QueryTypes } from 'sequelize';
+import { preparedInTransaction } from '../db/prepared';
 import type { BizType } from '../apps/applications';
 
 /** NOTIFYed (at commit) by every new or re-queued task: wakes the dispatchers at once. */
@@ -58,24 +58,13 @@ export async function enqueueCallback(sequelize: Sequelize, transaction: Transac
  * get ascending ids in the order given, so a record's callbacks keep their order; the result is
  * in the order given. Wakes the dispatchers once, at commit, when any task is due.
  */
-export async function enqueueCallbacks(sequelize: Sequelize, transaction: Transaction, events: readonly CallbackEvent[], now = new Date()): Promise<EnqueuedTask[]> {
+export async function enqueueCallbacks(_sequelize: Sequelize, transaction: Transaction, events: readonly CallbackEvent[], now = new Date()): Promise<EnqueuedTask[]> {
   if (events.length === 0) return [];
   const orderUrl = (e: CallbackEvent) => (e.callbackUrl !== undefined && e.callbackUrl !== null && e.callbackUrl !== '' ? e.callbackUrl : null);
-  const rows = await sequelize.query<{ id: string; url: string; status: 'WAITING' | 'FAILED' }>(
-    `WITH src AS MATERIALIZED (
-       SELECT ${NEXT_TASK_ID} AS id, e.application_id, e.biz_type, e.biz_id, e.order_url, e.body
-         FROM unnest($3::int[], $4::text[], $5::bigint[], $6::text[], $7::text[]) WITH ORDINALITY AS e(application_id, biz_type, biz_id, order_url, body, ord)
-        ORDER BY e.ord
-     ), ${CALLBACK_TASKS_FROM_SRC}`,
-    {
-      bind: [
-        MAX_RETRY_TIMES, now.toISOString(),
-        events.map((e) => e.applicationId), events.map((e) => e.bizType), events.map((e) => String(e.bizId)), events.map(orderUrl), events.map((e) => JSON.stringify(e.payload)),
-      ],
-      type: QueryTypes.SELECT,
-      transaction,
-    },
-  );
+  const rows = await preparedInTransaction<{ id: string; url: string; status: 'WAITING' | 'FAILED' }>(transaction, 'wcs_callback_enqueue', ENQUEUE_SQL, [
+    MAX_RETRY_TIMES, now.toISOString(),
+    events.map((e) => e.applicationId), events.map((e) => e.bizType), events.map((e) => String(e.bizId)), events.map(orderUrl), events.map((e) => JSON.stringify(e.payload)),
+  ]);
   return tasksInOrder(rows, events.length);
 }
 
@@ -116,6 +105,13 @@ export const CALLBACK_TASKS_FROM_SRC = `target AS (
      )
      SELECT id::text AS id, url, status, (SELECT count(*) FROM woke) AS woke FROM tasks`;
 
+/** enqueueCallbacks' statement (prepared once per connection). */
+const ENQUEUE_SQL = `WITH src AS MATERIALIZED (
+       SELECT ${NEXT_TASK_ID} AS id, e.application_id, e.biz_type, e.biz_id, e.order_url, e.body
+         FROM unnest($3::int[], $4::text[], $5::bigint[], $6::text[], $7::text[]) WITH ORDINALITY AS e(application_id, biz_type, biz_id, order_url, body, ord)
+        ORDER BY e.ord
+     ), ${CALLBACK_TASKS_FROM_SRC}`;
+
 /** The tasks written by CALLBACK_TASKS_FROM_SRC, in input order; checks that each event got one. */
 export function tasksInOrder(rows: ReadonlyArray<{ id: string; url: string; status: 'WAITING' | 'FAILED' }>, expected: number): EnqueuedTask[] {
   if (rows.length !== expected) throw new Error(`callback outbox: ${rows.length} tasks written for ${expected} events`);
@@ -152,12 +148,21 @@ export class OutboxNotices {
    * state) pair with its task id, and writes the tasks of the pairs claimed. Returns the number
    * of tasks written.
    */
-  async flush(sequelize: Sequelize, t: Transaction): Promise<number> {
+  async flush(_sequelize: Sequelize, t: Transaction): Promise<number> {
     const items = this.items.splice(0);
     if (items.length === 0) return 0;
-    const { table, recordColumn, stateColumn, bizType } = this.kind;
-    const rows = await sequelize.query<{ id: string; url: string; status: 'WAITING' | 'FAILED' }>(
-      `WITH ev AS MATERIALIZED (
+    const { table, bizType } = this.kind;
+    const rows = await preparedInTransaction<{ id: string }>(t, `wcs_callback_notices_${table}`, noticesSql(this.kind), [
+      MAX_RETRY_TIMES, new Date().toISOString(), bizType, items.map((i) => i.id), items.map((i) => i.state), items.map((i) => i.applicationId),
+      items.map((i) => i.orderUrl), items.map((i) => JSON.stringify(i.payload)),
+    ]);
+    return rows.length;
+  }
+}
+
+/** OutboxNotices.flush's statement for one notice table (a fixed text per table: one prepared statement each). */
+function noticesSql({ table, recordColumn, stateColumn }: NoticeTable): string {
+  return `WITH ev AS MATERIALIZED (
          SELECT ${NEXT_TASK_ID} AS id, e.application_id, $3::text AS biz_type, e.record_id AS biz_id, e.order_url, e.body, e.state
            FROM unnest($4::bigint[], $5::text[], $6::int[], $7::text[], $8::text[]) WITH ORDINALITY AS e(record_id, state, application_id, order_url, body, ord)
           ORDER BY e.ord
@@ -166,16 +171,5 @@ export class OutboxNotices {
          ON CONFLICT DO NOTHING RETURNING task_id
        ), src AS (
          SELECT ev.* FROM ev JOIN claimed ON claimed.task_id = ev.id
-       ), ${CALLBACK_TASKS_FROM_SRC}`,
-      {
-        bind: [
-          MAX_RETRY_TIMES, new Date().toISOString(), bizType, items.map((i) => i.id), items.map((i) => i.state), items.map((i) => i.applicationId),
-          items.map((i) => i.orderUrl), items.map((i) => JSON.stringify(i.payload)),
-        ],
-        type: QueryTypes.SELECT,
-        transaction: t,
-      },
-    );
-    return rows.length;
-  }
+       ), ${CALLBACK_TASKS_FROM_SRC}`;
 }

@@ -235,8 +235,12 @@ describe('openapi.json webhooks: the callbacks the service sends, built by its o
    */
   async function sentTestEvent(bizType: BizType): Promise<Record<string, unknown>> {
     const bodies: Array<Record<string, unknown>> = [];
+    // the outbox runs its statement as a named one on the transaction's connection
+    const connection = {
+      query: async (q: { text: string; values: unknown[] }) => ({ rows: await sequelize.query(q.text, { bind: q.values }) }),
+    };
     const sequelize = {
-      transaction: async (fn: (t: unknown) => Promise<unknown>) => fn({}),
+      transaction: async (fn: (t: unknown) => Promise<unknown>) => fn({ connection }),
       query: async (sql: string, opts?: { bind?: unknown[] }) => {
         if (/FROM applications/.test(sql)) return [{ id: 1 }];
         if (/INSERT INTO callback_tasks/.test(sql)) {
