@@ -88,7 +88,8 @@ SELECT t.id, t.application_id, t.biz_type, t.biz_id, t.url, t.url_source, t.body
   FROM callback_tasks t LEFT JOIN callback_queue q ON q.task_id = t.id;
 
 -- the dispatcher's claim (queue-store.ts claimDue) as one call: one round trip, its plan cached
--- per connection, and an ordered index scan on callback_queue_due whatever the statistics say
+-- per connection (a generic plan: planning this statement costs twice what running it does), and
+-- an ordered index scan on callback_queue_due whatever the statistics say
 CREATE FUNCTION callback_claim(p_owner text, p_now timestamptz, p_lease_ms int, p_full text[], p_limit int,
                                p_room_endpoints text[], p_room_n int[], p_default_room int)
 RETURNS TABLE (id text, application_id int, biz_type text, body bytea, retry_times int, max_retry_times int, attempts int,
@@ -96,6 +97,7 @@ RETURNS TABLE (id text, application_id int, biz_type text, body bytea, retry_tim
 LANGUAGE plpgsql
 SET enable_bitmapscan = off
 SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
 AS $fn$
 #variable_conflict use_column
 BEGIN
@@ -107,7 +109,7 @@ BEGIN
        AND cq.endpoint <> ALL(p_full)
      ORDER BY cq.due_at LIMIT p_limit
      FOR UPDATE SKIP LOCKED
-  ), r AS (
+  ), r AS MATERIALIZED (
     SELECT c.task_id, c.due_at, c.lease_owner, c.endpoint
       FROM (SELECT c.*, row_number() OVER (PARTITION BY c.endpoint ORDER BY c.due_at, c.task_id) AS rn FROM c) c
       LEFT JOIN unnest(p_room_endpoints, p_room_n) AS room(endpoint, n) ON room.endpoint = c.endpoint
