@@ -8,7 +8,7 @@ import { TonScanner } from './scanner';
 import { TonTransferCrafter } from './transfer';
 import { TonTransferNode } from './transfer-node';
 
-export { TonAddresses, canonicalJettonMaster } from './address';
+export { TonAddresses, canonicalJettonMaster, jettonMasterForm } from './address';
 export { MAX_COMMENT_BYTES, MAX_MEMO_INDEX, isNumericMemo, isTonComment, tonMemoCodec } from './memo';
 export { TonApi, TonNodeRefusal, type AccountInfo, type ApiTransaction, type StackItem } from './api';
 export { TonScanner, formatCursor, type TonScannerOptions } from './scanner';
