@@ -434,3 +434,48 @@ export async function singleAnswer<T>(answers: Promise<ReadonlyArray<T | Error>>
   if (a instanceof Error) throw a;
   return a;
 }
+
+/** What one chain's adapter adds to the parts defineAdapter fills in. */
+export type AdapterParts = Omit<ChainAdapter, 'chain' | 'addressing' | 'curve' | 'keySpec'> & {
+  /** The key layout: a function, or one KeySpec per purpose. */
+  readonly keySpec: ChainAdapter['keySpec'] | Readonly<Record<KeyPurpose, KeySpec>>;
+};
+
+/** An adapter package, as defineAdapter takes it. */
+export interface AdapterDefinition {
+  /** The npm package name. */
+  readonly name: string;
+  /** The family served (one per package here), with its curve and addressing. */
+  readonly family: ChainFamily;
+  readonly curve: Curve;
+  readonly addressing: AddressingKind;
+  /**
+   * The parts for one chain of the family (already checked for family, curve and addressing);
+   * throws AdapterConfigError on bad chain options.
+   */
+  build(chain: ChainDefinition): AdapterParts;
+}
+
+/**
+ * The AdapterPlugin of an adapter package (its `plugin` export): create() refuses chains of
+ * another family, curve or addressing with AdapterConfigError, builds the chain's parts, turns a
+ * keySpec record into the function (an unknown purpose is a TypeError) and freezes the adapter.
+ */
+export function defineAdapter(def: AdapterDefinition): AdapterPlugin {
+  const create = (chain: ChainDefinition): ChainAdapter => {
+    if (chain.family !== def.family || chain.curve !== def.curve || chain.addressing !== def.addressing) {
+      throw new AdapterConfigError(
+        `${def.name} serves family ${def.family} (${def.curve}, ${def.addressing}); chain ${chain.code} is ${chain.family} (${chain.curve}, ${chain.addressing})`,
+      );
+    }
+    const parts = def.build(chain);
+    const specs = parts.keySpec;
+    const keySpec = typeof specs === 'function' ? specs : (purpose: KeyPurpose): KeySpec => {
+      const spec = Object.prototype.hasOwnProperty.call(specs, purpose) ? specs[purpose] : undefined;
+      if (!spec) throw new TypeError(`unknown key purpose ${String(purpose)}`);
+      return spec;
+    };
+    return Object.freeze({ ...parts, chain, addressing: def.addressing, curve: def.curve, keySpec });
+  };
+  return Object.freeze({ name: def.name, pluginApiVersion: PLUGIN_API_VERSION, families: Object.freeze([def.family]), create });
+}

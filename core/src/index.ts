@@ -13,3 +13,6 @@ export * from './secp256k1-native';
 export * from './json-exact';
 export * from './http-json';
 export * from './scanner-http';
+export * from './chain-errors';
+export * from './concurrency';
+export * from './json-rpc';

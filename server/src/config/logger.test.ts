@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { ChainRpcError } from '@wcs/core';
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -49,6 +50,13 @@ describe('logger: masks secrets itself', () => {
     const [first, second] = text().trim().split('\n').map((l) => JSON.parse(l));
     expect(first.error).to.deep.equal({ name: 'EvmRpcError', code: 'RPC_UNAVAILABLE', message: 'ETH RPC http://127.0.0.1:8545 unavailable: ECONNREFUSED' });
     expect(second.error.stack).to.match(/^TypeError: x is not a function\n\s+at /);
+  });
+
+  it("an adapter's ChainRpcError is logged with its stable name as the code, no stack", async () => {
+    const { logger, text } = capture('json');
+    logger.warn('scan step failed', { error: new ChainRpcError('RPC_UNAVAILABLE', 'ETH RPC http://127.0.0.1:8545 unavailable: ECONNREFUSED') });
+    await new Promise((r) => setImmediate(r));
+    expect(JSON.parse(text().trim()).error).to.deep.equal({ name: 'ChainRpcError', code: 'RPC_UNAVAILABLE', message: 'ETH RPC http://127.0.0.1:8545 unavailable: ECONNREFUSED' });
   });
 
   it('loads winston with the first message at its level: below it nothing is written, before or after', () => {

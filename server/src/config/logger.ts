@@ -1,4 +1,5 @@
 import type * as Winston from 'winston';
+import { isChainError } from '@wcs/core';
 
 const SENSITIVE_KEY = /(secret|password|passphrase|signature|api[-_]?key|authorization|\bpin\b|seed|mnemonic|private|master[-_]?key|cipher)/i;
 
@@ -34,7 +35,8 @@ export function redact(value: unknown, depth = 0): unknown {
     // A coded error (RPC_UNAVAILABLE, ECONNREFUSED, KEYSTORE_LOGIN, a WcsError below INTERNAL) is an
     // expected condition: its code and message say it all, so no stack. Anything else is a fault
     // worth a stack.
-    const code = (value as { code?: unknown }).code;
+    // An adapter's error (ChainRpcError, ChainTransferError) reads as its stable name (RPC_UNAVAILABLE).
+    const code = isChainError(value) ? value.errorName : (value as { code?: unknown }).code;
     const errorClass = (value as { errorClass?: unknown }).errorClass;
     const expected = (typeof code === 'string' && STABLE_CODE.test(code)) || (typeof code === 'number' && typeof errorClass === 'string' && errorClass !== 'INTERNAL');
     return {

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { TextDecoder } from 'node:util';
-import { WcsError, isWcsError, isKeyStoreError, ErrorCodes, KEYSTORE_UNAVAILABLE_CODES, type KeyStoreError } from '@wcs/core';
+import { WcsError, isChainError, isWcsError, isKeyStoreError, ErrorCodes, KEYSTORE_UNAVAILABLE_CODES, type KeyStoreError } from '@wcs/core';
 import type { Logger } from '../config/logger';
 import type { Authenticator } from '../auth/authenticate';
 import type { AppCredentials } from '../auth/credentials';
@@ -98,6 +98,8 @@ export function keyStoreUnavailableCause(err: unknown): KeyStoreError | undefine
 export function toWcsError(err: unknown): { error: WcsError; fault: boolean } {
   if (isWcsError(err) && err.errorClass !== 'INTERNAL') return { error: err, fault: false };
   if (keyStoreUnavailableCause(err)) return { error: new WcsError('KEYSTORE_UNAVAILABLE', { cause: err }), fault: true };
+  // An adapter's error (a node down, a crafter's refusal) is a fault with no API code of its own.
+  if (isChainError(err)) return { error: new WcsError('INTERNAL_ERROR', { cause: err }), fault: true };
   if (isWcsError(err)) return { error: err, fault: true };
   const e = err as { type?: string; status?: number; name?: string };
   switch (e?.type) {

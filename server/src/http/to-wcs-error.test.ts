@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { KEYSTORE_UNAVAILABLE_CODES, KeyStoreError, WcsError, type KeyStoreErrorCode } from '@wcs/core';
+import { ChainRpcError, ChainTransferError, KEYSTORE_UNAVAILABLE_CODES, KeyStoreError, WcsError, type KeyStoreErrorCode } from '@wcs/core';
 import { toWcsError } from './app';
 
 describe('toWcsError: key-store outages are 503 KEYSTORE_UNAVAILABLE', () => {
@@ -39,5 +39,12 @@ describe('toWcsError: key-store outages are 503 KEYSTORE_UNAVAILABLE', () => {
     const b = new Error('b', { cause: a });
     a.cause = b;
     expect(toWcsError(a).error.errorName).to.equal('INTERNAL_ERROR');
+  });
+
+  it("an adapter's errors answer INTERNAL_ERROR (500), as plain errors did: no code or message of their own reaches a client", () => {
+    for (const thrown of [new ChainRpcError('RPC_UNAVAILABLE', 'ETH RPC http://node unavailable'), new ChainTransferError('INSUFFICIENT_INPUTS', 'short')]) {
+      const { error, fault } = toWcsError(thrown);
+      expect({ code: error.code, http: error.httpStatus, fault, cause: error.cause }).to.deep.equal({ code: 1000009001, http: 500, fault: true, cause: thrown });
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import { chainErrorName } from '@wcs/core';
 import type {
   AdapterRegistry, ChainAdapter, KeyStore, SignedTransaction, TransferInput, TransferNode, TransferRequest, UnsignedTransfer,
 } from '@wcs/core';
@@ -258,7 +259,7 @@ export class TransferPipeline implements Worker {
           if (request === null) continue; // not enough confirmed outputs yet: next round
           made = this.builder.craft(adapter, x.r, request, x.input);
         } catch (e) {
-          if ((e as { code?: unknown }).code === 'INSUFFICIENT_INPUTS' && x.fixedInputs === null) continue;
+          if (chainErrorName(e) === 'INSUFFICIENT_INPUTS' && x.fixedInputs === null) continue;
           refused.push({ r: x.r, reason: `the transfer cannot be made on ${chain.code}: ${e instanceof Error ? e.message : String(e)}` });
           continue;
         }

@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import type { ChainAdapter, SpendableOutput, SpendModel, TransferInput, TransferNode, TransferRequest } from '@wcs/core';
+import { chainErrorName, type ChainAdapter, type SpendableOutput, type SpendModel, type TransferInput, type TransferNode, type TransferRequest } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 
 /** What a strategy needs of a transfer being signed. */
@@ -191,7 +191,7 @@ export function pickInputs(adapter: ChainAdapter, pool: SpendableOutput[], reque
       // the crafter says whether these inputs cover amount and fee (INSUFFICIENT_INPUTS when they do not)
       crafter.craft({ ...request, inputs: picked }, input);
     } catch (e) {
-      if ((e as { code?: unknown }).code === 'INSUFFICIENT_INPUTS') continue;
+      if (chainErrorName(e) === 'INSUFFICIENT_INPUTS') continue;
       throw e;
     }
     pool.splice(0, n);
