@@ -25,7 +25,7 @@ export interface JsonRpcCall {
   readonly params?: unknown;
 }
 
-/** A node's JSON-RPC error object, as answered. */
+/** A node's JSON-RPC error object, as answered (the message with the endpoint's secrets blanked). */
 export interface JsonRpcItemError {
   readonly code: number;
   readonly message: string;
@@ -150,16 +150,23 @@ export class JsonRpcClient {
   /** One call; a JSON-RPC error answer throws ChainRpcError RPC_ERROR (rpcCode set). */
   async call<T = unknown>(method: string, params: unknown = []): Promise<T> {
     const [outcome] = await this.batch<T>([{ method, params }]);
-    if (!outcome!.ok) throw outcome!.error;
-    return outcome!.result;
+    return this.unwrap(outcome!);
+  }
+
+  /**
+   * A batch outcome's result, or its error thrown; `what` renames the call in the message
+   * ("eth_getLogs (block 12)") when the method alone would not say enough.
+   */
+  unwrap<T = unknown>(outcome: JsonRpcOutcome<T>, what?: string): T {
+    if (outcome.ok) return outcome.result;
+    if (what === undefined || what === outcome.error.method) throw outcome.error;
+    const { rpc } = outcome;
+    throw new ChainRpcError('RPC_ERROR', `${this.endpointName}: ${what} failed: ${outcome.error.nodeMessage} (JSON-RPC error ${rpc.code})`, { method: outcome.error.method, rpcCode: rpc.code, nodeMessage: outcome.error.nodeMessage });
   }
 
   /** Results of a batch in request order; any JSON-RPC error answer throws it (RPC_ERROR). */
   async batchResults(calls: readonly JsonRpcCall[]): Promise<unknown[]> {
-    return (await this.batch(calls)).map((o) => {
-      if (!o.ok) throw o.error;
-      return o.result;
-    });
+    return (await this.batch(calls)).map((o) => this.unwrap(o));
   }
 
   /**
@@ -253,11 +260,12 @@ export class JsonRpcClient {
       if (item.error !== undefined && item.error !== null) {
         const rpc: JsonRpcItemError = {
           code: typeof item.error.code === 'number' ? item.error.code : 0,
-          message: this.redact(String(item.error.message ?? 'unknown error')),
+          message: this.http.scrub(String(item.error.message ?? 'unknown error')),
           ...(item.error.data === undefined ? {} : { data: item.error.data }),
         };
         const m = calls[k]!.method;
-        const error = new ChainRpcError('RPC_ERROR', `${this.endpointName}: ${m} failed: ${rpc.message} (JSON-RPC error ${rpc.code})`, { method: m, rpcCode: rpc.code, nodeMessage: rpc.message });
+        const text = this.redact(rpc.message);
+        const error = new ChainRpcError('RPC_ERROR', `${this.endpointName}: ${m} failed: ${text} (JSON-RPC error ${rpc.code})`, { method: m, rpcCode: rpc.code, nodeMessage: text });
         return { ok: false as const, error, rpc };
       }
       if (!('result' in item)) throw bad(`answer ${id} has neither result nor error`);

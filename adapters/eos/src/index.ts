@@ -1,5 +1,5 @@
 import {
-  AdapterConfigError, PLUGIN_API_VERSION, type AddressCodec,
+  AdapterConfigError, defineAdapter, type AddressCodec,
   type AddressValidation, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type KeyPurpose, type KeySpec,
 } from '@wcs/core';
 import { checkK1PublicKey } from './keys';
@@ -56,53 +56,42 @@ export function validateEosAddress(address: string, memo: string | null = null):
  * chain and configures it. Without it the adapter still serves validation and memos; asking for
  * the deposit address throws AdapterConfigError. A malformed name fails here, at create().
  */
-export function createEosAdapter(chain: ChainDefinition): ChainAdapter {
-  if (chain.family !== 'eos' || chain.curve !== 'secp256k1' || chain.addressing !== 'memo') {
-    throw new AdapterConfigError(
-      `@wcs/adapter-eos serves family eos (secp256k1, memo); chain ${chain.code} is ${chain.family} (${chain.curve}, ${chain.addressing})`,
-    );
-  }
-  const depositAccount = chain.options?.depositAccount;
-  if (depositAccount !== undefined && !isEosAccountName(depositAccount)) {
-    throw new AdapterConfigError(
-      `EOS chain ${chain.code} option depositAccount ${JSON.stringify(depositAccount)} is not an EOS account name (${ACCOUNT_NAME_RULE})`,
-    );
-  }
-  const addressesUnavailable = depositAccount === undefined
-    ? `EOS chain ${chain.code} has no depositAccount option: create the account on chain and set chains[].options.depositAccount`
-    : undefined;
-  return Object.freeze({
-    chain,
-    addressing: 'memo' as const,
-    ...(addressesUnavailable ? { addressesUnavailable } : {}),
-    spendModel: 'expiring' as const,
-    curve: 'secp256k1' as const,
-    keySpec: (purpose) => {
-      const spec = EOS_KEY_SPECS[purpose];
-      if (!spec) throw new TypeError(`unknown key purpose ${String(purpose)}`);
-      return spec;
-    },
-    address: Object.freeze<AddressCodec>({
-      addressFromPublicKey(publicKey) {
-        if (depositAccount === undefined) throw new AdapterConfigError(addressesUnavailable!);
-        checkK1PublicKey(publicKey);
-        return depositAccount;
-      },
-      validate: (address, memo) => validateEosAddress(address, memo ?? null),
-    }),
-    memo: eosMemoCodec,
-    createScanner: (endpoint) => createEosScanner(endpoint),
-    // The hot account is named and created on chain by the operator, its active permission
-    // given the hot key, and registered with the service (README, "Withdrawals").
-    hotAddress: 'registered' as const,
-    transfers: new EosTransferCrafter(),
-    createTransferNode: (endpoint) => new EosTransferNode(endpoint, { confirmations: Math.max(1, chain.confirmations) }),
-  } satisfies ChainAdapter);
-}
-
-export const plugin: AdapterPlugin = Object.freeze({
+export const plugin: AdapterPlugin = defineAdapter({
   name: '@wcs/adapter-eos',
-  pluginApiVersion: PLUGIN_API_VERSION,
-  families: Object.freeze(['eos'] as const),
-  create: createEosAdapter,
+  family: 'eos',
+  curve: 'secp256k1',
+  addressing: 'memo',
+  build(chain) {
+    const depositAccount = chain.options?.depositAccount;
+    if (depositAccount !== undefined && !isEosAccountName(depositAccount)) {
+      throw new AdapterConfigError(
+        `EOS chain ${chain.code} option depositAccount ${JSON.stringify(depositAccount)} is not an EOS account name (${ACCOUNT_NAME_RULE})`,
+      );
+    }
+    const addressesUnavailable = depositAccount === undefined
+      ? `EOS chain ${chain.code} has no depositAccount option: create the account on chain and set chains[].options.depositAccount`
+      : undefined;
+    return {
+      ...(addressesUnavailable ? { addressesUnavailable } : {}),
+      spendModel: 'expiring',
+      keySpec: EOS_KEY_SPECS,
+      address: Object.freeze<AddressCodec>({
+        addressFromPublicKey(publicKey) {
+          if (depositAccount === undefined) throw new AdapterConfigError(addressesUnavailable!);
+          checkK1PublicKey(publicKey);
+          return depositAccount;
+        },
+        validate: (address, memo) => validateEosAddress(address, memo ?? null),
+      }),
+      memo: eosMemoCodec,
+      createScanner: (endpoint) => createEosScanner(endpoint),
+      // The hot account is named and created on chain by the operator, its active permission
+      // given the hot key, and registered with the service (README, "Withdrawals").
+      hotAddress: 'registered',
+      transfers: new EosTransferCrafter(),
+      createTransferNode: (endpoint) => new EosTransferNode(endpoint, { confirmations: Math.max(1, chain.confirmations) }),
+    };
+  },
 });
+
+export const createEosAdapter: (chain: ChainDefinition) => ChainAdapter = plugin.create;

@@ -3,9 +3,7 @@ export { plugin, createEvmAdapter, PACKAGE_NAME } from './plugin';
 export { EvmAddressCodec } from './address';
 export { evmKeySpec, EVM_KEY_NAMESPACE, CHANGE_LEVEL } from './keys';
 export { EvmBlockScanner, ERC20_TRANSFER_TOPIC, type EvmScannerOptions } from './scanner';
-export { EvmRpcError, isEvmRpcError, type EvmRpcErrorCode, type JsonRpcOptions } from './rpc';
 export {
-  EvmTransferCrafter, EvmTransferError, INPUT_FORMAT as EVM_TRANSFER_INPUT_FORMAT, MIN_FEE_BUMP_PERCENT, erc20TransferData,
-  type EvmTransferErrorCode, type EvmTransferInput,
+  EvmTransferCrafter, INPUT_FORMAT as EVM_TRANSFER_INPUT_FORMAT, MIN_FEE_BUMP_PERCENT, erc20TransferData, type EvmTransferInput,
 } from './transfer';
 export { EvmTransferNode, type EvmTransferNodeOptions } from './transfer-node';

@@ -1,4 +1,9 @@
-import { EvmRpcError, type JsonRpcHttp } from './rpc';
+import { ChainRpcError, JsonRpcClient, type ChainEndpoint, type JsonRpcClientOptions } from '@wcs/core';
+
+/** The kit's JSON-RPC client with the EVM adapter's defaults (3 attempts, 150 ms first backoff, 30 s timeout). */
+export function evmRpcClient(endpoint: ChainEndpoint, options: JsonRpcClientOptions = {}): JsonRpcClient {
+  return new JsonRpcClient(endpoint, { ...options, backoffMs: options.backoffMs ?? 150 });
+}
 
 // ---- The node's JSON, checked as it is read (shared by the scanner and the transfer node) ----
 
@@ -11,10 +16,10 @@ export const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
 export const hex = (n: bigint) => `0x${n.toString(16)}`;
 
 export class Reader {
-  constructor(private readonly rpc: JsonRpcHttp) {}
+  constructor(private readonly rpc: JsonRpcClient) {}
 
-  bad(why: string): EvmRpcError {
-    return new EvmRpcError('RPC_BAD_RESPONSE', `${this.rpc.endpointName}: ${why}`);
+  bad(why: string): ChainRpcError {
+    return new ChainRpcError('RPC_BAD_RESPONSE', `${this.rpc.endpointName}: ${why}`);
   }
 
   object(v: unknown, what: string): Json {
@@ -67,7 +72,7 @@ export class Reader {
  * once: only a success is remembered, a node that was down is asked again next time. Throws
  * RPC_WRONG_CHAIN on a mismatch. No expected id: no check.
  */
-export function chainIdCheck(rpc: JsonRpcHttp, read: Reader, expectedChainId: number | null): () => Promise<void> {
+export function chainIdCheck(rpc: JsonRpcClient, read: Reader, expectedChainId: number | null): () => Promise<void> {
   let checked: Promise<void> | null = null;
   return () => {
     if (expectedChainId === null) return Promise.resolve();
@@ -75,7 +80,7 @@ export function chainIdCheck(rpc: JsonRpcHttp, read: Reader, expectedChainId: nu
       checked = (async () => {
         const id = read.quantityResult(await rpc.call('eth_chainId'), 'eth_chainId');
         if (id !== BigInt(expectedChainId)) {
-          throw new EvmRpcError('RPC_WRONG_CHAIN', `${rpc.endpointName} serves chain id ${id}, not the configured ${expectedChainId}`);
+          throw new ChainRpcError('RPC_WRONG_CHAIN', `${rpc.endpointName} serves chain id ${id}, not the configured ${expectedChainId}`);
         }
       })();
       checked.catch(() => { checked = null; });

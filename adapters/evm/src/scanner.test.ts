@@ -2,13 +2,13 @@ import { expect } from 'chai';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HDNodeWallet, Wallet, getAddress, getCreateAddress, hexlify, randomBytes } from 'ethers';
-import type { BlockRef, BlockScanner, ObservedTransfer } from '@wcs/core';
+import { ChainRpcError, type BlockRef, type BlockScanner, type ObservedTransfer } from '@wcs/core';
 import { testChain } from '@wcs/core/testing';
 import {
   ANVIL_DEFAULT_MNEMONIC, ANVIL_DEV_KEYS, anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, setAutomine, startAnvil, startBlockClock, transferErc20, waitForReceipt,
   type AnvilDevnet,
 } from './devnet';
-import { ERC20_TRANSFER_TOPIC, EvmBlockScanner, EvmRpcError, plugin } from './index';
+import { ERC20_TRANSFER_TOPIC, EvmBlockScanner, plugin } from './index';
 import { EOA_NATURE_TTL_MS } from './scanner';
 
 const ANVIL_CHAIN = testChain({ id: 900, code: 'ANVIL', name: 'anvil devnet', family: 'evm', environment: 'test', network: 'anvil', nativeSymbol: 'ETH', decimals: 18, confirmations: 1, evmChainId: 31337 });
@@ -468,8 +468,8 @@ describe('EvmBlockScanner against anvil', function () {
 
   it('refuses a node of another chain (RPC_WRONG_CHAIN)', async () => {
     const wrong = plugin.create({ ...ANVIL_CHAIN, evmChainId: 1 }).createScanner!({ url }) as BlockScanner;
-    const e = await expectRejected(wrong.tipHeight(), EvmRpcError);
-    expect(e.code).to.equal('RPC_WRONG_CHAIN');
+    const e = await expectRejected(wrong.tipHeight(), ChainRpcError);
+    expect(e.errorName).to.equal('RPC_WRONG_CHAIN');
     expect(e.message).to.match(/31337.*\b1\b/);
   });
 });
@@ -479,8 +479,8 @@ describe('EvmBlockScanner RPC errors', () => {
     const port = await deadPort();
     const scanner = new EvmBlockScanner({ url: `http://127.0.0.1:${port}`, timeoutMs: 2000 });
     const t = Date.now();
-    const e = await expectRejected(scanner.tipHeight(), EvmRpcError);
-    expect(e.code).to.equal('RPC_UNAVAILABLE');
+    const e = await expectRejected(scanner.tipHeight(), ChainRpcError);
+    expect(e.errorName).to.equal('RPC_UNAVAILABLE');
     expect(e.message).to.match(/ECONNREFUSED/);
     expect(Date.now() - t).to.be.below(3000);
   });
@@ -490,8 +490,8 @@ describe('EvmBlockScanner RPC errors', () => {
     for (const url of [`https://user:secret@127.0.0.1:${port}/v3/pathkey123?apikey=querykey456`, `http://user:secret@127.0.0.1:${port}/v3/pathkey123`]) {
       const scanner = plugin.create(ANVIL_CHAIN).createScanner!({ url, headers: { 'x-api-key': 'headerkey789' }, timeoutMs: 2000 }) as BlockScanner;
       for (const attempt of [scanner.tipHeight(), scanner.blockAt(1n), scanner.scanRange(1n, 2n, new Set([fresh()])), scanner.lookupTransaction('0x' + 'ab'.repeat(32))]) {
-        const e = await expectRejected(attempt, EvmRpcError);
-        expect(e.code).to.equal('RPC_UNAVAILABLE');
+        const e = await expectRejected(attempt, ChainRpcError);
+        expect(e.errorName).to.equal('RPC_UNAVAILABLE');
         const shown = `${e.message} ${e.stack} ${JSON.stringify(e)}`;
         for (const secret of ['secret', 'user:', 'pathkey123', 'querykey456', 'headerkey789']) expect(shown).to.not.include(secret);
         expect(e.message).to.include(`ANVIL RPC ${url.split(':')[0]}://127.0.0.1:${port}`);
@@ -523,18 +523,18 @@ describe('EvmBlockScanner RPC errors', () => {
       failuresLeft = 2;
       expect(await scanner.tipHeight(), 'two 503s, then an answer').to.equal(42n);
       failuresLeft = 3;
-      const unavailable = await expectRejected(scanner.tipHeight(), EvmRpcError);
-      expect([unavailable.code, unavailable.httpStatus]).to.deep.equal(['RPC_UNAVAILABLE', 503]);
+      const unavailable = await expectRejected(scanner.tipHeight(), ChainRpcError);
+      expect([unavailable.errorName, unavailable.responseStatus]).to.deep.equal(['RPC_UNAVAILABLE', 503]);
 
-      const rpcError = await expectRejected(scanner.blockAt(1n), EvmRpcError);
-      expect([rpcError.code, rpcError.rpcCode]).to.deep.equal(['RPC_ERROR', -32000]);
+      const rpcError = await expectRejected(scanner.blockAt(1n), ChainRpcError);
+      expect([rpcError.errorName, rpcError.rpcCode]).to.deep.equal(['RPC_ERROR', -32000]);
       expect(rpcError.message).to.include('eth_getBlockByNumber').and.not.include('pathkey123').and.not.include('headerkey789');
 
       status = 401;
-      const refused = await expectRejected(scanner.tipHeight(), EvmRpcError);
-      expect([refused.code, refused.httpStatus]).to.deep.equal(['RPC_ERROR', 401]);
+      const refused = await expectRejected(scanner.tipHeight(), ChainRpcError);
+      expect([refused.errorName, refused.responseStatus]).to.deep.equal(['RPC_ERROR', 401]);
       expect(refused.message).to.match(/credentials/);
-      expect(() => new EvmBlockScanner({ url: 'ftp://user:secret@host/x' })).to.throw(EvmRpcError, /http\(s\)/).that.satisfies((e: EvmRpcError) => e.code === 'RPC_CONFIG' && !e.message.includes('secret'));
+      expect(() => new EvmBlockScanner({ url: 'ftp://user:secret@host/x' })).to.throw(ChainRpcError, /http\(s\)/).that.satisfies((e: ChainRpcError) => e.errorName === 'RPC_CONFIG' && !e.message.includes('secret'));
     } finally {
       await server.close();
     }
@@ -560,8 +560,8 @@ describe('EvmBlockScanner RPC errors', () => {
       for (const bad of ['0x0', null, 7, '0xzz']) {
         const a = fresh().toLowerCase();
         codes[a] = bad;
-        const e = await expectRejected(s.addressNatures([a]), EvmRpcError);
-        expect(e.code).to.equal('RPC_BAD_RESPONSE');
+        const e = await expectRejected(s.addressNatures([a]), ChainRpcError);
+        expect(e.errorName).to.equal('RPC_BAD_RESPONSE');
       }
     } finally {
       await server.close();
@@ -571,9 +571,9 @@ describe('EvmBlockScanner RPC errors', () => {
   it('times out a silent node with RPC_UNAVAILABLE', async () => {
     const server = await startServer(() => new Promise(() => undefined));
     try {
-      const scanner = new EvmBlockScanner({ url: `http://127.0.0.1:${server.port}`, timeoutMs: 200 }, { retries: 1, backoffMs: 10 });
-      const e = await expectRejected(scanner.tipHeight(), EvmRpcError);
-      expect(e.code).to.equal('RPC_UNAVAILABLE');
+      const scanner = new EvmBlockScanner({ url: `http://127.0.0.1:${server.port}`, timeoutMs: 200 }, { attempts: 2, backoffMs: 10 });
+      const e = await expectRejected(scanner.tipHeight(), ChainRpcError);
+      expect(e.errorName).to.equal('RPC_UNAVAILABLE');
       expect(e.message).to.match(/no answer within 200 ms/);
     } finally {
       await server.close();

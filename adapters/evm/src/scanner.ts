@@ -1,13 +1,12 @@
 import { getCreateAddress } from 'ethers';
-import { LruCache, type AddressNature, type BlockRef, type BlockScanner, type ChainEndpoint, type ObservedTransfer, type ScanRangeOptions, type TransactionLookup } from '@wcs/core';
+import { ChainRpcError, LruCache, type AddressNature, type BlockRef, type BlockScanner, type ChainEndpoint, type JsonRpcCall, type JsonRpcClient, type JsonRpcClientOptions, type ObservedTransfer, type ScanRangeOptions, type TransactionLookup } from '@wcs/core';
 import { checksummed } from './address';
-import { ADDRESS, HASH, QUANTITY, Reader, chainIdCheck, hex, type Json } from './node-json';
-import { EvmRpcError, JsonRpcHttp, type JsonRpcOptions, type RpcCall } from './rpc';
+import { ADDRESS, HASH, QUANTITY, Reader, chainIdCheck, evmRpcClient, hex, type Json } from './node-json';
 
 /** topic0 of ERC-20 (and ERC-721) Transfer(address indexed from, address indexed to, uint256 value): keccak256("Transfer(address,address,uint256)"). */
 export const ERC20_TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 
-export interface EvmScannerOptions extends JsonRpcOptions {
+export interface EvmScannerOptions extends JsonRpcClientOptions {
   /**
    * The chain's EIP-155 id: when set, the first read checks eth_chainId and refuses a node of
    * another chain (RPC_WRONG_CHAIN) rather than scanning it.
@@ -66,7 +65,7 @@ type Sortable = { readonly transfer: ObservedTransfer; readonly txIndex: bigint 
  */
 export class EvmBlockScanner implements BlockScanner {
   readonly kind = 'blocks' as const;
-  private readonly rpc: JsonRpcHttp;
+  private readonly rpc: JsonRpcClient;
   private readonly read: Reader;
   /** Checks eth_chainId once before the first read (RPC_WRONG_CHAIN). */
   private readonly checkChain: () => Promise<void>;
@@ -79,7 +78,7 @@ export class EvmBlockScanner implements BlockScanner {
   private readonly natures = new LruCache<string, { readonly nature: AddressNature; readonly until: number }>(NATURE_CACHE_SIZE);
 
   constructor(endpoint: ChainEndpoint, options: EvmScannerOptions = {}) {
-    this.rpc = new JsonRpcHttp(endpoint, options);
+    this.rpc = evmRpcClient(endpoint, options);
     this.read = new Reader(this.rpc);
     this.checkChain = chainIdCheck(this.rpc, this.read, options.expectedChainId ?? null);
     this.consistencyAttempts = Math.max(1, options.consistencyAttempts ?? 3);
@@ -178,7 +177,7 @@ export class EvmBlockScanner implements BlockScanner {
       const t = this.read.object(tx, `transaction ${txHash}`);
       if (t.blockNumber === null || t.blockNumber === undefined) return { state: 'PENDING' as const };
       // In a block but without a receipt: mined a moment ago or reorged between the two reads.
-      throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: transaction ${txHash} is in a block but has no receipt`);
+      throw new ChainRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: transaction ${txHash} is in a block but has no receipt`);
     });
   }
 
@@ -190,7 +189,7 @@ export class EvmBlockScanner implements BlockScanner {
       try {
         return await read();
       } catch (e) {
-        if (!(e instanceof EvmRpcError) || e.code !== 'RPC_INCONSISTENT' || attempt >= this.consistencyAttempts) throw e;
+        if (!(e instanceof ChainRpcError) || e.errorName !== 'RPC_INCONSISTENT' || attempt >= this.consistencyAttempts) throw e;
       }
       await new Promise((resolve) => setTimeout(resolve, 100 * attempt)); // let the node settle on its new chain
     }
@@ -199,7 +198,7 @@ export class EvmBlockScanner implements BlockScanner {
   /** `senders` empty: exactly the deposit scan (nothing more asked, nothing more matched). */
   private async scanOnce(from: bigint, to: bigint, watched: ReadonlySet<string>, senders: ReadonlySet<string>) {
     const wantTransfers = watched.size > 0 || senders.size > 0;
-    const calls: RpcCall[] = [];
+    const calls: JsonRpcCall[] = [];
     for (let h = from; h <= to; h++) calls.push({ method: 'eth_getBlockByNumber', params: [hex(h), wantTransfers] });
     if (wantTransfers) calls.push({ method: 'eth_getLogs', params: [{ fromBlock: hex(from), toBlock: hex(to), topics: [ERC20_TRANSFER_TOPIC] }] });
     const outcomes = await this.rpc.batch(calls);
@@ -211,7 +210,7 @@ export class EvmBlockScanner implements BlockScanner {
       const height = from + BigInt(i);
       const raw = this.rpc.unwrap(outcomes[i]!, 'eth_getBlockByNumber');
       if (raw === null || raw === undefined) {
-        throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: block ${height} not found (above the node's tip, or the chain shortened during the read)`);
+        throw new ChainRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: block ${height} not found (above the node's tip, or the chain shortened during the read)`);
       }
       const ref = this.read.blockRef(raw, `block ${height}`);
       if (ref.height !== height) throw this.read.bad(`eth_getBlockByNumber(${height}) answered block ${ref.height}`);
@@ -235,7 +234,7 @@ export class EvmBlockScanner implements BlockScanner {
    * ranges): halves the range until each part is answered; a single block refused is an error.
    */
   private async logsSplitting(from: bigint, to: bigint): Promise<unknown[]> {
-    const query = (a: bigint, b: bigint): RpcCall => ({ method: 'eth_getLogs', params: [{ fromBlock: hex(a), toBlock: hex(b), topics: [ERC20_TRANSFER_TOPIC] }] });
+    const query = (a: bigint, b: bigint): JsonRpcCall => ({ method: 'eth_getLogs', params: [{ fromBlock: hex(a), toBlock: hex(b), topics: [ERC20_TRANSFER_TOPIC] }] });
     if (from === to) return this.logList(await this.rpc.call('eth_getLogs', query(from, to).params));
     const mid = from + (to - from) / 2n;
     const ranges: Array<[bigint, bigint]> = [[from, mid], [mid + 1n, to]];
@@ -302,11 +301,11 @@ export class EvmBlockScanner implements BlockScanner {
     const created = new Map<string, string>();
     hashes.forEach((h, i) => {
       const raw = receipts[i];
-      if (raw === null || raw === undefined) throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: no receipt for transaction ${h} of a scanned block`);
+      if (raw === null || raw === undefined) throw new ChainRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: no receipt for transaction ${h} of a scanned block`);
       const r = this.read.object(raw, `receipt of ${h}`);
       const blockHash = this.read.hash(r, 'blockHash', 'receipt');
       const expected = blockOf.get(h)!;
-      if (blockHash !== expected) throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: the receipt of ${h} is in block ${blockHash}, not ${expected} (reorg during the scan)`);
+      if (blockHash !== expected) throw new ChainRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: the receipt of ${h} is in block ${blockHash}, not ${expected} (reorg during the scan)`);
       status.set(h, this.read.status(r, `receipt of ${h}`));
       if (creations.has(h)) {
         const contract = this.read.address(r, 'contractAddress', 'receipt');
@@ -361,9 +360,9 @@ export class EvmBlockScanner implements BlockScanner {
       if (contract === null) continue;
       const height = this.read.quantity(log, 'blockNumber', 'log');
       const block = blocks[Number(height - from)];
-      if (height < from || !block) throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: eth_getLogs answered a log of block ${height}, outside the range asked`);
+      if (height < from || !block) throw new ChainRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: eth_getLogs answered a log of block ${height}, outside the range asked`);
       const blockHash = this.read.hash(log, 'blockHash', 'log');
-      if (blockHash !== block.hash) throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: a log of block ${height} is in block ${blockHash}, not ${block.hash} (reorg during the scan)`);
+      if (blockHash !== block.hash) throw new ChainRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: a log of block ${height} is in block ${blockHash}, not ${block.hash} (reorg during the scan)`);
       out.push({
         txIndex: this.read.quantity(log, 'transactionIndex', 'log'),
         transfer: {

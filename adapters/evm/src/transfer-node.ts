@@ -1,11 +1,10 @@
 import { keccak256, hexlify } from 'ethers';
-import { singleAnswer, type BroadcastOutcome, type ChainEndpoint, type SignedTransaction, type TransactionState, type TransferNode, type TransferRequest } from '@wcs/core';
+import { ChainRpcError, singleAnswer, type BroadcastOutcome, type ChainEndpoint, type JsonRpcClient, type JsonRpcClientOptions, type JsonRpcOutcome, type SignedTransaction, type TransactionState, type TransferNode, type TransferRequest } from '@wcs/core';
 import { EvmAddressCodec } from './address';
-import { HASH, Reader, chainIdCheck, hex, type Json } from './node-json';
-import { EvmRpcError, JsonRpcHttp, type JsonRpcOptions, type RpcOutcome } from './rpc';
+import { HASH, Reader, chainIdCheck, evmRpcClient, hex, type Json } from './node-json';
 import { INPUT_FORMAT, erc20BalanceOfData, erc20TransferData, type EvmTransferInput } from './transfer';
 
-export interface EvmTransferNodeOptions extends JsonRpcOptions {
+export interface EvmTransferNodeOptions extends JsonRpcClientOptions {
   /** The chain's EIP-155 id: the first call checks eth_chainId and refuses another chain's node (RPC_WRONG_CHAIN). */
   readonly expectedChainId?: number;
   /** Added to the node's gas estimate (default 20 %); a plain native transfer to an account (estimate 21000) gets none. */
@@ -30,10 +29,10 @@ const TRY_LATER_CODES = new Set([-32603, -32005]);
 /**
  * Withdrawal I/O for an EVM chain over raw JSON-RPC (the scanner's client: retries, batches,
  * redacted messages). Every call checks the node's eth_chainId first (once). Network faults and
- * malformed answers throw EvmRpcError; the node's verdicts on a transaction are returned.
+ * malformed answers throw ChainRpcError; the node's verdicts on a transaction are returned.
  */
 export class EvmTransferNode implements TransferNode {
-  private readonly rpc: JsonRpcHttp;
+  private readonly rpc: JsonRpcClient;
   private readonly read: Reader;
   private readonly checkChain: () => Promise<void>;
   private readonly codec = new EvmAddressCodec();
@@ -42,7 +41,7 @@ export class EvmTransferNode implements TransferNode {
   private readonly defaultTip: bigint;
 
   constructor(endpoint: ChainEndpoint, options: EvmTransferNodeOptions = {}) {
-    this.rpc = new JsonRpcHttp(endpoint, options);
+    this.rpc = evmRpcClient(endpoint, options);
     this.read = new Reader(this.rpc);
     this.checkChain = chainIdCheck(this.rpc, this.read, options.expectedChainId ?? null);
     const margin = options.gasMarginPercent ?? 20;
@@ -106,7 +105,7 @@ export class EvmTransferNode implements TransferNode {
     return calls.map((c, i) => {
       const estimate = outcomes[4 + senders.length + i]!;
       if (!estimate.ok) {
-        return new EvmRpcError('RPC_ERROR', `${this.rpc.endpointName}: eth_estimateGas refused the transfer (it would fail: funds, token balance, or the contract refuses it): ${this.rpc.redact(estimate.message)} (JSON-RPC error ${estimate.code})`, { rpcCode: estimate.code });
+        return new ChainRpcError('RPC_ERROR', `${this.rpc.endpointName}: eth_estimateGas refused the transfer (it would fail: funds, token balance, or the contract refuses it): ${this.rpc.redact(estimate.rpc.message)} (JSON-RPC error ${estimate.rpc.code})`, { method: 'eth_estimateGas', rpcCode: estimate.rpc.code });
       }
       const gasEstimate = this.read.quantityResult(estimate.result, 'eth_estimateGas');
       let gasLimit = c.contract === null && gasEstimate === PLAIN_TRANSFER_GAS ? PLAIN_TRANSFER_GAS : (gasEstimate * (100n + this.marginPercent) + 99n) / 100n;
@@ -252,7 +251,7 @@ export class EvmTransferNode implements TransferNode {
       const t = this.read.object(tx, `transaction ${txHash}`);
       if (t.blockNumber === null || t.blockNumber === undefined) return { state: 'PENDING' };
       // In a block without a receipt: mined a moment ago, or reorged between the reads.
-      if (attempt >= 3) throw new EvmRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: transaction ${txHash} is in a block but has no receipt`);
+      if (attempt >= 3) throw new ChainRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: transaction ${txHash} is in a block but has no receipt`);
       await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
     }
   }
@@ -308,22 +307,22 @@ export class EvmTransferNode implements TransferNode {
 
   // ---- internals ----
 
-  private fees1559(baseFee: bigint, tipOutcome: RpcOutcome) {
+  private fees1559(baseFee: bigint, tipOutcome: JsonRpcOutcome) {
     // A node without eth_maxPriorityFeePerGas (method not found, or any refusal): the default tip.
     const tip = tipOutcome.ok ? this.read.quantityResult(tipOutcome.result, 'eth_maxPriorityFeePerGas') : this.defaultTip;
     return { maxFeePerGas: (baseFee * this.baseFeeMultiplier + tip).toString(), maxPriorityFeePerGas: tip.toString(), gasPrice: null };
   }
 
-  private async refusal(sent: Extract<RpcOutcome, { ok: false }>, txHash: string): Promise<BroadcastOutcome> {
-    const reason = this.rpc.redact(sent.message);
-    if (ALREADY_KNOWN.test(sent.message)) return { outcome: 'ALREADY_KNOWN', txHash };
+  private async refusal(sent: Extract<JsonRpcOutcome, { ok: false }>, txHash: string): Promise<BroadcastOutcome> {
+    const reason = this.rpc.redact(sent.rpc.message);
+    if (ALREADY_KNOWN.test(sent.rpc.message)) return { outcome: 'ALREADY_KNOWN', txHash };
     // Ambiguous ("nonce too low": ours, mined already, or another transaction at that nonce): ask.
     const known = await this.rpc.call('eth_getTransactionByHash', [txHash]);
     if (known !== null && known !== undefined) return { outcome: 'ALREADY_KNOWN', txHash };
-    if (TRY_LATER.test(sent.message) || TRY_LATER_CODES.has(sent.code)) {
-      throw new EvmRpcError('RPC_TRY_LATER', `${this.rpc.endpointName}: eth_sendRawTransaction refused ${txHash} for now: ${reason} (JSON-RPC error ${sent.code}); broadcast it again later`, { rpcCode: sent.code });
+    if (TRY_LATER.test(sent.rpc.message) || TRY_LATER_CODES.has(sent.rpc.code)) {
+      throw new ChainRpcError('RPC_TRY_LATER', `${this.rpc.endpointName}: eth_sendRawTransaction refused ${txHash} for now: ${reason} (JSON-RPC error ${sent.rpc.code}); broadcast it again later`, { method: 'eth_sendRawTransaction', rpcCode: sent.rpc.code });
     }
-    return { outcome: 'REJECTED', reason: `${reason} (JSON-RPC error ${sent.code})` };
+    return { outcome: 'REJECTED', reason: `${reason} (JSON-RPC error ${sent.rpc.code})` };
   }
 
   private mined(receipt: unknown, tx: unknown, tip: bigint, txHash: string): TransactionState {

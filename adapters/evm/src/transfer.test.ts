@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { HDNodeWallet, Interface, Signature, decodeRlp, SigningKey, Transaction, Wallet, getAddress, getBytes, hexlify, keccak256, randomBytes } from 'ethers';
-import type { KeySignature, PublicKey, SignedTransaction, TransferInput, TransferNode, TransferRequest, UnsignedTransfer } from '@wcs/core';
+import { ChainRpcError, ChainTransferError, type KeySignature, type PublicKey, type SignedTransaction, type TransferInput, type TransferNode, type TransferRequest, type UnsignedTransfer } from '@wcs/core';
 import { TEST_MNEMONIC, fillPath, rejected, startReplayServer, testChain, testPublicKey, toHex, type ReplayServer } from '@wcs/core/testing';
 import { ANVIL_DEV_KEYS, anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, setAutomine, startAnvil, waitForReceipt, type AnvilDevnet } from './devnet';
 import {
-  EVM_TRANSFER_INPUT_FORMAT, EvmRpcError, EvmTransferCrafter, EvmTransferError, EvmTransferNode, erc20TransferData, evmKeySpec, plugin, type EvmTransferInput,
+  EVM_TRANSFER_INPUT_FORMAT, EvmTransferCrafter, EvmTransferNode, erc20TransferData, evmKeySpec, plugin, type EvmTransferInput,
 } from './index';
 
 const ANVIL_CHAIN = testChain({ id: 900, code: 'ANVIL', name: 'anvil devnet', family: 'evm', environment: 'test', network: 'anvil', nativeSymbol: 'ETH', decimals: 18, confirmations: 1, evmChainId: 31337 });
@@ -197,9 +197,9 @@ describe('EvmTransferCrafter (offline)', () => {
     const unsigned = crafter.craft(request(key, to, 5n, 0n), fixedInput());
     const payload = unsigned.payloads[0]!;
     const byOther = other.sign(payload);
-    expect(() => crafter.combine(unsigned, [byOther])).to.throw(EvmTransferError, /recovers .* not the sender/).with.property('code', 'WRONG_SIGNER');
+    expect(() => crafter.combine(unsigned, [byOther])).to.throw(ChainTransferError, /recovers .* not the sender/).with.property('errorName', 'WRONG_SIGNER');
     const good = key.sign(payload);
-    expect(() => crafter.combine(unsigned, [{ ...good, recovery: 1 - good.recovery! }])).to.throw(EvmTransferError).with.property('code', 'WRONG_SIGNER');
+    expect(() => crafter.combine(unsigned, [{ ...good, recovery: 1 - good.recovery! }])).to.throw(ChainTransferError).with.property('errorName', 'WRONG_SIGNER');
     const high = new Uint8Array(good.bytes);
     high.set(getBytes(`0x${(N - BigInt(hexlify(good.bytes.subarray(32)))).toString(16).padStart(64, '0')}`), 32);
     expect(() => crafter.combine(unsigned, [{ ...good, bytes: high, recovery: 1 - good.recovery! }])).to.throw(TypeError, /high-S/);
@@ -208,7 +208,7 @@ describe('EvmTransferCrafter (offline)', () => {
     expect(() => crafter.combine(unsigned, [{ ...good, recovery: null }])).to.throw(TypeError, /recovery/);
     const otherTx = crafter.craft(request(key, to, 6n, 0n), fixedInput());
     expect(() => crafter.combine({ ...unsigned, state: otherTx.state }, [good])).to.throw(TypeError, /payload/);
-    expect(() => crafter.combine({ ...unsigned, state: { ...(unsigned.state as object), from: other.address } }, [good])).to.throw(EvmTransferError);
+    expect(() => crafter.combine({ ...unsigned, state: { ...(unsigned.state as object), from: other.address } }, [good])).to.throw(ChainTransferError);
     // and the good one goes through, recovering the hot address
     const signed = crafter.combine(unsigned, [good]);
     expect(Transaction.from(hexlify(signed.raw)).from).to.equal(key.address);
@@ -452,8 +452,8 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
     const to = fresh();
     await mintErc20(url, token, k.address, 100n);
     // The node refuses to estimate a transfer that would revert: no input to craft from.
-    const e = await rejected(node.transferInput(request(k, to, 101n, undefined, token)), EvmRpcError);
-    expect(e.code).to.equal('RPC_ERROR');
+    const e = await rejected(node.transferInput(request(k, to, 101n, undefined, token)), ChainRpcError);
+    expect(e.errorName).to.equal('RPC_ERROR');
     expect(e.message).to.match(/eth_estimateGas refused the transfer/);
     // Crafted anyway from the input of a transfer that fits: it is mined and reverts.
     const input = await node.transferInput(request(k, to, 100n, undefined, token));
@@ -500,8 +500,8 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
     const reqs = [request(k, fresh(), 1000n, undefined), request(k, fresh(), 51n, undefined, token), request(k, fresh(), 50n, undefined, token), request(k, fresh(), 2000n, undefined)];
     const inputs = await node.transferInputs!(reqs);
     expect(inputs).to.have.length(4);
-    expect(inputs[1]).to.be.instanceOf(EvmRpcError);
-    expect((inputs[1] as EvmRpcError).message).to.match(/eth_estimateGas refused the transfer/);
+    expect(inputs[1]).to.be.instanceOf(ChainRpcError);
+    expect((inputs[1] as ChainRpcError).message).to.match(/eth_estimateGas refused the transfer/);
     for (const i of [0, 2, 3]) {
       expect(inputs[i], `item ${i}`).to.not.be.instanceOf(Error);
       const single = (await node.transferInput(reqs[i]!)) as EvmTransferInput;
@@ -556,12 +556,12 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
   it('checks the node chain id (RPC_WRONG_CHAIN) and throws network faults as coded errors', async () => {
     const k = hotKey(7, 999);
     const wrong = plugin.create({ ...ANVIL_CHAIN, evmChainId: 1 }).createTransferNode!({ url });
-    expect((await rejected(wrong.nextSequence!(k.address), EvmRpcError)).code).to.equal('RPC_WRONG_CHAIN');
+    expect((await rejected(wrong.nextSequence!(k.address), ChainRpcError)).errorName).to.equal('RPC_WRONG_CHAIN');
     const unsigned = crafter.craft(request(k, fresh(), 1n, 0n), fixedInput());
-    expect((await rejected(wrong.broadcast(sign(k, unsigned)), EvmRpcError)).code).to.equal('RPC_WRONG_CHAIN');
-    const down = new EvmTransferNode({ url: 'http://127.0.0.1:1', timeoutMs: 2000 }, { retries: 0 });
-    expect((await rejected(down.broadcast(sign(k, unsigned)), EvmRpcError)).code).to.equal('RPC_UNAVAILABLE');
-    expect((await rejected(down.status(keccak256('0x01')), EvmRpcError)).code).to.equal('RPC_UNAVAILABLE');
+    expect((await rejected(wrong.broadcast(sign(k, unsigned)), ChainRpcError)).errorName).to.equal('RPC_WRONG_CHAIN');
+    const down = new EvmTransferNode({ url: 'http://127.0.0.1:1', timeoutMs: 2000 }, { attempts: 1 });
+    expect((await rejected(down.broadcast(sign(k, unsigned)), ChainRpcError)).errorName).to.equal('RPC_UNAVAILABLE');
+    expect((await rejected(down.status(keccak256('0x01')), ChainRpcError)).errorName).to.equal('RPC_UNAVAILABLE');
     await rejected(node.broadcast({ txHash: keccak256('0x01'), raw: sign(k, unsigned).raw }), TypeError);
     await rejected(node.status('0x1234'), TypeError);
     await rejected(node.balance('0x1234', null), TypeError);
@@ -662,7 +662,7 @@ describe('EvmTransferNode against a scripted node (answers anvil does not give)'
     await server?.close();
   });
 
-  const node = () => new EvmTransferNode({ url: server.url }, { expectedChainId: 31337, retries: 0 });
+  const node = () => new EvmTransferNode({ url: server.url }, { expectedChainId: 31337, attempts: 1 });
   const sent = () => server.requests.map((r) => JSON.parse(r.body) as { method: string } | Array<{ method: string }>).flatMap((b) => (Array.isArray(b) ? b : [b]).map((c) => c.method));
 
   it('classifies broadcast refusals: already known, ambiguous ones by lookup, for now (RPC_TRY_LATER), for good (REJECTED)', async () => {
@@ -682,12 +682,12 @@ describe('EvmTransferNode against a scripted node (answers anvil does not give)'
     expect((await node().broadcast(signed)).outcome, '"unknown transaction" is not "known transaction"').to.equal('REJECTED');
     for (const [message, code] of [['txpool is full', -32000], ['nonce too high', -32000], ['internal error', -32603]] as const) {
       refuse(message, code);
-      const e = await rejected(node().broadcast(signed), EvmRpcError);
-      expect(e.code, message).to.equal('RPC_TRY_LATER');
+      const e = await rejected(node().broadcast(signed), ChainRpcError);
+      expect(e.errorName, message).to.equal('RPC_TRY_LATER');
       expect(e.rpcCode).to.equal(code);
     }
     answers = { eth_sendRawTransaction: keccak256('0x02') };
-    expect((await rejected(node().broadcast(signed), EvmRpcError)).code, 'the node answered another hash').to.equal('RPC_BAD_RESPONSE');
+    expect((await rejected(node().broadcast(signed), ChainRpcError)).errorName, 'the node answered another hash').to.equal('RPC_BAD_RESPONSE');
   });
 
   it('balances: native and ERC-20 balances in one batch, in order; a bad token answer is that pair\'s Error', async () => {
@@ -743,6 +743,6 @@ describe('EvmTransferNode against a scripted node (answers anvil does not give)'
 
   it('balance(): a token address without code is a bad answer, not a zero balance', async () => {
     answers = { eth_call: '0x' };
-    expect((await rejected(node().balance(key.address, '0xdAC17F958D2ee523a2206206994597C13D831ec7'), EvmRpcError)).code).to.equal('RPC_BAD_RESPONSE');
+    expect((await rejected(node().balance(key.address, '0xdAC17F958D2ee523a2206206994597C13D831ec7'), ChainRpcError)).errorName).to.equal('RPC_BAD_RESPONSE');
   });
 });

@@ -1,6 +1,6 @@
 import { decodeRlp, encodeRlp, getBytes, hexlify, keccak256, toBeArray } from 'ethers';
 import type { JsonValue, KeySignature, SignedTransaction, TransferCrafter, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
-import { recoverSecp256k1 } from '@wcs/core';
+import { ChainTransferError, recoverSecp256k1 } from '@wcs/core';
 import { EvmAddressCodec } from './address';
 
 /**
@@ -62,20 +62,6 @@ export function erc20BalanceOfData(owner: string): string {
 
 /** An RLP integer: big-endian, no leading zeros, 0 as the empty string. */
 const rlpInt = (n: bigint): Uint8Array => toBeArray(n);
-
-export type EvmTransferErrorCode =
-  /** The signature does not recover the request's `from`: the KeyStore signed with another key (or the wrong recovery id). */
-  | 'WRONG_SIGNER';
-
-/** A transfer that must not go out; `code` is stable. */
-export class EvmTransferError extends Error {
-  readonly code: EvmTransferErrorCode;
-  constructor(code: EvmTransferErrorCode, message: string) {
-    super(message);
-    this.name = 'EvmTransferError';
-    this.code = code;
-  }
-}
 
 interface ParsedInput {
   readonly eip1559: boolean;
@@ -193,7 +179,7 @@ export class EvmTransferCrafter implements TransferCrafter {
     const key = recoverSecp256k1(sig.bytes, sig.recovery, unsigned.payloads[0]!, false);
     const signer = key === null ? null : `0x${keccak256(key.subarray(1)).slice(-40)}`;
     if (signer === null || signer !== state.from.toLowerCase()) {
-      throw new EvmTransferError('WRONG_SIGNER', `combine: the signature recovers ${signer ?? 'no key'}, not the sender ${state.from}: signed with another key or the wrong recovery id`);
+      throw new ChainTransferError('WRONG_SIGNER', `combine: the signature recovers ${signer ?? 'no key'}, not the sender ${state.from}: signed with another key or the wrong recovery id`);
     }
     // signed: the unsigned fields with yParity, r, s (EIP-1559), or with v = chainId * 2 + 35 + recovery, r, s in place of chainId, 0, 0 (EIP-155)
     const signature = [rlpInt(r), rlpInt(s)];

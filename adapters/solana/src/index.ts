@@ -1,5 +1,5 @@
 import {
-  AdapterConfigError, PLUGIN_API_VERSION, type AddressCodec,
+  defineAdapter, type AddressCodec,
   type AdapterPlugin, type ChainAdapter, type ChainDefinition, type KeyPurpose, type KeySpec,
 } from '@wcs/core';
 import { solanaAddressFromPublicKey, validateSolanaAddress } from './address';
@@ -32,26 +32,14 @@ export const SOLANA_KEY_SPECS: Readonly<Record<KeyPurpose, KeySpec>> = Object.fr
   fee: Object.freeze({ namespace: 'sol', curve: 'ed25519', pathTemplate: "m/44'/501'/{account}'/{index}'/2'" }),
 });
 
-function checkChain(chain: ChainDefinition): void {
-  if (chain.family !== 'solana' || chain.curve !== 'ed25519' || chain.addressing !== 'hd') {
-    throw new AdapterConfigError(
-      `@wcs/adapter-solana serves family solana (ed25519, hd); chain ${chain.code} is ${chain.family} (${chain.curve}, ${chain.addressing})`,
-    );
-  }
-}
-
-export function createSolanaAdapter(chain: ChainDefinition): ChainAdapter {
-  checkChain(chain);
-  return Object.freeze({
-    chain,
-    addressing: 'hd' as const,
-    spendModel: 'expiring' as const,
-    curve: 'ed25519' as const,
-    keySpec: (purpose) => {
-      const spec = SOLANA_KEY_SPECS[purpose];
-      if (!spec) throw new TypeError(`unknown key purpose ${String(purpose)}`);
-      return spec;
-    },
+export const plugin: AdapterPlugin = defineAdapter({
+  name: '@wcs/adapter-solana',
+  family: 'solana',
+  curve: 'ed25519',
+  addressing: 'hd',
+  build: (chain) => ({
+    spendModel: 'expiring',
+    keySpec: SOLANA_KEY_SPECS,
     address: Object.freeze<AddressCodec>({
       addressFromPublicKey: solanaAddressFromPublicKey,
       validate: (address, memo) => validateSolanaAddress(address, memo ?? null),
@@ -61,12 +49,7 @@ export function createSolanaAdapter(chain: ChainDefinition): ChainAdapter {
     transfers: new SolanaTransferCrafter(),
     // finalized transactions are reported with the chain's confirmations (at least 32)
     createTransferNode: (endpoint) => new SolanaTransferNode(endpoint, { confirmations: Math.max(1, chain.confirmations) }),
-  } satisfies ChainAdapter);
-}
-
-export const plugin: AdapterPlugin = Object.freeze({
-  name: '@wcs/adapter-solana',
-  pluginApiVersion: PLUGIN_API_VERSION,
-  families: Object.freeze(['solana'] as const),
-  create: createSolanaAdapter,
+  }),
 });
+
+export const createSolanaAdapter: (chain: ChainDefinition) => ChainAdapter = plugin.create;

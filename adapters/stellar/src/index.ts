@@ -1,5 +1,5 @@
 import {
-  AdapterConfigError, PLUGIN_API_VERSION, type AddressCodec,
+  defineAdapter, type AddressCodec,
   type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ChainEndpoint, type KeyPurpose, type KeySpec,
 } from '@wcs/core';
 import { stellarAddressFromPublicKey, validateStellarAddress } from './address';
@@ -32,43 +32,32 @@ export const STELLAR_KEY_SPECS: Readonly<Record<KeyPurpose, KeySpec>> = Object.f
   fee: Object.freeze({ namespace: 'xlm', curve: 'ed25519', pathTemplate: "m/44'/148'/{account}'/{index}'/2'" }),
 });
 
-export function createStellarAdapter(chain: ChainDefinition): ChainAdapter {
-  if (chain.family !== 'stellar' || chain.curve !== 'ed25519' || chain.addressing !== 'memo') {
-    throw new AdapterConfigError(
-      `@wcs/adapter-stellar serves family stellar (ed25519, memo); chain ${chain.code} is ${chain.family} (${chain.curve}, ${chain.addressing})`,
-    );
-  }
-  // Withdrawals sign for one network: without a known passphrase (a network name other than
-  // pubnet / testnet / futurenet and no options.networkPassphrase) the adapter scans but cannot pay out.
-  const passphrase = stellarChainPassphrase(chain);
-  const payouts = passphrase === null ? {} : {
-    transfers: new StellarTransferCrafter(passphrase),
-    // closed ledgers are final: an ingested transaction has the chain's confirmations at once
-    createTransferNode: (endpoint: ChainEndpoint) => new StellarTransferNode(endpoint, passphrase, { confirmations: Math.max(1, chain.confirmations) }),
-  };
-  return Object.freeze({
-    chain,
-    addressing: 'memo' as const,
-    spendModel: 'sequence' as const,
-    curve: 'ed25519' as const,
-    keySpec: (purpose) => {
-      const spec = STELLAR_KEY_SPECS[purpose];
-      if (!spec) throw new TypeError(`unknown key purpose ${String(purpose)}`);
-      return spec;
-    },
-    address: Object.freeze<AddressCodec>({
-      addressFromPublicKey: stellarAddressFromPublicKey,
-      validate: (address, memo) => validateStellarAddress(address, memo ?? null),
-    }),
-    memo: memoIdCodec,
-    createScanner: (endpoint) => createStellarScanner(endpoint),
-    ...payouts,
-  } satisfies ChainAdapter);
-}
-
-export const plugin: AdapterPlugin = Object.freeze({
+export const plugin: AdapterPlugin = defineAdapter({
   name: '@wcs/adapter-stellar',
-  pluginApiVersion: PLUGIN_API_VERSION,
-  families: Object.freeze(['stellar'] as const),
-  create: createStellarAdapter,
+  family: 'stellar',
+  curve: 'ed25519',
+  addressing: 'memo',
+  build(chain) {
+    // Withdrawals sign for one network: without a known passphrase (a network name other than
+    // pubnet / testnet / futurenet and no options.networkPassphrase) the adapter scans but cannot pay out.
+    const passphrase = stellarChainPassphrase(chain);
+    const payouts = passphrase === null ? {} : {
+      transfers: new StellarTransferCrafter(passphrase),
+      // closed ledgers are final: an ingested transaction has the chain's confirmations at once
+      createTransferNode: (endpoint: ChainEndpoint) => new StellarTransferNode(endpoint, passphrase, { confirmations: Math.max(1, chain.confirmations) }),
+    };
+    return {
+      spendModel: 'sequence',
+      keySpec: STELLAR_KEY_SPECS,
+      address: Object.freeze<AddressCodec>({
+        addressFromPublicKey: stellarAddressFromPublicKey,
+        validate: (address, memo) => validateStellarAddress(address, memo ?? null),
+      }),
+      memo: memoIdCodec,
+      createScanner: (endpoint) => createStellarScanner(endpoint),
+      ...payouts,
+    };
+  },
 });
+
+export const createStellarAdapter: (chain: ChainDefinition) => ChainAdapter = plugin.create;

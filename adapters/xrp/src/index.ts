@@ -1,5 +1,5 @@
 import {
-  AdapterConfigError, PLUGIN_API_VERSION, type AddressCodec,
+  defineAdapter, type AddressCodec,
   type AdapterPlugin, type ChainAdapter, type ChainDefinition, type KeyPurpose, type KeySpec,
 } from '@wcs/core';
 import { validateXrpAddress, xrpAddressFromPublicKey } from './address';
@@ -30,39 +30,27 @@ export function isTestNetwork(chain: ChainDefinition): boolean {
   return chain.network !== 'mainnet';
 }
 
-export function createXrpAdapter(chain: ChainDefinition): ChainAdapter {
-  if (chain.family !== 'xrp' || chain.curve !== 'secp256k1' || chain.addressing !== 'memo') {
-    throw new AdapterConfigError(
-      `@wcs/adapter-xrp serves family xrp (secp256k1, memo); chain ${chain.code} is ${chain.family} (${chain.curve}, ${chain.addressing})`,
-    );
-  }
-  const test = isTestNetwork(chain);
-  const transfers = new XrpTransferCrafter(test);
-  return Object.freeze({
-    chain,
-    addressing: 'memo' as const,
-    spendModel: 'sequence' as const,
-    curve: 'secp256k1' as const,
-    keySpec: (purpose) => {
-      const spec = XRP_KEY_SPECS[purpose];
-      if (!spec) throw new TypeError(`unknown key purpose ${String(purpose)}`);
-      return spec;
-    },
-    address: Object.freeze<AddressCodec>({
-      addressFromPublicKey: xrpAddressFromPublicKey,
-      validate: (address, memo) => validateXrpAddress(address, memo ?? null, test),
-    }),
-    memo: destinationTagCodec,
-    createScanner: (endpoint) => createXrpScanner(endpoint),
-    transfers,
-    // validated ledgers are final: a validated transaction has the chain's confirmations at once
-    createTransferNode: (endpoint) => new XrpTransferNode(endpoint, { confirmations: Math.max(1, chain.confirmations) }),
-  } satisfies ChainAdapter);
-}
-
-export const plugin: AdapterPlugin = Object.freeze({
+export const plugin: AdapterPlugin = defineAdapter({
   name: '@wcs/adapter-xrp',
-  pluginApiVersion: PLUGIN_API_VERSION,
-  families: Object.freeze(['xrp'] as const),
-  create: createXrpAdapter,
+  family: 'xrp',
+  curve: 'secp256k1',
+  addressing: 'memo',
+  build(chain) {
+    const test = isTestNetwork(chain);
+    return {
+      spendModel: 'sequence',
+      keySpec: XRP_KEY_SPECS,
+      address: Object.freeze<AddressCodec>({
+        addressFromPublicKey: xrpAddressFromPublicKey,
+        validate: (address, memo) => validateXrpAddress(address, memo ?? null, test),
+      }),
+      memo: destinationTagCodec,
+      createScanner: (endpoint) => createXrpScanner(endpoint),
+      transfers: new XrpTransferCrafter(test),
+      // validated ledgers are final: a validated transaction has the chain's confirmations at once
+      createTransferNode: (endpoint) => new XrpTransferNode(endpoint, { confirmations: Math.max(1, chain.confirmations) }),
+    };
+  },
 });
+
+export const createXrpAdapter: (chain: ChainDefinition) => ChainAdapter = plugin.create;
