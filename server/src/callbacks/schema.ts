@@ -87,9 +87,11 @@ SELECT t.id, t.application_id, t.biz_type, t.biz_id, t.url, t.url_source, t.body
        q.due_at, q.lease_owner, q.lease_until, q.endpoint
   FROM callback_tasks t LEFT JOIN callback_queue q ON q.task_id = t.id;
 
--- the dispatcher's claim (queue-store.ts claimDue) as one call: one round trip, its plan cached
--- per connection (a generic plan: planning this statement costs twice what running it does), and
--- an ordered index scan on callback_queue_due whatever the statistics say
+-- the dispatcher's claim (queue-store.ts claimDue) as one call: one round trip, its plans cached
+-- per connection (generic plans: planning these statements cost twice what running them does), and
+-- an ordered index scan on callback_queue_due whatever the statistics say. Due rows are chosen
+-- without locking (each endpoint's room, at most the limit), then only those are locked and
+-- leased; rows another process holds are passed over in a further pass (at most three).
 CREATE FUNCTION callback_claim(p_owner text, p_now timestamptz, p_lease_ms int, p_full text[], p_limit int,
                                p_room_endpoints text[], p_room_n int[], p_default_room int)
 RETURNS TABLE (id text, application_id int, biz_type text, body bytea, retry_times int, max_retry_times int, attempts int,
@@ -100,33 +102,67 @@ SET enable_seqscan = off
 SET plan_cache_mode = force_generic_plan
 AS $fn$
 #variable_conflict use_column
+DECLARE
+  v_chosen bigint[];
+  v_ids bigint[];
+  v_eps text[];
+  v_leased boolean[];
+  v_due timestamptz[];
+  v_got_ids bigint[] := '{}';
+  v_got_eps text[] := '{}';
+  v_got_leased boolean[] := '{}';
+  v_got_due timestamptz[] := '{}';
+  v_skip bigint[] := '{}';
+  v_pass int := 0;
 BEGIN
+  LOOP
+    v_pass := v_pass + 1;
+    -- due rows in due order, read without locking; each endpoint's room (less what an earlier pass
+    -- took), at most the limit: only the rows taken are locked
+    SELECT coalesce(array_agg(r.task_id ORDER BY r.due_at, r.task_id), '{}') INTO v_chosen
+      FROM (SELECT c.task_id, c.due_at, c.endpoint, row_number() OVER (PARTITION BY c.endpoint ORDER BY c.due_at, c.task_id) AS rn
+              FROM (SELECT cq.task_id, cq.endpoint, cq.due_at FROM callback_queue cq
+                     WHERE cq.due_at <= p_now
+                       AND (cq.lease_owner IS NULL OR cq.lease_until < now())
+                       AND cq.endpoint <> ALL(p_full)
+                       AND cq.task_id <> ALL(v_skip)
+                     ORDER BY cq.due_at LIMIT p_limit - cardinality(v_got_ids)) c) r
+      LEFT JOIN unnest(p_room_endpoints, p_room_n) AS room(endpoint, n) ON room.endpoint = r.endpoint
+     WHERE r.rn <= coalesce(room.n, p_default_room) - (SELECT count(*) FROM unnest(v_got_eps) AS g(e) WHERE g.e = r.endpoint);
+    EXIT WHEN cardinality(v_chosen) = 0;
+    -- lease them: a row another process holds locked is skipped, one it leased since is re-checked out
+    WITH l AS (
+      SELECT q.task_id, q.due_at, q.lease_owner FROM callback_queue q
+       WHERE q.task_id = ANY(v_chosen) AND q.due_at <= p_now AND (q.lease_owner IS NULL OR q.lease_until < now())
+       FOR UPDATE SKIP LOCKED
+    ), u AS (
+      UPDATE callback_queue q SET lease_owner = p_owner, lease_until = now() + p_lease_ms * interval '1 millisecond'
+        FROM l WHERE q.task_id = l.task_id
+      RETURNING q.task_id, q.endpoint::text AS endpoint, l.lease_owner IS NOT NULL AS leased, l.due_at
+    )
+    SELECT coalesce(array_agg(u.task_id), '{}'), coalesce(array_agg(u.endpoint), '{}'), coalesce(array_agg(u.leased), '{}'), coalesce(array_agg(u.due_at), '{}')
+      INTO v_ids, v_eps, v_leased, v_due FROM u;
+    v_got_ids := v_got_ids || v_ids;
+    v_got_eps := v_got_eps || v_eps;
+    v_got_leased := v_got_leased || v_leased;
+    v_got_due := v_got_due || v_due;
+    -- all taken, or the limit reached, or enough passes: done; else what another process holds is
+    -- passed over and the next rows are chosen
+    EXIT WHEN cardinality(v_ids) = cardinality(v_chosen) OR cardinality(v_got_ids) >= p_limit OR v_pass >= 3;
+    v_skip := v_skip || ARRAY(SELECT x FROM unnest(v_chosen) AS x WHERE x <> ALL(v_ids));
+  END LOOP;
   RETURN QUERY
-  WITH c AS (
-    SELECT cq.task_id, cq.endpoint, cq.due_at, cq.lease_owner FROM callback_queue cq
-     WHERE cq.due_at <= p_now
-       AND (cq.lease_owner IS NULL OR cq.lease_until < now())
-       AND cq.endpoint <> ALL(p_full)
-     ORDER BY cq.due_at LIMIT p_limit
-     FOR UPDATE SKIP LOCKED
-  ), r AS MATERIALIZED (
-    SELECT c.task_id, c.due_at, c.lease_owner, c.endpoint
-      FROM (SELECT c.*, row_number() OVER (PARTITION BY c.endpoint ORDER BY c.due_at, c.task_id) AS rn FROM c) c
-      LEFT JOIN unnest(p_room_endpoints, p_room_n) AS room(endpoint, n) ON room.endpoint = c.endpoint
-     WHERE c.rn <= coalesce(room.n, p_default_room)
-  ), u AS (
-    UPDATE callback_queue q SET lease_owner = p_owner, lease_until = now() + p_lease_ms * interval '1 millisecond'
-      FROM r, callback_tasks t, applications a
-     WHERE q.task_id = r.task_id AND t.id = r.task_id AND a.id = t.application_id
-    RETURNING t.id::text, t.application_id, t.biz_type::text, t.body, t.retry_times, t.max_retry_times, t.attempts,
-      (t.next_retry_time IS NOT NULL),
-      (CASE WHEN t.url_source = 'APPLICATION'
-            THEN coalesce((SELECT ac.url FROM application_callbacks ac WHERE ac.application_id = t.application_id AND ac.biz_type = t.biz_type), '')
-            ELSE t.url END)::text,
-      r.endpoint::text, a.api_key::text, a.environment::text, a.callback_rate_limit,
-      CASE WHEN r.lease_owner IS NULL THEN r.due_at ELSE coalesce(t.next_retry_time, t.created_at) END
-  )
-  SELECT * FROM u;
+  SELECT t.id::text, t.application_id, t.biz_type::text, t.body, t.retry_times, t.max_retry_times, t.attempts,
+         (t.next_retry_time IS NOT NULL),
+         (CASE WHEN t.url_source = 'APPLICATION'
+               THEN coalesce((SELECT ac.url FROM application_callbacks ac WHERE ac.application_id = t.application_id AND ac.biz_type = t.biz_type), '')
+               ELSE t.url END)::text,
+         g.endpoint, a.api_key::text, a.environment::text, a.callback_rate_limit,
+         CASE WHEN g.leased THEN coalesce(t.next_retry_time, t.created_at) ELSE g.due_at END
+    FROM unnest(v_got_ids, v_got_eps, v_got_leased, v_got_due) AS g(task_id, endpoint, leased, due_at)
+    JOIN callback_tasks t ON t.id = g.task_id
+    JOIN applications a ON a.id = t.application_id
+   ORDER BY g.due_at, g.task_id;
 END
 $fn$;
 
