@@ -6,8 +6,10 @@
  * graphile-worker 0.17 doing the same work per delivery (signed POST, ACK judged, one
  * attempt-log INSERT; bench/src/callback-graphile-worker.ts) on the same Postgres, with its
  * default settings (goal: dispatcher >= 1.5x) and with its batching on (local queue, batched
- * completion; reported); then the due-to-sent latency of tasks enqueued at a fixed rate through
- * the real outbox (goal p99 <= 100 ms). Every delivery is checked afterwards, in the receiver
+ * completion; reported); then the end-to-end capacity (producers writing through the real outbox
+ * as fast as they can while the dispatcher delivers) and the due-to-sent latency of tasks enqueued
+ * at a fixed rate through the real outbox, at half that capacity (goal p99 <= 100 ms) and, reported
+ * beside it, at half the dispatch-only rate. Every delivery is checked afterwards, in the receiver
  * (signature, body bytes, nonce) and in Postgres (exactly one accepted attempt per task or job,
  * logged as sent). See bench/README.md.
  *
@@ -47,6 +49,8 @@ const ADD_JOBS_CHUNK = 1000;
 const BACKLOG_MARGIN = 1.5;
 /** Deliveries/s assumed for a target's first backlog, before any was measured. */
 const FIRST_GUESS_PER_S = 250;
+/** Concurrent producer loops of the end-to-end capacity run (each: transactions of txTasks events, back to back). */
+const CAPACITY_PRODUCERS = 4;
 
 type QueueTargetName = 'dispatcher' | 'graphile-worker' | 'graphile batched';
 type TargetName = 'bare POST' | QueueTargetName;
@@ -91,9 +95,13 @@ interface Dist {
   max: number | null;
 }
 
+type LatencyBasis = 'end-to-end capacity' | 'dispatch-only rate';
+
 interface LatencyRun {
   target: 'dispatcher';
   round: 'latency';
+  /** What the offered rate is a share of: the end-to-end capacity (the goal) or the dispatch-only throughput. */
+  basis: LatencyBasis;
   offeredPerS: number;
   achievedPerS: number;
   tasks: number;
@@ -113,6 +121,16 @@ interface LatencyRun {
   dueToClaimed: Dist;
   claimedToArrival: Dist;
   producerTx: Dist;
+}
+
+/** An open-loop run before its latencies are read from the database. */
+interface OpenLoopRun {
+  basis: LatencyBasis;
+  ids: number[];
+  /** Event id -> when its producer transaction's COMMIT was acknowledged. */
+  txDone: Map<number, number>;
+  graceS: number;
+  base: Omit<LatencyRun, 'basis' | 'dueToSent' | 'dueToClaimed' | 'claimedToArrival' | 'producerTx'>;
 }
 
 interface TaskRow {
@@ -709,55 +727,116 @@ async function main(): Promise<number> {
       await resetStatementStats(stats);
     }
 
-    // 4. Latency: an open-loop producer enqueues through the real outbox at a fixed rate.
-    const offered = Math.max(1, (median(dispRates) * loadPercent) / 100);
-    progress(`latency: ${fmtInt(offered)} tasks/s in transactions of ${txTasks} for ${s.seconds} s`);
-    await receiverTake(receiverPort, true); // nothing expected
-    const latencyIds: number[] = [];
-    const txDone = new Map<number, number>();
-    const intervalMs = (txTasks / offered) * 1000;
-    const txCount = Math.max(1, Math.round((s.seconds * 1000) / intervalMs));
-    const la = cpuMark(workers.child.proc.pid, receiver.proc.pid);
-    const lSampler = sampleActivity(stats);
-    const inflight = new Set<Promise<void>>();
-    let maxLate = 0;
-    const p0 = Date.now() + 20;
-    for (let i = 0; i < txCount; i++) {
-      checkAborted();
-      const due = p0 + i * intervalMs;
-      const wait = due - Date.now();
-      if (wait >= 1) await sleep(wait);
-      maxLate = Math.max(maxLate, Date.now() - due);
-      const ids = Array.from({ length: txTasks }, () => nextId++);
-      latencyIds.push(...ids);
-      const p: Promise<void> = sequelize
-        .transaction(async (t) => {
-          for (const id of ids) await enqueueCallback(sequelize, t, event(id));
-        })
-        .then(
-          () => {
-            const done = Date.now();
-            for (const id of ids) txDone.set(id, done);
-          },
-          (e: unknown) => void failures.push(`latency producer transaction failed: ${(e as Error)?.message ?? e}`),
-        )
-        .finally(() => inflight.delete(p));
-      inflight.add(p);
-    }
-    await Promise.all(inflight);
-    const producedS = (Date.now() - p0) / 1000;
-    dispatcher.enqueued.push(...latencyIds);
-    const lc = cpuBetween(la, cpuMark(workers.child.proc.pid, receiver.proc.pid));
-    const lPg = await lSampler.stop();
-    // At this load everything should be delivered at once; what is not delivered within the grace period is cancelled and counts against the goal.
-    const lGraceS = Math.max(30, 3 * s.seconds);
-    const lCancelled = await finish(dispatcher, latencyIds.length, lGraceS * 1000);
-    const lTake = await receiverTake(receiverPort, true);
-    keep(dispatcher, lTake);
-    failures.push(...receiverProblems('latency run', lTake.checks, true, lTake.count));
-    if (lTake.count + lCancelled !== latencyIds.length) failures.push(`latency run: ${latencyIds.length} tasks queued, ${lCancelled} cancelled, the receiver got ${lTake.count} requests`);
+    /** Enqueues ids through the real outbox, `txTasks` per transaction (one enqueueCallback per event, as a business change would). */
+    const produce = (ids: number[]) =>
+      sequelize.transaction(async (t) => {
+        for (const id of ids) await enqueueCallback(sequelize, t, event(id));
+      });
 
-    if (pgss) statements['latency run'] = await topStatements(stats, 8);
+    // 4. End-to-end capacity: producers write through the outbox as fast as they can while the
+    // dispatcher delivers, on the same machine. Deliveries/s in that state are what the whole path
+    // (writing the event, claiming, sending, recording) sustains: the throughput runs above leave
+    // the writing out (their backlog is written before the window). The latency goal's load is a
+    // share of this capacity: load as utilisation of what the machine can do end to end.
+    progress(`end-to-end capacity: ${CAPACITY_PRODUCERS} producers writing transactions of ${txTasks} as fast as they can for ${s.seconds} s`);
+    await receiverTake(receiverPort, true); // nothing expected
+    const capIds: number[] = [];
+    const capA = cpuMark(workers.child.proc.pid, receiver.proc.pid);
+    const capEnd = Date.now() + s.seconds * 1000;
+    const producers = Array.from({ length: CAPACITY_PRODUCERS }, async () => {
+      while (Date.now() < capEnd) {
+        checkAborted();
+        const ids = Array.from({ length: txTasks }, () => nextId++);
+        capIds.push(...ids);
+        await produce(ids);
+      }
+    });
+    // the window starts once the pipeline is full (1 s in) and ends when the producers stop
+    await sleep(1000);
+    const capFrom = { at: Date.now(), count: (await receiverCount(receiverPort)).count, written: capIds.length };
+    await sleep(Math.max(0, capEnd - Date.now()));
+    const capTo = { at: Date.now(), count: (await receiverCount(receiverPort)).count, written: capIds.length };
+    await Promise.all(producers);
+    const capC = cpuBetween(capA, cpuMark(workers.child.proc.pid, receiver.proc.pid));
+    const capacity = {
+      deliveredPerS: ((capTo.count - capFrom.count) * 1000) / (capTo.at - capFrom.at),
+      writtenPerS: ((capTo.written - capFrom.written) * 1000) / (capTo.at - capFrom.at),
+      tasks: capIds.length,
+      cpuPercent: capC.cpu,
+      cancelled: 0,
+    };
+    dispatcher.enqueued.push(...capIds);
+    capacity.cancelled = await finish(dispatcher, capIds.length, Math.max(30, 3 * s.seconds) * 1000);
+    const capTake = await receiverTake(receiverPort, true);
+    keep(dispatcher, capTake);
+    failures.push(...receiverProblems('capacity run', capTake.checks, true, capTake.count));
+    if (capTake.count + capacity.cancelled !== capIds.length) failures.push(`capacity run: ${capIds.length} tasks queued, ${capacity.cancelled} cancelled, the receiver got ${capTake.count} requests`);
+    if (pgss) statements['capacity run'] = await topStatements(stats, 8);
+    if (pgss) await resetStatementStats(stats);
+
+    // 5. Latency: an open-loop producer enqueues through the real outbox at a fixed rate.
+    const latencyRun = async (offered: number, basis: LatencyBasis): Promise<OpenLoopRun> => {
+      progress(`latency (${loadPercent} % of the ${basis}): ${fmtInt(offered)} tasks/s in transactions of ${txTasks} for ${s.seconds} s`);
+      await receiverTake(receiverPort, true); // nothing expected
+      const ids: number[] = [];
+      const txDone = new Map<number, number>();
+      const intervalMs = (txTasks / offered) * 1000;
+      const txCount = Math.max(1, Math.round((s.seconds * 1000) / intervalMs));
+      const la = cpuMark(workers.child.proc.pid, receiver.proc.pid);
+      const lSampler = sampleActivity(stats);
+      const inflight = new Set<Promise<void>>();
+      let maxLate = 0;
+      const p0 = Date.now() + 20;
+      for (let i = 0; i < txCount; i++) {
+        checkAborted();
+        const due = p0 + i * intervalMs;
+        const wait = due - Date.now();
+        if (wait >= 1) await sleep(wait);
+        maxLate = Math.max(maxLate, Date.now() - due);
+        const batch = Array.from({ length: txTasks }, () => nextId++);
+        ids.push(...batch);
+        const p: Promise<void> = produce(batch)
+          .then(
+            () => {
+              const done = Date.now();
+              for (const id of batch) txDone.set(id, done);
+            },
+            (e: unknown) => void failures.push(`latency producer transaction failed: ${(e as Error)?.message ?? e}`),
+          )
+          .finally(() => inflight.delete(p));
+        inflight.add(p);
+      }
+      await Promise.all(inflight);
+      const producedS = (Date.now() - p0) / 1000;
+      dispatcher.enqueued.push(...ids);
+      const lc = cpuBetween(la, cpuMark(workers.child.proc.pid, receiver.proc.pid));
+      const lPg = await lSampler.stop();
+      // At this load everything should be delivered at once; what is not delivered within the grace period is cancelled and counts against the goal.
+      const graceS = Math.max(30, 3 * s.seconds);
+      const cancelledN = await finish(dispatcher, ids.length, graceS * 1000);
+      const take = await receiverTake(receiverPort, true);
+      keep(dispatcher, take);
+      failures.push(...receiverProblems(`latency run (${basis})`, take.checks, true, take.count));
+      if (take.count + cancelledN !== ids.length) failures.push(`latency run (${basis}): ${ids.length} tasks queued, ${cancelledN} cancelled, the receiver got ${take.count} requests`);
+      if (pgss) {
+        statements[`latency run (${loadPercent} % of the ${basis})`] = await topStatements(stats, 8);
+        await resetStatementStats(stats);
+      }
+      return {
+        basis, ids, txDone, graceS,
+        base: {
+          target: 'dispatcher', round: 'latency', offeredPerS: offered, achievedPerS: ids.length / producedS, tasks: ids.length, transactions: txCount,
+          tasksPerTransaction: txTasks, notDelivered: cancelledN, producerMaxLateMs: maxLate, cpuPercent: lc.cpu, senderUsPerDelivery: perDelivery(lc.cpu.target, lc.wallS, take.count),
+          postgresUsPerDelivery: perDelivery(lc.cpu.postgres, lc.wallS, take.count), pgActivity: lPg, checks: take.checks,
+        },
+      };
+    };
+    // the goal: a share of the end-to-end capacity; then, reported beside it, the same share of the dispatch-only rate
+    const openLoops = [
+      await latencyRun(Math.max(1, (capacity.deliveredPerS * loadPercent) / 100), 'end-to-end capacity'),
+      await latencyRun(Math.max(1, (median(dispRates) * loadPercent) / 100), 'dispatch-only rate'),
+    ];
+
 
     // 5. The database: every task delivered once, its one attempt logged as what the receiver got.
     progress('checking the database');
@@ -868,32 +947,31 @@ async function main(): Promise<number> {
     const gCancelled = gDefault.cancelled.size + gBatched.cancelled.size;
 
     // Latencies (same machine clock: created_at from the producer's Date, arrival from the receiver's Date.now()).
-    const dueToSent: number[] = [];
-    const dueToClaimed: number[] = [];
-    const claimedToArrival: number[] = [];
-    const producerTx: number[] = [];
-    for (const id of latencyIds) {
-      const r = byId.get(id);
-      const a = arrivals.get(id)?.[0];
-      if (!r || !a) continue;
-      dueToSent.push(a.at - r.created_ms);
-      if (r.attempt_ms !== null) {
-        dueToClaimed.push(r.attempt_ms - r.created_ms);
-        claimedToArrival.push(a.at - r.attempt_ms);
+    const latencyOf = (o: OpenLoopRun): LatencyRun => {
+      const dueToSent: number[] = [];
+      const dueToClaimed: number[] = [];
+      const claimedToArrival: number[] = [];
+      const producerTx: number[] = [];
+      for (const id of o.ids) {
+        const r = byId.get(id);
+        const a = arrivals.get(id)?.[0];
+        if (!r || !a) continue;
+        dueToSent.push(a.at - r.created_ms);
+        if (r.attempt_ms !== null) {
+          dueToClaimed.push(r.attempt_ms - r.created_ms);
+          claimedToArrival.push(a.at - r.attempt_ms);
+        }
+        const d = o.txDone.get(id);
+        if (d !== undefined) producerTx.push(d - r.created_ms);
       }
-      const d = txDone.get(id);
-      if (d !== undefined) producerTx.push(d - r.created_ms);
-    }
-    const lat: LatencyRun = {
-      target: 'dispatcher', round: 'latency', offeredPerS: offered, achievedPerS: latencyIds.length / producedS, tasks: latencyIds.length, transactions: txCount,
-      tasksPerTransaction: txTasks, notDelivered: lCancelled, producerMaxLateMs: maxLate, cpuPercent: lc.cpu, senderUsPerDelivery: perDelivery(lc.cpu.target, lc.wallS, lTake.count),
-      postgresUsPerDelivery: perDelivery(lc.cpu.postgres, lc.wallS, lTake.count), pgActivity: lPg, checks: lTake.checks,
-      dueToSent: dist(dueToSent), dueToClaimed: dist(dueToClaimed), claimedToArrival: dist(claimedToArrival), producerTx: dist(producerTx),
+      return { ...o.base, basis: o.basis, dueToSent: dist(dueToSent), dueToClaimed: dist(dueToClaimed), claimedToArrival: dist(claimedToArrival), producerTx: dist(producerTx) };
     };
+    const latencies = openLoops.map(latencyOf);
+    const lat = latencies[0]!;
     const p99 = lat.dueToSent.p99;
     const ratioMet = ratio >= GOAL_RATIO_PERCENT;
     const vsGraphileMet = vsGraphile >= GOAL_VS_GRAPHILE;
-    const latencyMet = p99 !== null && p99 <= GOAL_P99_MS && lCancelled === 0;
+    const latencyMet = p99 !== null && p99 <= GOAL_P99_MS && lat.notDelivered === 0;
 
     // 6. Report.
     const cpuCols = (c: CpuRecord) => [fmtPct(c.client), fmtPct(c.target), fmtPct(c.receiver), fmtPct(c.postgres), fmtPct(c.other)];
@@ -944,28 +1022,38 @@ async function main(): Promise<number> {
     out(`ratio dispatcher/graphile batched (localQueue, batched completion): ${x(vsGraphileBatched)}  (per round: ${perRoundVsGb.map(x).join(', ')})`);
     out('');
     out(
-      `latency run: ${fmtInt(lat.offeredPerS)} tasks/s offered (${loadPercent} % of ${fmtInt(median(dispRates))}), ${fmtInt(lat.achievedPerS)}/s written, ` +
-        `${fmtInt(lat.tasks)} tasks in ${fmtInt(lat.transactions)} transactions of ${txTasks}; producer at most ${fmtInt(lat.producerMaxLateMs)} ms behind schedule`,
+      `end-to-end capacity: ${fmtInt(capacity.deliveredPerS)} deliveries/s (${((capacity.deliveredPerS / median(dispRates)) * 100).toFixed(0)} % of the dispatch-only median ${fmtInt(median(dispRates))}) ` +
+        `while ${CAPACITY_PRODUCERS} producers wrote ${fmtInt(capacity.writtenPerS)} tasks/s through the outbox; ` +
+        `cpu: bench (producers) ${fmtPct(capacity.cpuPercent.client)}, workers ${fmtPct(capacity.cpuPercent.target)}, receiver ${fmtPct(capacity.cpuPercent.receiver)}, pg ${fmtPct(capacity.cpuPercent.postgres)}, other ${fmtPct(capacity.cpuPercent.other)}` +
+        (capacity.cancelled ? `; ${fmtInt(capacity.cancelled)} tasks not delivered within the grace period (cancelled)` : ''),
     );
-    if (lCancelled) out(`  ${fmtInt(lCancelled)} tasks NOT DELIVERED within ${lGraceS} s after the producer stopped (cancelled; the dispatcher fell behind)`);
-    out(
-      `  cpu: bench (producer) ${fmtPct(lat.cpuPercent.client)}, workers ${fmtPct(lat.cpuPercent.target)}, receiver ${fmtPct(lat.cpuPercent.receiver)}, ` +
-        `pg ${fmtPct(lat.cpuPercent.postgres)}, other ${fmtPct(lat.cpuPercent.other)}; workers ${fmtUs(lat.senderUsPerDelivery)} µs/del, pg ${fmtUs(lat.postgresUsPerDelivery)} µs/del`,
-    );
-    out(
-      table(
-        ['ms', 'p50', 'p95', 'p99', 'max', 'n'],
-        (
-          [
-            ['due -> sent (created_at -> receiver arrival)', lat.dueToSent],
-            ['  due -> claimed (created_at -> attempt start)', lat.dueToClaimed],
-            ['  claimed -> arrival', lat.claimedToArrival],
-            ['producer transaction (created_at -> COMMIT acknowledged)', lat.producerTx],
-          ] as const
-        ).map(([n, d]) => [n, ...[d.p50, d.p95, d.p99, d.max].map((v) => (v === null ? '-' : fmtMs(v))), fmtInt(d.n)]),
-        [false, true, true, true, true, true],
-      ),
-    );
+    for (const [i, l] of latencies.entries()) {
+      const o = openLoops[i]!;
+      out('');
+      out(
+        `latency run${i === 0 ? ' (the goal)' : ' (reported, no goal)'}: ${fmtInt(l.offeredPerS)} tasks/s offered (${loadPercent} % of the ${l.basis}), ${fmtInt(l.achievedPerS)}/s written, ` +
+          `${fmtInt(l.tasks)} tasks in ${fmtInt(l.transactions)} transactions of ${txTasks}; producer at most ${fmtInt(l.producerMaxLateMs)} ms behind schedule`,
+      );
+      if (l.notDelivered) out(`  ${fmtInt(l.notDelivered)} tasks NOT DELIVERED within ${o.graceS} s after the producer stopped (cancelled; the dispatcher fell behind)`);
+      out(
+        `  cpu: bench (producer) ${fmtPct(l.cpuPercent.client)}, workers ${fmtPct(l.cpuPercent.target)}, receiver ${fmtPct(l.cpuPercent.receiver)}, ` +
+          `pg ${fmtPct(l.cpuPercent.postgres)}, other ${fmtPct(l.cpuPercent.other)}; workers ${fmtUs(l.senderUsPerDelivery)} µs/del, pg ${fmtUs(l.postgresUsPerDelivery)} µs/del`,
+      );
+      out(
+        table(
+          ['ms', 'p50', 'p95', 'p99', 'max', 'n'],
+          (
+            [
+              ['due -> sent (created_at -> receiver arrival)', l.dueToSent],
+              ['  due -> claimed (created_at -> attempt start)', l.dueToClaimed],
+              ['  claimed -> arrival', l.claimedToArrival],
+              ['producer transaction (created_at -> COMMIT acknowledged)', l.producerTx],
+            ] as const
+          ).map(([n, d]) => [n, ...[d.p50, d.p95, d.p99, d.max].map((v) => (v === null ? '-' : fmtMs(v))), fmtInt(d.n)]),
+          [false, true, true, true, true, true],
+        ),
+      );
+    }
     out('');
     out(
       `database: ${fmtInt(rows.length)} tasks, ${fmtInt(enqueued.length)} written by this benchmark, ${fmtInt(cancelled.size)} cancelled after their run; ` +
@@ -985,8 +1073,10 @@ async function main(): Promise<number> {
     out('');
     out(`goal deliveries/s >= ${GOAL_RATIO_PERCENT} % of bare POST: ${ratio.toFixed(1)} %, ${ratioMet ? 'met' : 'not met'}`);
     out(`goal dispatcher >= ${GOAL_VS_GRAPHILE}x graphile-worker with the log: ${x(vsGraphile)}, ${vsGraphileMet ? 'met' : 'not met'}`);
-    out(`goal due-to-sent p99 <= ${GOAL_P99_MS} ms at ${loadPercent} % load: ${p99 === null ? '-' : fmtMs(p99) + ' ms'}, ${latencyMet ? 'met' : 'not met'}`);
-    const noisy = noiseWarning<Run | LatencyRun>([...runs, lat], NOISE_WARN_PERCENT);
+    out(`goal due-to-sent p99 <= ${GOAL_P99_MS} ms at ${loadPercent} % load (of the end-to-end capacity): ${p99 === null ? '-' : fmtMs(p99) + ' ms'}, ${latencyMet ? 'met' : 'not met'}`);
+    const other = latencies[1]!.dueToSent.p99;
+    out(`  (reported: p99 at ${loadPercent} % of the dispatch-only rate, ${fmtInt(latencies[1]!.offeredPerS)}/s: ${other === null ? '-' : fmtMs(other) + ' ms'}${latencies[1]!.notDelivered ? `, ${fmtInt(latencies[1]!.notDelivered)} not delivered` : ''})`)
+    const noisy = noiseWarning<Run | LatencyRun>([...runs, ...latencies], NOISE_WARN_PERCENT);
     if (noisy) out(noisy.line);
     printFailures(out, failures);
 
@@ -1002,7 +1092,8 @@ async function main(): Promise<number> {
       settings: { ...s, loadPercent, txTasks, prefillTx, database: dbMode, dispatcher: cb, dbPoolMax: config.dbPoolMax, graphile, bodyBytes: Buffer.byteLength(callbackBody(1)) },
       warmups,
       runs,
-      latency: lat,
+      capacity,
+      latency: latencies,
       summary: {
         bareMedianPerS: median(bareRates),
         dispatcherMedianPerS: median(dispRates),
@@ -1018,7 +1109,9 @@ async function main(): Promise<number> {
         vsGraphileGoalMet: vsGraphileMet,
         dispatcherVsGraphileBatched: round2(vsGraphileBatched),
         perRoundDispatcherVsGraphileBatched: perRoundVsGb.map(round2),
+        endToEndCapacityPerS: Math.round(capacity.deliveredPerS),
         dueToSentP99Ms: p99,
+        dueToSentP99MsAtDispatchOnlyShare: other,
         goalP99Ms: GOAL_P99_MS,
         latencyGoalMet: latencyMet,
       },
