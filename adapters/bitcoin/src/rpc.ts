@@ -1,5 +1,5 @@
 import {
-  HttpJsonClient, isHttpJsonError, isTransientStatus, networkErrorCode, readJson, refusalWithMessage, scannerErrorCode,
+  HttpJsonClient, isHttpJsonError, mapLimit, isTransientStatus, networkErrorCode, readJson, refusalWithMessage, scannerErrorCode,
   type ChainEndpoint, type HttpJsonAnswer, type Verdict,
 } from '@wcs/core';
 
@@ -85,26 +85,6 @@ function stringifyWithRaw(value: unknown): string {
   if (raws.length === 0) return json;
   // JSON.stringify escapes U+0000 as \u0000, so a placeholder cannot collide with real string content.
   return json.replace(/"\\u0000RAW(\d+)\\u0000"/g, (_m, i: string) => raws[Number(i)]!);
-}
-
-/** Runs fn over items with at most `limit` in flight; results in input order; the first failure rejects. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  let failed = false;
-  const worker = async () => {
-    while (!failed && next < items.length) {
-      const i = next++;
-      try {
-        out[i] = await fn(items[i]!, i);
-      } catch (e) {
-        failed = true;
-        throw e;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  return out;
 }
 
 interface JsonRpcResponse {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { KeyType, stringToPublicKey } from 'eosjs/dist/eosjs-numeric';
 import {
-  singleAnswer,
+  singleAnswer, settleLimit,
   HttpJsonClient, isHttpJsonError, isTransientStatus, jsonBigInt, parseJsonExact, scannerErrorCode,
   type BroadcastOutcome, type ChainEndpoint, type HttpJsonAnswer, type HttpJsonOptions, type HttpJsonRequest, type PublicKey,
   type SignedTransaction, type TransactionState, type TransferInput, type TransferNode, type TransferRequest, type Verdict,
@@ -317,20 +317,7 @@ export class EosTransferNode implements TransferNode {
   /** status for many, `statusConcurrency` at once, sharing one get_info; an Error per failing item. */
   async statusMany(txHashes: readonly string[], inputs?: ReadonlyArray<TransferInput | undefined>): Promise<Array<TransactionState | Error>> {
     const info = this.lazyInfo();
-    const out: Array<TransactionState | Error> = new Array(txHashes.length);
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < txHashes.length) {
-        const i = next++;
-        try {
-          out[i] = await this.statusWith(txHashes[i]!, inputs?.[i], info);
-        } catch (e) {
-          out[i] = e instanceof Error ? e : new Error(String(e));
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.concurrency, txHashes.length) }, worker));
-    return out;
+    return settleLimit(txHashes, this.concurrency, (h, i) => this.statusWith(h, inputs?.[i], info));
   }
 
   // ---- internals ----
