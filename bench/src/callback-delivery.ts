@@ -19,15 +19,15 @@
  */
 import * as crypto from 'node:crypto';
 import * as path from 'node:path';
-import { QueryTypes, Sequelize, type Transaction } from 'sequelize';
+import { QueryTypes, Sequelize } from 'sequelize';
 import { enqueueCallback, loadConfig, PREFETCH } from '@wcs/server';
 import { freePort, testEnv } from '@wcs/server/testing';
-import { ACK_BODY, callbackBody, callbackPayload, CALLBACK_PATH, CONTROL, type ReceiverChecks, type ReceiverCount, type ReceiverTake } from './lib/callbacks';
-import { cpuPercent, cpuSnapshot, CLK_TCK, procTicks, type CpuPercent, type CpuSnapshot } from './lib/cpu';
+import { callbackBody, callbackPayload, CALLBACK_PATH, CONTROL, type ReceiverTake } from './lib/callbacks';
 import { openStatsConnection, requestStatementStats, resetStatementStats, sampleActivity, topStatements, type PgActivity } from './lib/postgres';
-import { checkAborted, CleanupStack, httpGet, httpRequest, runMain, sleep, startChild, stopChild, waitReady, withTimeout, type Child } from './lib/processes';
-import { fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, medianOrNull, noiseWarning, out, percentile, progress, table, printFailures, writeResults } from './lib/report';
+import { checkAborted, CleanupStack, runMain, sleep, startChild, stopChild, waitReady, withTimeout, type Child } from './lib/processes';
+import { fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, medianOrNull, noiseWarning, out, progress, table, printFailures, writeResults } from './lib/report';
 import { intEnv, readLoadSettings } from './lib/settings';
+import { checkGraphileDatabase, createGraphileAttemptLog, GRAPHILE_ATTEMPTS, GRAPHILE_SCHEMA, graphileTarget, startGraphile, type GraphileContext, type GraphileSettings } from './lib/callback-graphile';
 import { createAppViaCli, prepareBenchStorage, printProfiles, setCallbackViaCli, startWorkers } from './lib/wcs';
 
 const GOAL_RATIO_PERCENT = 25;
@@ -38,13 +38,6 @@ const NOISE_WARN_PERCENT = 20;
 const BIZ_TYPE = 'RECHARGE';
 const RECEIVER = path.join(__dirname, 'callback-receiver.js');
 const POST_LOOP = path.join(__dirname, 'callback-post-loop.js');
-const GRAPHILE_WORKER = path.join(__dirname, 'callback-graphile-worker.js');
-/** graphile-worker's own schema in the benchmark database (its default name). */
-const GRAPHILE_SCHEMA = 'graphile_worker';
-/** The graphile target's attempt log: the columns, indexes and row contents of callback_attempts. */
-const GRAPHILE_ATTEMPTS = 'bench_graphile_attempts';
-/** Job specs per graphile_worker.add_jobs call when a graphile backlog is written. */
-const ADD_JOBS_CHUNK = 1000;
 /** Backlog of a round's queue runs (dispatcher, graphile): the dispatcher's last rate measured x seconds x this margin (a shorter window is used if it runs out). */
 const BACKLOG_MARGIN = 1.5;
 /** Deliveries/s assumed for a target's first backlog, before any was measured. */
@@ -52,230 +45,7 @@ const FIRST_GUESS_PER_S = 250;
 /** Concurrent producer loops of the end-to-end capacity run (each: transactions of txTasks events, back to back). */
 const CAPACITY_PRODUCERS = 4;
 
-type QueueTargetName = 'dispatcher' | 'graphile-worker' | 'graphile batched';
-type TargetName = 'bare POST' | QueueTargetName;
-const QUEUE_TARGETS: QueueTargetName[] = ['dispatcher', 'graphile-worker', 'graphile batched'];
-
-/** CPU of one measured window (percent of one CPU): this process ("bench"), sender, receiver, Postgres, the rest of the host. */
-interface CpuRecord extends CpuPercent {
-  receiver: number | null;
-}
-
-interface Run {
-  target: TargetName;
-  round: number | 'warm-up';
-  /** Receiver arrivals per second over the window. */
-  rate: number;
-  /** The window: from the first arrival, `seconds` long (shorter if a backlog ran out). */
-  windowS: number;
-  inWindow: number;
-  /** Requests the receiver got in the whole run (queue runs: the whole backlog). */
-  received: number;
-  /** Queue runs (dispatcher, graphile): tasks or jobs queued before the start; whether they ran out before the window ended; seconds to write them (not measured). */
-  backlog: number | null;
-  /** Queue runs: tasks or jobs of the backlog still queued after the window and a grace period, then cancelled (not delivered). */
-  cancelled: number | null;
-  backlogRanOut: boolean;
-  prefillS: number | null;
-  /** Bare POST runs: requests that failed or were not ACKed, as the loop saw them. */
-  senderErrors: number;
-  cpuPercent: CpuRecord;
-  /** CPU time of the sender process (post loop, workers or graphile worker) and of Postgres per delivery in the CPU window. */
-  senderUsPerDelivery: number | null;
-  postgresUsPerDelivery: number | null;
-  pgActivity: PgActivity | null;
-  checks: ReceiverChecks;
-}
-
-interface Dist {
-  n: number;
-  p50: number | null;
-  p95: number | null;
-  p99: number | null;
-  max: number | null;
-}
-
-type LatencyBasis = 'end-to-end capacity' | 'dispatch-only rate';
-
-interface LatencyRun {
-  target: 'dispatcher';
-  round: 'latency';
-  /** What the offered rate is a share of: the end-to-end capacity (the goal) or the dispatch-only throughput. */
-  basis: LatencyBasis;
-  offeredPerS: number;
-  achievedPerS: number;
-  tasks: number;
-  transactions: number;
-  tasksPerTransaction: number;
-  /** Tasks not delivered within the grace period after the run (cancelled): they count against the goal. */
-  notDelivered: number;
-  /** Largest delay of a producer transaction behind its schedule (ms). */
-  producerMaxLateMs: number;
-  cpuPercent: CpuRecord;
-  senderUsPerDelivery: number | null;
-  postgresUsPerDelivery: number | null;
-  pgActivity: PgActivity | null;
-  checks: ReceiverChecks;
-  /** ms: receiver arrival - task created_at (the goal); its two parts; the producer's own transaction. */
-  dueToSent: Dist;
-  dueToClaimed: Dist;
-  claimedToArrival: Dist;
-  producerTx: Dist;
-}
-
-/** An open-loop run before its latencies are read from the database. */
-interface OpenLoopRun {
-  basis: LatencyBasis;
-  ids: number[];
-  /** Event id -> when its producer transaction's COMMIT was acknowledged. */
-  txDone: Map<number, number>;
-  graceS: number;
-  base: Omit<LatencyRun, 'basis' | 'dueToSent' | 'dueToClaimed' | 'claimedToArrival' | 'producerTx'>;
-}
-
-interface TaskRow {
-  biz_id: string;
-  status: string;
-  attempts: number;
-  retry_times: number;
-  /** No callback_queue row left for the task (not queued, not leased). */
-  unqueued: boolean;
-  created_ms: number;
-  body_sha: string;
-  n_attempts: number;
-  accepted: boolean | null;
-  attempt_no: number | null;
-  response_status: number | null;
-  body_logged: boolean | null;
-  response_logged: boolean | null;
-  nonce: string | null;
-  attempt_ms: number | null;
-}
-
-/** The attempt rows of one graphile job (bench_graphile_attempts, grouped by callback_task_id = the job id). */
-interface GraphileAttemptRow {
-  job_id: string;
-  n_attempts: number;
-  accepted: boolean;
-  attempt_no: number;
-  response_status: number | null;
-  target_logged: boolean;
-  response_logged: boolean;
-  body_sha: string;
-  body_length: number;
-  body_summary: string | null;
-  nonce: string | null;
-}
-
-/** A target fed from a queue in Postgres: the dispatcher (callback tasks) or a graphile-worker variant (jobs). */
-interface QueueTarget {
-  name: QueueTargetName;
-  /** The sending process (its CPU is the run's "sender"). */
-  child: Child;
-  /** Tasks or jobs of this target still queued, being delivered or waiting for a retry. */
-  pending(): Promise<number>;
-  /** Removes what is still queued and not claimed (claimed ones are delivered); the event ids removed. */
-  cancel(): Promise<number[]>;
-  /** Writes the events as tasks or jobs in one transaction of `t`. */
-  writePart(t: Transaction, ids: number[]): Promise<void>;
-  /** Event ids written. */
-  enqueued: number[];
-  /** Event ids cancelled after their run (never delivered: not counted, checked for no attempt). */
-  cancelled: Set<number>;
-  /** Every arrival of this target's events: event id -> arrivals. */
-  arrivals: Map<number, Array<{ at: number; nonce: string }>>;
-  /** graphile targets: event id -> job id. */
-  jobOf: Map<number, string> | null;
-  /** graphile targets: resume the runner before the target's run, pause it after (a paused runner does not poll). */
-  resume(): Promise<void>;
-  pause(): Promise<void>;
-}
-
-function dist(xs: number[]): Dist {
-  const s = [...xs].sort((a, b) => a - b);
-  return { n: s.length, p50: percentile(s, 50), p95: percentile(s, 95), p99: percentile(s, 99), max: s.length ? s[s.length - 1]! : null };
-}
-
-// ---------------------------------------------------------------- CPU window over sender + receiver
-
-interface CpuMark {
-  s: CpuSnapshot;
-  receiver: number | null;
-}
-
-const cpuMark = (senderPid: number | undefined, receiverPid: number | undefined): CpuMark => ({ s: cpuSnapshot(senderPid), receiver: procTicks(receiverPid) });
-
-function cpuBetween(a: CpuMark, b: CpuMark): { cpu: CpuRecord; wallS: number } {
-  const base = cpuPercent(a.s, b.s);
-  const wallS = Number(b.s.at - a.s.at) / 1e9;
-  const receiver = a.receiver === null || b.receiver === null ? null : ((b.receiver - a.receiver) / CLK_TCK / wallS) * 100;
-  // lib/cpu's "other" is everything but this process, the sender and Postgres: take the receiver out too
-  const other = base.other === null ? null : Math.max(0, base.other - (receiver ?? 0));
-  return { cpu: { ...base, receiver, other }, wallS };
-}
-
-/** CPU µs per delivery from a percent-of-one-CPU figure over wallS. */
-const perDelivery = (pct: number | null, wallS: number, n: number) => (pct === null || n === 0 ? null : ((pct / 100) * wallS * 1e6) / n);
-
-// ---------------------------------------------------------------- receiver
-
-async function receiverCount(port: number): Promise<ReceiverCount> {
-  const r = await httpGet(port, CONTROL.count);
-  if (r.status !== 200) throw new Error(`receiver count: HTTP ${r.status}`);
-  return JSON.parse(r.body) as ReceiverCount;
-}
-
-async function receiverTake(port: number, verify: boolean): Promise<ReceiverTake> {
-  const r = await httpRequest(port, 'POST', `${CONTROL.take}?verify=${verify ? 1 : 0}`);
-  if (r.status !== 200) throw new Error(`receiver take: HTTP ${r.status}`);
-  return JSON.parse(r.body) as ReceiverTake;
-}
-
-/** Arrivals per second from the first arrival over `seconds`, or up to the last arrival when that is earlier. */
-function windowRate(at: number[], seconds: number): { rate: number; windowS: number; inWindow: number; ranOut: boolean } {
-  if (at.length === 0) return { rate: 0, windowS: 0, inWindow: 0, ranOut: true };
-  let first = Infinity;
-  let last = -Infinity;
-  for (const t of at) {
-    if (t < first) first = t;
-    if (t > last) last = t;
-  }
-  const ranOut = last < first + seconds * 1000;
-  const end = Math.min(first + seconds * 1000, last);
-  let inWindow = 0;
-  for (const t of at) if (t <= end) inWindow++;
-  const windowS = Math.max(0.001, (end - first) / 1000);
-  return { rate: inWindow / windowS, windowS, inWindow, ranOut };
-}
-
-function receiverProblems(what: string, c: ReceiverChecks, signed: boolean, count: number): string[] {
-  const p: string[] = [];
-  if (c.wrongRequest) p.push(`${c.wrongRequest} requests that were not POST ${CALLBACK_PATH} application/json`);
-  if (c.badBody) p.push(`${c.badBody} bodies that were not the event's exact bytes`);
-  if (c.wrongApiKey) p.push(`${c.wrongApiKey} requests with a wrong X-Api-Key`);
-  if (signed && c.signatureOk !== count) p.push(`${count - c.signatureOk} of ${count} signatures did not verify`);
-  if (c.duplicateNonces) p.push(`${c.duplicateNonces} repeated nonces`);
-  if (p.length && c.samples.length) p.push(`e.g. ${c.samples.join(' | ')}`);
-  return p.map((x) => `${what}: ${x}`);
-}
-
-const runLabel = (r: { target: string; round: number | string }) => `${r.target} ${typeof r.round === 'number' ? 'round ' + r.round : r.round}`;
-
-/** Counted problems with a few examples each. */
-class Tally {
-  private readonly m = new Map<string, { n: number; samples: string[] }>();
-  add(kind: string, sample: string): void {
-    const e = this.m.get(kind) ?? { n: 0, samples: [] };
-    e.n++;
-    if (e.samples.length < 3) e.samples.push(sample);
-    this.m.set(kind, e);
-  }
-  lines(): string[] {
-    return [...this.m].map(([k, e]) => `${e.n} ${k} (e.g. ${e.samples.join(', ')})`);
-  }
-}
-
-// ---------------------------------------------------------------- main
+import { QueueTargetName, TargetName, QUEUE_TARGETS, CpuRecord, Run, LatencyBasis, LatencyRun, OpenLoopRun, TaskRow, QueueTarget, dist, cpuMark, cpuBetween, perDelivery, receiverCount, receiverTake, windowRate, receiverProblems, runLabel, Tally } from './lib/callback-bench';
 
 async function main(): Promise<number> {
   const pgss = requestStatementStats(); // BENCH_PGSS=1, before the cluster starts
@@ -304,7 +74,7 @@ async function main(): Promise<number> {
     const cb = config.callbacks;
     // graphile-worker: the dispatcher's concurrency, poll and per-endpoint socket cap; its pool the workers process's
     // (WCS_DB_POOL_MAX) plus one, as graphile-worker keeps one pool client for LISTEN where the dispatcher opens its own.
-    const graphile = {
+    const graphile: GraphileSettings = {
       schema: GRAPHILE_SCHEMA,
       attemptsTable: GRAPHILE_ATTEMPTS,
       concurrency: cb.concurrency,
@@ -406,103 +176,15 @@ async function main(): Promise<number> {
     };
 
     // graphile-worker: its schema (migrated by the first worker process), the attempt log, one task identifier per variant.
-    await sequelize.query(`
-      CREATE TABLE ${GRAPHILE_ATTEMPTS} (
-        id                      BIGSERIAL PRIMARY KEY,
-        callback_task_id        BIGINT NOT NULL,  -- the graphile job id (no foreign key: a completed job is deleted)
-        application_id          INTEGER NOT NULL REFERENCES applications(id),
-        attempt_no              INTEGER NOT NULL,
-        url                     VARCHAR(2048) NOT NULL,
-        request_headers_summary JSONB NOT NULL,
-        request_body_summary    VARCHAR(1100) NULL,
-        request_body_length     INTEGER NOT NULL,
-        request_body_sha256     CHAR(64) NOT NULL,
-        response_status         INTEGER NULL,
-        response_content_type   VARCHAR(256) NULL,
-        response_body_summary   VARCHAR(1100) NULL,
-        response_body_length    INTEGER NULL,
-        response_body_sha256    CHAR(64) NULL,
-        accepted                BOOLEAN NOT NULL,
-        latency_ms              INTEGER NOT NULL,
-        error_reason            VARCHAR(1100) NULL,
-        next_retry_time         TIMESTAMPTZ NULL,
-        created_at              TIMESTAMPTZ NOT NULL,
-        UNIQUE (callback_task_id, attempt_no)
-      )`);
-    const startGraphile = async (name: QueueTargetName, variant: 'default' | 'batched', task: string): Promise<Child> => {
-      const child = startChild(variant === 'default' ? 'graphile' : 'graphile-batched', [GRAPHILE_WORKER], {
-        ...process.env,
-        DATABASE_URL: db.url,
-        SCHEMA: graphile.schema,
-        TASK: task,
-        VARIANT: variant,
-        CONCURRENCY: String(graphile.concurrency),
-        POOL_SIZE: String(graphile.poolSize),
-        POLL_MS: String(graphile.pollMs),
-        PER_ENDPOINT: String(graphile.perEndpoint),
-        TIMEOUT_MS: String(cb.timeoutMs),
-        MAX_RESPONSE_BYTES: String(cb.maxResponseBytes),
-        API_KEY: app.apiKey,
-        API_SECRET: app.apiSecret,
-        ATTEMPTS_TABLE: graphile.attemptsTable,
-        LOCAL_QUEUE: String(graphile.localQueueSize),
-        BATCH_DELAY_MS: String(graphile.batchDelayMs),
-      });
-      cleanup.push(`stop ${name}`, () => stopChild(child, 15_000));
-      if (!(await waitFor(`${name} to start`, async () => /^READY /m.test(child.tail()), 60_000, child))) throw new Error(`${name} did not start within 60 s:\n${child.tail()}`);
-      return child;
+    const gCtx: GraphileContext = {
+      sequelize, cleanup, databaseUrl: db.url, settings: graphile, timeoutMs: cb.timeoutMs, maxResponseBytes: cb.maxResponseBytes,
+      apiKey: app.apiKey, apiSecret: app.apiSecret, appId, callbackUrl, waitFor,
     };
-    const graphileTarget = (name: QueueTargetName, child: Child, task: string): QueueTarget => {
-      const jobOf = new Map<number, string>();
-      let signals = 0;
-      /** SIGUSR1 pauses, SIGUSR2 resumes; the worker acknowledges the n-th signal with PAUSED n / RUNNING n. */
-      const control = async (signal: 'SIGUSR1' | 'SIGUSR2') => {
-        const n = ++signals;
-        const ack = new RegExp(`^${signal === 'SIGUSR1' ? 'PAUSED' : 'RUNNING'} ${n}$`, 'm');
-        child.proc.kill(signal);
-        if (!(await waitFor(`${name} to acknowledge ${signal}`, async () => ack.test(child.tail()), 60_000, child))) throw new Error(`${name} did not acknowledge ${signal} within 60 s`);
-      };
-      return {
-        name,
-        child,
-        pending: () => count(`SELECT count(*) AS n FROM ${GRAPHILE_SCHEMA}.jobs WHERE task_identifier = $1`, [task]),
-        // Jobs no worker has locked (fetched, or taken into a local queue) are deleted; locked ones are delivered.
-        cancel: async () =>
-          (
-            await sequelize.query<{ event_id: string }>(
-              `DELETE FROM ${GRAPHILE_SCHEMA}._private_jobs j
-                WHERE j.task_id = (SELECT id FROM ${GRAPHILE_SCHEMA}._private_tasks WHERE identifier = $1) AND j.locked_at IS NULL
-               RETURNING j.payload ->> 'eventId' AS event_id`,
-              { bind: [task], type: QueryTypes.SELECT },
-            )
-          ).map((r) => Number(r.event_id)),
-        // graphile-worker's bulk enqueue (what WorkerUtils.addJobs runs), in chunks, inside the backlog's transaction.
-        writePart: async (t, ids) => {
-          for (let i = 0; i < ids.length; i += ADD_JOBS_CHUNK) {
-            const specs = ids.slice(i, i + ADD_JOBS_CHUNK).map((id) => ({
-              identifier: task,
-              payload: { eventId: id, applicationId: appId, url: callbackUrl, body: callbackBody(id) },
-            }));
-            const rows = await sequelize.query<{ id: string; event_id: string }>(
-              `SELECT id::text AS id, payload ->> 'eventId' AS event_id
-                 FROM ${GRAPHILE_SCHEMA}.add_jobs(array(SELECT json_populate_recordset(null::${GRAPHILE_SCHEMA}.job_spec, $1::json)))`,
-              { bind: [JSON.stringify(specs)], transaction: t, type: QueryTypes.SELECT },
-            );
-            for (const r of rows) jobOf.set(Number(r.event_id), r.id);
-          }
-        },
-        enqueued: [],
-        cancelled: new Set(),
-        arrivals: new Map(),
-        jobOf,
-        resume: () => control('SIGUSR2'),
-        pause: () => control('SIGUSR1'),
-      };
-    };
+    await createGraphileAttemptLog(sequelize);
     // One after the other (the first one migrates graphile-worker's schema); each is paused until its own runs.
-    const gDefault = graphileTarget('graphile-worker', await startGraphile('graphile-worker', 'default', 'bench_callback'), 'bench_callback');
+    const gDefault = graphileTarget(gCtx, 'graphile-worker', await startGraphile(gCtx, 'graphile-worker', 'default', 'bench_callback'), 'bench_callback');
     await gDefault.pause();
-    const gBatched = graphileTarget('graphile batched', await startGraphile('graphile batched', 'batched', 'bench_callback_batched'), 'bench_callback_batched');
+    const gBatched = graphileTarget(gCtx, 'graphile batched', await startGraphile(gCtx, 'graphile batched', 'batched', 'bench_callback_batched'), 'bench_callback_batched');
     await gBatched.pause();
     const targets: Record<QueueTargetName, QueueTarget> = { dispatcher, 'graphile-worker': gDefault, 'graphile batched': gBatched };
 
@@ -887,61 +569,9 @@ async function main(): Promise<number> {
     failures.push(...dbLines.map((l) => `database: ${l}`));
 
     // graphile-worker: every job delivered once with exactly one attempt row, logged as what the receiver got; no job left.
-    const ackSha = crypto.createHash('sha256').update(ACK_BODY).digest('hex');
-    const gAttempts = await sequelize.query<GraphileAttemptRow>(
-      `SELECT callback_task_id::text AS job_id, count(*)::int AS n_attempts, bool_and(accepted) AS accepted, min(attempt_no) AS attempt_no,
-              min(response_status) AS response_status, bool_and(application_id = $1 AND url = $2) AS target_logged,
-              bool_and(response_body_summary = $3 AND response_body_length = $4 AND response_body_sha256 = $5 AND error_reason IS NULL AND next_retry_time IS NULL) AS response_logged,
-              min(request_body_sha256) AS body_sha, min(request_body_length) AS body_length, min(request_body_summary) AS body_summary,
-              min(request_headers_summary ->> 'X-Nonce') AS nonce
-         FROM ${GRAPHILE_ATTEMPTS} GROUP BY callback_task_id`,
-      { bind: [appId, callbackUrl, ACK_BODY, Buffer.byteLength(ACK_BODY), ackSha], type: QueryTypes.SELECT },
-    );
-    const attemptsOf = new Map(gAttempts.map((r) => [r.job_id, r]));
-    const gLeft = await sequelize.query<{ task_identifier: string; n: string }>(
-      `SELECT task_identifier, count(*) AS n FROM ${GRAPHILE_SCHEMA}.jobs GROUP BY task_identifier`,
-      { type: QueryTypes.SELECT },
-    );
-    const gBad = new Tally();
-    for (const l of gLeft) gBad.add('jobs left in graphile_worker.jobs after the runs', `${l.task_identifier}: ${l.n}`);
-    const knownJobs = new Set<string>();
-    for (const target of [gDefault, gBatched]) {
-      const jobOf = target.jobOf!;
-      const mine = new Set(target.enqueued);
-      if (mine.size !== target.enqueued.length) gBad.add(`${target.name}: event ids enqueued twice (benchmark bug)`, String(target.enqueued.length - mine.size));
-      for (const id of target.enqueued) {
-        const job = jobOf.get(id);
-        if (job === undefined) {
-          gBad.add(`${target.name}: events add_jobs returned no job for`, String(id));
-          continue;
-        }
-        knownJobs.add(job);
-        const a = attemptsOf.get(job);
-        const got = target.arrivals.get(id) ?? [];
-        if (target.cancelled.has(id)) {
-          if (a) gBad.add(`${target.name}: cancelled jobs that had been attempted`, `${id} (job ${job})`);
-          if (got.length) gBad.add(`${target.name}: cancelled jobs the receiver got`, String(id));
-          continue;
-        }
-        if (!a) gBad.add(`${target.name}: jobs without an attempt row`, `${id} (job ${job})`);
-        else if (a.n_attempts !== 1) gBad.add(`${target.name}: jobs without exactly one attempt row`, `${id}: ${a.n_attempts}`);
-        else if (!a.accepted || a.attempt_no !== 1 || a.response_status !== 200 || !a.response_logged) gBad.add(`${target.name}: attempts not logged as accepted HTTP 200 {"code":0}`, String(id));
-        else if (!a.target_logged) gBad.add(`${target.name}: attempts whose logged application or URL is wrong`, String(id));
-        else {
-          const body = callbackBody(id);
-          if (a.body_sha !== crypto.createHash('sha256').update(body).digest('hex') || a.body_length !== Buffer.byteLength(body) || a.body_summary !== body) {
-            gBad.add(`${target.name}: attempts whose logged body length, SHA-256 or summary is not the event's`, String(id));
-          }
-        }
-        if (got.length === 0) gBad.add(`${target.name}: jobs the receiver never got`, String(id));
-        else if (got.length > 1) gBad.add(`${target.name}: jobs the receiver got more than once`, `${id} x${got.length}`);
-        else if (a && got[0]!.nonce !== a.nonce) gBad.add(`${target.name}: attempts whose logged X-Nonce is not the one received`, `${id}: ${a.nonce} vs ${got[0]!.nonce}`);
-      }
-      for (const id of target.arrivals.keys()) if (!mine.has(id)) gBad.add(`${target.name}: deliveries of events it was not given`, String(id));
-    }
-    for (const r of gAttempts) if (!knownJobs.has(r.job_id)) gBad.add('graphile attempt rows of jobs this benchmark did not write', r.job_id);
-    if (nonceRepeats) gBad.add('nonces repeated across the whole benchmark', String(nonceRepeats));
-    const gLines = gBad.lines();
+    const { attemptRows: gAttemptRows, problems: gProblems } = await checkGraphileDatabase(gCtx, [gDefault, gBatched]);
+    if (nonceRepeats) gProblems.add('nonces repeated across the whole benchmark', String(nonceRepeats));
+    const gLines = gProblems.lines();
     failures.push(...gLines.map((l) => `database (graphile): ${l}`));
     const gJobs = gDefault.enqueued.length + gBatched.enqueued.length;
     const gCancelled = gDefault.cancelled.size + gBatched.cancelled.size;
@@ -1120,7 +750,7 @@ async function main(): Promise<number> {
       graphileDatabase: {
         jobsWritten: { default: gDefault.enqueued.length, batched: gBatched.enqueued.length },
         cancelledAfterRun: { default: gDefault.cancelled.size, batched: gBatched.cancelled.size },
-        attemptRows: gAttempts.reduce((n, r) => n + r.n_attempts, 0),
+        attemptRows: gAttemptRows,
         signedRequests: allNonces.size + nonceRepeats,
         problems: gLines,
       },
