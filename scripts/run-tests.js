@@ -3,7 +3,8 @@
 // then this). Two lanes run side by side:
 //
 // - the packages' own suites, through lerna one at a time (--stream: each line prefixed with its
-//   package), all but @wcs/sdk;
+//   package), all but @wcs/sdk; then the TON adapter's (examples/adapter-ton, a package outside the
+//   workspaces with its own lock file: npm ci, its build and its tests, in its folder);
 // - @wcs/sdk's suite, then the end-to-end suite (test/, the longest by far; its files run in
 //   parallel worker processes, test/.mocharc.json). The sdk suite comes first, alone in its lane:
 //   its pretest rebuilds sdk/dist/esm, which the end-to-end sdk-readme test builds and imports too.
@@ -52,9 +53,24 @@ function run(cmd, args, prefix) {
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const lerna = path.join(__dirname, '..', 'node_modules', '.bin', process.platform === 'win32' ? 'lerna.cmd' : 'lerna');
 
+const tonDir = path.join(__dirname, '..', 'examples', 'adapter-ton');
+
+/** examples/adapter-ton: its own install (npm ci from its lock file), build and tests; stops at the first step that fails. */
+async function tonSuite() {
+  const started = Date.now();
+  for (const args of [['ci', '--no-audit', '--no-fund'], ['run', 'build'], ['test']]) {
+    const r = await run(npm, [...args, '--prefix', tonDir], '@wcs/adapter-ton: ');
+    if (!r.ok) return { ...r, seconds: Math.round((Date.now() - started) / 1000) };
+  }
+  return { ok: true, code: 0, signal: null, seconds: Math.round((Date.now() - started) / 1000) };
+}
+
 async function main() {
-  const [packages, [sdk, e2e]] = await Promise.all([
-    run(lerna, ['run', 'test', '--stream', '--concurrency', '1', '--no-bail', '--ignore', '@wcs/sdk', '--ignore', '@wcs/e2e']),
+  const [[packages, ton], [sdk, e2e]] = await Promise.all([
+    (async () => {
+      const p = await run(lerna, ['run', 'test', '--stream', '--concurrency', '1', '--no-bail', '--ignore', '@wcs/sdk', '--ignore', '@wcs/e2e']);
+      return [p, await tonSuite()];
+    })(),
     (async () => {
       const s = await run(npm, ['run', 'test', '--workspace', '@wcs/sdk'], '@wcs/sdk: ');
       const e = await run(npm, ['run', 'test', '--workspace', '@wcs/e2e'], '@wcs/e2e: ');
@@ -62,8 +78,8 @@ async function main() {
     })(),
   ]);
   const line = (name, r) => `${name} ${r.ok ? 'passed' : `FAILED (exit ${r.code ?? r.signal})`} in ${Math.floor(r.seconds / 60)}m${String(r.seconds % 60).padStart(2, '0')}s`;
-  process.stdout.write(`\nnpm test: ${line('package suites (lerna)', packages)}; ${line('@wcs/sdk', sdk)}; ${line('@wcs/e2e', e2e)}\n`);
-  if (!packages.ok || !sdk.ok || !e2e.ok) process.exitCode = 1;
+  process.stdout.write(`\nnpm test: ${line('package suites (lerna)', packages)}; ${line('@wcs/adapter-ton (examples/)', ton)}; ${line('@wcs/sdk', sdk)}; ${line('@wcs/e2e', e2e)}\n`);
+  if (!packages.ok || !ton.ok || !sdk.ok || !e2e.ok) process.exitCode = 1;
 }
 
 main().catch((e) => {
