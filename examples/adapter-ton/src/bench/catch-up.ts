@@ -1,0 +1,101 @@
+/**
+ * TON deposit detection catch-up: 1,000 transactions to the shared deposit address in @ton/sandbox
+ * (900 Toncoin deposits with numeric comments, 100 jetton deposits), then, in the same run and
+ * against the same node API over HTTP:
+ * - bare: a loop reading the same transactions (getTransactions pages of 256, newest first, JSON
+ *   parsed, nothing decoded), the floor of any scanner speaking this API;
+ * - adapter: a fresh TonScanner catching up from no cursor, transfersSince(limit 100) until the
+ *   cursor stops, every transaction decoded and checked, the jetton wallet verified with its master.
+ * Rounds alternate; the ratio is bare time / adapter time of the medians (1.0: as fast as the bare
+ * loop). The issue's bar is at least 0.5. Prints one JSON line; exit 1 when under the bar.
+ */
+import { Address, toNano } from '@ton/core';
+import { commentCell, plugin, type TonScanner } from '../index';
+import { TonSandboxNode } from '../test-support/sandbox-server';
+import { deployJetton, testKeyStore, tonChain } from '../test-support/fixtures';
+
+const TONCOIN = 900;
+const JETTON = 100;
+const ROUNDS = Number(process.env.ROUNDS ?? 7);
+
+async function main(): Promise<void> {
+  const node = await TonSandboxNode.start();
+  try {
+    const adapter = plugin.create(tonChain());
+    const keys = testKeyStore();
+    const shared = adapter.address.addressFromPublicKey(await keys.getPublicKey({ applicationId: 1, spec: adapter.keySpec('deposit'), purpose: 'deposit', index: 0 }));
+    const to = Address.parse(shared);
+    const user = await node.blockchain.treasury('bench user');
+    const jetton = await deployJetton(node, await node.blockchain.treasury('bench admin'));
+    await jetton.mint(user.address, 10n ** 12n);
+    const t0 = Date.now();
+    for (let i = 0; i < TONCOIN + JETTON; i++) {
+      if (i % 10 === 9) await jetton.transfer(user, to, 1_000_000n + BigInt(i), String(i + 1));
+      else await user.send({ to, value: toNano('0.01') + BigInt(i), bounce: false, body: commentCell(String(i + 1)) });
+    }
+    const filled = Date.now() - t0;
+    const total = node.transactionsOf(to).length;
+    if (total !== TONCOIN + JETTON) throw new Error(`${total} transactions at the shared address, expected ${TONCOIN + JETTON}`);
+
+    const bare = async (): Promise<number> => {
+      let n = 0;
+      let from: { lt: string; hash: string } | null = null;
+      for (;;) {
+        const q = new URLSearchParams({ address: to.toRawString(), limit: '256', ...(from ? from : {}) });
+        const res = await fetch(`${node.url}/getTransactions?${q}`);
+        const body = await res.json() as { result: Array<{ transaction_id: { lt: string; hash: string } }> };
+        const page = from ? body.result.slice(1) : body.result;
+        n += page.length;
+        if (body.result.length < 256) break;
+        from = body.result[body.result.length - 1]!.transaction_id;
+      }
+      return n;
+    };
+    const scan = async (): Promise<number> => {
+      const scanner = adapter.createScanner!({ url: node.url }) as TonScanner;
+      let cursor: string | null = null;
+      let n = 0;
+      let toncoin = 0n;
+      for (;;) {
+        const r: { transfers: readonly { amount: bigint; contract: string | null }[]; cursor: string | null } = await scanner.transfersSince(shared, cursor, 100);
+        if (r.cursor === cursor) break;
+        n += r.transfers.length;
+        for (const t of r.transfers) if (t.contract === null) toncoin += t.amount;
+        cursor = r.cursor;
+      }
+      if (n !== TONCOIN + JETTON) throw new Error(`the scanner found ${n} deposits, expected ${TONCOIN + JETTON}`);
+      return n;
+    };
+    const time = async (f: () => Promise<number>) => {
+      const s = process.hrtime.bigint();
+      const n = await f();
+      return { ms: Number(process.hrtime.bigint() - s) / 1e6, n };
+    };
+    await bare();
+    await scan(); // warm-up
+    const bareMs: number[] = [];
+    const scanMs: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const b = await time(bare);
+      if (b.n !== TONCOIN + JETTON) throw new Error(`the bare loop read ${b.n} transactions`);
+      bareMs.push(b.ms);
+      scanMs.push((await time(scan)).ms);
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const ratio = median(bareMs) / median(scanMs);
+    const result = {
+      bench: 'ton-deposit-catch-up', transactions: total, toncoin: TONCOIN, jetton: JETTON, rounds: ROUNDS, fillMs: filled,
+      bareMedianMs: Math.round(median(bareMs) * 10) / 10, adapterMedianMs: Math.round(median(scanMs) * 10) / 10,
+      ratio: Math.round(ratio * 1000) / 1000, bar: 0.5, pass: ratio >= 0.5,
+    };
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    if (!result.pass) process.exitCode = 1;
+  } finally {
+    await node.close();
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`${(e as Error).stack ?? e}\n`);
+  process.exitCode = 1;
+});
