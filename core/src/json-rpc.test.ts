@@ -217,6 +217,56 @@ describe('json-rpc: JsonRpcClient over a real HTTP server', () => {
     }
   });
 
+  it('falls back to single calls for good when the node refuses batches (batchFallback), asking in arrays once', async () => {
+    const s = await rpcServer((b) => (Array.isArray(b)
+      ? { status: 400, body: { result: null, id: null, error: { code: -32600, message: 'batches not supported' } } }
+      : { body: echo(b) }));
+    try {
+      const rpc = new JsonRpcClient({ url: s.url }, { version: '1.0', bodyOverStatus: true, batchFallback: true, backoffMs: 1 });
+      const calls = Array.from({ length: 30 }, (_, i) => ({ method: 'm', params: [i] }));
+      expect(await rpc.batchResults(calls)).to.deep.equal(calls.map((c) => `m:${JSON.stringify(c.params)}`));
+      expect(s.bodies.filter((b) => Array.isArray(b))).to.have.length(1);
+      expect(await rpc.batchResults(calls.slice(0, 5))).to.have.length(5);
+      expect(s.bodies.filter((b) => Array.isArray(b))).to.have.length(1);
+      expect(s.bodies).to.have.length(1 + 35);
+      // Without the option the refusal is the caller's.
+      const plain = new JsonRpcClient({ url: s.url }, { version: '1.0', bodyOverStatus: true, backoffMs: 1 });
+      expect((await rejected(plain.batch(calls.slice(0, 2)), ChainRpcError)).errorName).to.equal('RPC_ERROR');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('sizes one batch by its own maxBatch', async () => {
+    const s = await rpcServer((b) => ({ body: each(b, echo) }));
+    try {
+      const rpc = new JsonRpcClient({ url: s.url }, { maxBatch: 50, concurrency: 4 });
+      await rpc.batch(Array.from({ length: 16 }, (_, i) => ({ method: 'm', params: [i] })), { maxBatch: 4 });
+      expect(s.bodies.map((b) => (Array.isArray(b) ? b.length : 1))).to.deep.equal([4, 4, 4, 4]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('makes REST GETs on the same endpoint with the same errors (rest)', async () => {
+    const { createServer: create } = await import('node:http');
+    const server = create((req, res) => {
+      res.writeHead(req.url === '/base/ok' ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(req.url === '/base/ok' ? [1, 2] : { error: { message: 'no such thing' } }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const rpc = new JsonRpcClient({ url: `http://u:s3cr3t@127.0.0.1:${(server.address() as AddressInfo).port}/base` }, { label: 'bcoin' });
+      expect(await rpc.rest('/ok')).to.deep.equal([1, 2]);
+      const e = await rejected(rpc.rest('/missing?key=s3cr3t'), ChainRpcError);
+      expect([e.errorName, e.responseStatus, e.method]).to.deep.equal(['RPC_ERROR', 404, 'GET /missing']);
+      expect(e.message).to.include('no such thing');
+      expect(everything(e)).to.not.include('s3cr3t');
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('never shows URL credentials, path keys or header values, in messages or causes', async () => {
     const s = await rpcServer((b, req) => ({ status: req.url?.includes('fail') ? 503 : 200, body: { jsonrpc: '2.0', id: (b as Req).id, error: { code: -32000, message: `bad request to ${req.url} with headerkey789 and sekrit` } } }));
     try {

@@ -1,7 +1,7 @@
 import type { ChainEndpoint } from './adapter';
 import { ChainRpcError } from './chain-errors';
 import { mapLimit } from './concurrency';
-import { HttpJsonClient, isHttpJsonError, readJson, type HttpJsonOptions } from './http-json';
+import { HttpJsonClient, isHttpJsonError, readJson, refusalWithMessage, type HttpJsonOptions } from './http-json';
 
 /**
  * JSON-RPC (2.0, or bitcoin's 1.0) over core's HttpJsonClient, for every adapter: single calls
@@ -18,6 +18,12 @@ export interface RetryOptions {
   readonly backoffMs?: number;
   /** Per-request timeout when the endpoint gives none (ms). */
   readonly timeoutMs?: number;
+}
+
+/** Per-batch settings. */
+export interface JsonRpcBatchOptions {
+  /** Largest chunk of this batch sent in one HTTP request (default the client's maxBatch). */
+  readonly maxBatch?: number;
 }
 
 export interface JsonRpcCall {
@@ -55,6 +61,12 @@ export interface JsonRpcClientOptions extends RetryOptions {
    * is the answer, not an HTTP failure (default false).
    */
   readonly bodyOverStatus?: boolean;
+  /**
+   * When the endpoint refuses a batch (HTTP 4xx other than 401 / 403, a single JSON-RPC error or
+   * any non-array answer to an array), send the calls one by one from then on (default false).
+   * Until a batch has gone through, the first chunk of a split batch is sent alone.
+   */
+  readonly batchFallback?: boolean;
   /** Batch items answered with this error are sent again, within the attempts (default: rate limits, code 429 or "rate limit" / "too many requests" / "throttl"). */
   readonly retryItem?: (error: JsonRpcItemError) => boolean;
   /** Request body writer (default JSON.stringify with bigints as decimal strings). */
@@ -98,6 +110,9 @@ interface Answer {
   readonly error?: { readonly code?: unknown; readonly message?: unknown; readonly data?: unknown } | null;
 }
 
+/** A batch the endpoint refused as a batch (batchFallback): the calls go one by one. */
+class BatchRefused extends Error {}
+
 const isAnswer = (v: unknown): v is Answer => typeof v === 'object' && v !== null && !Array.isArray(v) && ('result' in v || 'error' in v);
 
 export class JsonRpcClient {
@@ -113,6 +128,8 @@ export class JsonRpcClient {
   private readonly concurrency: number;
   private readonly options: JsonRpcClientOptions;
   private nextId = 1;
+  /** batchFallback: unknown until a batch went through or was refused. */
+  private batches: 'unknown' | 'yes' | 'no' = 'unknown';
 
   /** Throws ChainRpcError RPC_CONFIG for an unusable endpoint or options (the message never repeats the URL). */
   constructor(endpoint: ChainEndpoint, options: JsonRpcClientOptions = {}) {
@@ -174,16 +191,51 @@ export class JsonRpcClient {
    * (at most `concurrency` in flight); items answered with a retryItem error are asked again
    * within the attempts. Transport failures and unusable answers throw ChainRpcError.
    */
-  async batch<T = unknown>(calls: readonly JsonRpcCall[]): Promise<Array<JsonRpcOutcome<T>>> {
+  async batch<T = unknown>(calls: readonly JsonRpcCall[], options: JsonRpcBatchOptions = {}): Promise<Array<JsonRpcOutcome<T>>> {
     if (calls.length === 0) return [];
     // Even chunks of at most maxBatch, at least `concurrency` of them when there is enough to
     // share: nodes answer parallel HTTP requests in parallel, the items of one batch mostly in turn.
-    const wanted = Math.min(this.maxBatch, Math.max(MIN_SHARED_CHUNK, Math.ceil(calls.length / this.concurrency)));
+    const max = options.maxBatch === undefined ? this.maxBatch : Math.max(1, Math.floor(options.maxBatch));
+    const wanted = Math.min(max, Math.max(MIN_SHARED_CHUNK, Math.ceil(calls.length / this.concurrency)));
     const size = Math.ceil(calls.length / Math.ceil(calls.length / wanted));
     const starts: number[] = [];
     for (let i = 0; i < calls.length; i += size) starts.push(i);
-    const parts = await mapLimit(starts, this.concurrency, (i) => this.sendChunk<T>(calls.slice(i, i + size)));
-    return parts.flat();
+    const send = (i: number) => this.sendChunk<T>(calls.slice(i, i + size));
+    // batchFallback: one array first, so that a node refusing batches is asked in arrays once.
+    if (this.options.batchFallback === true && this.batches === 'unknown' && starts.length > 1) {
+      const first = await send(starts[0]!);
+      const rest = await mapLimit(starts.slice(1), this.concurrency, send);
+      return [first, ...rest].flat();
+    }
+    return (await mapLimit(starts, this.concurrency, send)).flat();
+  }
+
+  /**
+   * A REST GET on the same endpoint (bcoin's /coin/address/:address, ...): its credentials,
+   * retries and scrubbing; `path` is appended to the endpoint URL's path. Non-2xx answers are
+   * RPC_ERROR (429 / 5xx after the retries RPC_UNAVAILABLE), with the node's message when it gave one.
+   */
+  async rest<T = unknown>(path: string): Promise<T> {
+    const what = `GET ${path.replace(/\?.*$/, '')}`;
+    try {
+      return (await this.http.request({ method: 'GET', path }, readJson(undefined, { refusal: refusalWithMessage, transientStatus: this.options.transientStatus ?? defaultTransient }))) as T;
+    } catch (e) {
+      throw this.transportError(e, what, what);
+    }
+  }
+
+  /** An HttpJsonClient failure as a ChainRpcError (anything else as it is). */
+  private transportError(e: unknown, what: string, method: string): unknown {
+    if (!isHttpJsonError(e)) return e;
+    const status = e.responseStatus;
+    const info = { method, responseStatus: status, attempts: e.attempts, cause: e };
+    if (e.failure === 'UNAVAILABLE') return new ChainRpcError('RPC_UNAVAILABLE', `${this.endpointName} unavailable: ${what}: ${this.redact(e.reason)} (${e.attempts} attempts)`, info);
+    if (e.failure === 'REFUSED') {
+      const hint = status === 401 || status === 403 ? ': check the endpoint credentials / API key' : '';
+      const said = e.reason.replace(/^HTTP \d+:?\s*/, '');
+      return new ChainRpcError('RPC_ERROR', `${this.endpointName}: ${what} refused with HTTP ${status}${hint}${said ? `: ${this.redact(said)}` : ''}`, info);
+    }
+    return new ChainRpcError('RPC_BAD_RESPONSE', `${this.endpointName}: ${what}: ${this.redact(e.reason)}`, info);
   }
 
   /** One chunk, asking again for the items answered with a retryItem error. */
@@ -192,7 +244,7 @@ export class JsonRpcClient {
     const out: Array<JsonRpcOutcome<T>> = new Array(calls.length);
     let pending = calls.map((_, i) => i);
     for (let attempt = 1; ; attempt++) {
-      const outcomes = await this.post<T>(pending.map((i) => calls[i]!));
+      const outcomes = await this.postOrSingles<T>(pending.map((i) => calls[i]!));
       const again: number[] = [];
       pending.forEach((i, k) => {
         const o = outcomes[k]!;
@@ -203,6 +255,21 @@ export class JsonRpcClient {
       pending = again;
       await sleep(this.backoffMs * 2 ** (attempt - 1));
     }
+  }
+
+  /** post(), or the calls one by one when the endpoint does not take batches (batchFallback). */
+  private async postOrSingles<T>(calls: readonly JsonRpcCall[]): Promise<Array<JsonRpcOutcome<T>>> {
+    if (calls.length === 1 || this.batches !== 'no') {
+      try {
+        const out = await this.post<T>(calls);
+        if (calls.length > 1) this.batches = 'yes';
+        return out;
+      } catch (e) {
+        if (!(e instanceof BatchRefused)) throw e;
+        this.batches = 'no';
+      }
+    }
+    return (await mapLimit(calls, this.concurrency, (c) => this.post<T>([c]))).flat();
   }
 
   /** One HTTP request carrying the calls (a JSON-RPC batch when more than one), retried on transient failures. */
@@ -223,16 +290,11 @@ export class JsonRpcClient {
         return readJson(undefined, { transientStatus: transient })(answer);
       });
     } catch (e) {
-      if (!isHttpJsonError(e)) throw e;
-      const status = e.responseStatus;
-      const info = { method, responseStatus: status, attempts: e.attempts, cause: e };
-      if (e.failure === 'UNAVAILABLE') throw new ChainRpcError('RPC_UNAVAILABLE', `${this.endpointName} unavailable: ${what}: ${e.reason} (${e.attempts} attempts)`, info);
-      if (e.failure === 'REFUSED') {
-        const hint = status === 401 || status === 403 ? ': check the endpoint credentials / API key' : '';
-        throw new ChainRpcError('RPC_ERROR', `${this.endpointName}: ${what} refused with HTTP ${status}${hint}`, info);
-      }
-      throw new ChainRpcError('RPC_BAD_RESPONSE', `${this.endpointName}: ${what}: ${e.reason}`, info);
+      const status = isHttpJsonError(e) ? e.responseStatus : null;
+      if (!single && this.options.batchFallback === true && isHttpJsonError(e) && e.failure === 'REFUSED' && status !== 401 && status !== 403) throw new BatchRefused();
+      throw this.transportError(e, what, method);
     }
+    if (!single && this.options.batchFallback === true && !Array.isArray(json)) throw new BatchRefused();
     return this.match<T>(json, ids, calls, what);
   }
 

@@ -21,7 +21,7 @@ import * as path from 'node:path';
 import { Pool } from 'pg';
 import { address as btcAddress, Transaction } from 'bitcoinjs-lib';
 import { formatUnits } from '@wcs/core';
-import { BitcoinRpcClient, consolidationVsize, feeForVsize, parseFeeRate } from '@wcs/adapter-bitcoin';
+import { bitcoinRpc, consolidationVsize, feeForVsize, parseFeeRate } from '@wcs/adapter-bitcoin';
 import { startRegtest, type RegtestNode } from '@wcs/adapter-bitcoin/regtest';
 import type { CreatedApplication } from '@wcs/server';
 import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
@@ -319,7 +319,7 @@ describe('collection on a bcoin regtest node: bounded consolidations of deposit 
       `SELECT b.on_chain::text AS on_chain, b.reserved::text AS reserved, b.incoming::text AS incoming, b.observed_at FROM hot_wallet_balances b JOIN hot_wallets h ON h.id = b.hot_wallet_id
         WHERE h.application_id = $1 AND h.chain_id = $2 AND b.chain_token_id = $3`, [app.id, CHAIN_ID, TOKEN_ID]), (r) => r[0] !== undefined && r[0].observed_at > now, 30_000, 50);
     expect(ledger.ok, 'a fresh ledger reading').to.equal(true);
-    const coins = await new BitcoinRpcClient({ url: node.url }).rest<Array<{ hash: string; index: number; value: number }>>(`/coin/address/${hot}`);
+    const coins = await bitcoinRpc({ url: node.url }).rest<Array<{ hash: string; index: number; value: number }>>(`/coin/address/${hot}`);
     const utxos = await q<{ tx_hash: string; vout: number; amount: string; spent_by: string | null; confirmations: number }>(
       'SELECT u.tx_hash, u.vout, u.amount::text AS amount, u.spent_by::text AS spent_by, u.confirmations FROM hot_wallet_utxos u JOIN hot_wallets h ON h.id = u.hot_wallet_id WHERE h.application_id = $1 AND h.chain_id = $2',
       [app.id, CHAIN_ID]);

@@ -21,7 +21,7 @@ import { Pool } from 'pg';
 import { secp256k1 } from '@noble/curves/secp256k1';
 import { address as btcAddress, crypto as btcCrypto, Transaction } from 'bitcoinjs-lib';
 import { formatUnits } from '@wcs/core';
-import { BitcoinRpcClient, btcToSats } from '@wcs/adapter-bitcoin';
+import { bitcoinRpc, btcToSats } from '@wcs/adapter-bitcoin';
 import { startRegtest, type RegtestNode } from '@wcs/adapter-bitcoin/regtest';
 import type { CreatedApplication } from '@wcs/server';
 import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
@@ -357,7 +357,7 @@ describe('bitcoin withdrawals on a bcoin regtest node (ledger, UTXO selection, p
     const balance = BigInt(r.result.on_chain);
     expect(balance).to.equal(FUNDED - spent);
     // the node's own view of the hot wallet (bcoin's address index)
-    const coins = await new BitcoinRpcClient({ url: node.url }).rest<Array<{ hash: string; index: number; value: number }>>(`/coin/address/${hot}`);
+    const coins = await bitcoinRpc({ url: node.url }).rest<Array<{ hash: string; index: number; value: number }>>(`/coin/address/${hot}`);
     expect((await utxos()).map((x) => [outpoint(x.tx_hash, x.vout), x.amount, x.spent_by])).to.have.deep.members(coins.map((c) => [outpoint(c.hash, c.index), String(c.value), null]));
     expect(coins.reduce((s, c) => s + BigInt(c.value), 0n)).to.equal(balance);
 

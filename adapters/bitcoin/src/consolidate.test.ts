@@ -4,8 +4,9 @@ import { address as btcAddress, crypto as btcCrypto, Psbt, Transaction } from 'b
 import type { KeyRef, KeySignature, PublicKey, SpendableOutput, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
 import { toHex } from '@wcs/core/testing';
 import { startRegtest, type RegtestNode } from './regtest';
+import { ChainTransferError } from '@wcs/core';
 import {
-  BitcoinTransferCrafter, BitcoinTransferError, BitcoinTransferNode, addressScript, consolidationVsize, dustThreshold, feeForVsize, maxConsolidationInputs,
+  BitcoinTransferCrafter, BitcoinTransferNode, addressScript, consolidationVsize, dustThreshold, feeForVsize, maxConsolidationInputs,
   p2wpkhSpendWeight, parseFeeRate, plugin, resolveNetwork, transferChange, MAX_STANDARD_WEIGHT, P2WPKH_SCRIPT_LENGTH,
 } from './index';
 import { BTC_MAINNET, BTC_REGTEST_RB } from './fixtures.test-helper';
@@ -53,14 +54,14 @@ async function signEach(unsigned: UnsignedTransfer, wallets: readonly Wallet[]):
   return out;
 }
 
-function crafterError(fn: () => unknown): BitcoinTransferError {
+function crafterError(fn: () => unknown): ChainTransferError {
   try {
     fn();
   } catch (e) {
-    expect(e).to.be.instanceOf(BitcoinTransferError);
-    return e as BitcoinTransferError;
+    expect(e).to.be.instanceOf(ChainTransferError);
+    return e as ChainTransferError;
   }
-  expect.fail('expected a BitcoinTransferError');
+  expect.fail('expected a ChainTransferError');
 }
 
 describe('bitcoin consolidation sizes and fees', () => {
@@ -96,8 +97,8 @@ describe('bitcoin consolidation sizes and fees', () => {
     expect(crafter.consolidationFee(5, input('1.001'))).to.equal(383n);
     expect(crafter.consolidationFee(5, input('1'), hot.address)).to.equal(382n);
     expect(crafter.consolidationFee(5, input('1'), btcAddress.toBech32(hot.publicKey.bytes.subarray(1), 1, NETWORK.hrp)), 'P2TR').to.equal(394n);
-    expect(crafterError(() => crafter.consolidationFee(5, input('1'), 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu')).code).to.equal('INVALID_REQUEST');
-    expect(crafterError(() => crafter.consolidationFee(5, { feeRate: 1 })).code).to.equal('INVALID_REQUEST');
+    expect(crafterError(() => crafter.consolidationFee(5, input('1'), 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu')).errorName).to.equal('INVALID_REQUEST');
+    expect(crafterError(() => crafter.consolidationFee(5, { feeRate: 1 })).errorName).to.equal('INVALID_REQUEST');
     expect(() => crafter.consolidationFee(0, input('1'))).to.throw(RangeError);
     for (const rate of ['1', '2.5', '7.123', '40']) {
       for (const n of [1, 2, 5, 17]) {
@@ -183,7 +184,7 @@ describe('BitcoinTransferCrafter: consolidations (subtractFee, input owners)', (
     const inputs = [utxo(1, 40_000n, d1), utxo(2, 40_000n)];
     for (const amount of [79_999n, 80_001n, 40_000n]) {
       const e = crafterError(() => crafter.craft(consolidation(d0, hot.address, inputs, { amount }), input('1')));
-      expect(e.code, String(amount)).to.equal('INVALID_REQUEST');
+      expect(e.errorName, String(amount)).to.equal('INVALID_REQUEST');
       expect(e.message).to.match(/must be the sum of the inputs \(80000 sat\)/);
     }
   });
@@ -197,7 +198,7 @@ describe('BitcoinTransferCrafter: consolidations (subtractFee, input owners)', (
     for (const sum of [fee + dust - 1n, fee, fee - 1n, 2n]) {
       const inputs = [utxo(1, sum - sum / 2n, d1), utxo(2, sum / 2n)];
       const e = crafterError(() => crafter.craft(consolidation(d0, hot.address, inputs), input('2')));
-      expect(e.code, String(sum)).to.equal('DUST_AFTER_FEE');
+      expect(e.errorName, String(sum)).to.equal('DUST_AFTER_FEE');
       expect(e.fee).to.equal(fee);
       expect(e.message).to.match(/uneconomic/);
     }
@@ -207,7 +208,7 @@ describe('BitcoinTransferCrafter: consolidations (subtractFee, input owners)', (
     // A P2PKH destination has a higher threshold (546).
     const p2pkh = btcAddress.toBase58Check(btcCrypto.hash160(d1.publicKey.bytes), NETWORK.p2pkhVersion);
     // 2 inputs to a 25-byte script: 181 vB at 1 sat/vB; 700 − 181 = 519 < 546.
-    expect(crafterError(() => crafter.craft(consolidation(d0, p2pkh, [utxo(1, 300n, d1), utxo(2, 400n)]), input('1'))).code).to.equal('DUST_AFTER_FEE');
+    expect(crafterError(() => crafter.craft(consolidation(d0, p2pkh, [utxo(1, 300n, d1), utxo(2, 400n)]), input('1'))).errorName).to.equal('DUST_AFTER_FEE');
     expect(crafter.craft(consolidation(d0, p2pkh, [utxo(1, 327n, d1), utxo(2, 400n)]), input('1')).maxFee).to.equal(181n);
   });
 
@@ -229,7 +230,7 @@ describe('BitcoinTransferCrafter: consolidations (subtractFee, input owners)', (
     for (const [what, o] of bad) {
       const inputs = [utxo(1, 40_000n), { ...utxo(2, 40_000n), owner: o } as SpendableOutput];
       const e = crafterError(() => crafter.craft(consolidation(d0, hot.address, inputs), input('1')));
-      expect(e.code, what).to.equal('INVALID_REQUEST');
+      expect(e.errorName, what).to.equal('INVALID_REQUEST');
       expect(e.message, what).to.match(/^inputs\[1\]\.owner/);
     }
     const e = crafterError(() => crafter.craft(consolidation(d0, hot.address, [utxo(1, 40_000n), { ...utxo(2, 40_000n), owner: { address: d2.address, publicKey: d1.publicKey } }]), input('1')));
@@ -246,10 +247,10 @@ describe('BitcoinTransferCrafter: consolidations (subtractFee, input owners)', (
       ['the same output twice', consolidation(d0, hot.address, [utxo(1, 40_000n, d1), utxo(1, 40_000n)])],
       ['no inputs', consolidation(d0, hot.address, [])],
     ];
-    for (const [what, req] of cases) expect(crafterError(() => crafter.craft(req, input('1'))).code, what).to.equal('INVALID_REQUEST');
+    for (const [what, req] of cases) expect(crafterError(() => crafter.craft(req, input('1'))).errorName, what).to.equal('INVALID_REQUEST');
     const many = Array.from({ length: 1470 }, (_, i) => ({ txHash: fakeTxid(1000 + i), vout: 0, amount: 10_000n }));
     const e = crafterError(() => crafter.craft(consolidation(d0, hot.address, many), input('1')));
-    expect(e.code).to.equal('INVALID_REQUEST');
+    expect(e.errorName).to.equal('INVALID_REQUEST');
     expect(e.message).to.match(/above the standard 400000 \(at most 1469 inputs\)/);
   });
 
@@ -278,24 +279,24 @@ describe('BitcoinTransferCrafter: consolidations (subtractFee, input owners)', (
     // from's key (d0) signing d1's input: a valid signature, by the wrong key.
     const byFrom = [await keys.sign(d0.ref, unsigned.payloads[0]!), good[1]!, good[2]!];
     const e1 = crafterError(() => crafter.combine(unsigned, byFrom));
-    expect([e1.code, e1.inputIndex]).to.deep.equal(['INVALID_SIGNATURE', 0]);
+    expect([e1.errorName, e1.inputIndex]).to.deep.equal(['INVALID_SIGNATURE', 0]);
     expect(e1.message).to.contain(toHex(d1.publicKey.bytes));
     const swapped = [good[2]!, good[1]!, good[0]!];
-    expect(crafterError(() => crafter.combine(unsigned, swapped)).code).to.equal('INVALID_SIGNATURE');
+    expect(crafterError(() => crafter.combine(unsigned, swapped)).errorName).to.equal('INVALID_SIGNATURE');
 
     const otherSigners = { ...unsigned, signers: [d2.address, d0.address, d1.address] };
     const e2 = crafterError(() => crafter.combine(otherSigners, good));
-    expect([e2.code, e2.inputIndex]).to.deep.equal(['INVALID_STATE', 0]);
-    expect(crafterError(() => crafter.combine({ ...unsigned, signers: [d1.address] }, good)).code).to.equal('INVALID_STATE');
+    expect([e2.errorName, e2.inputIndex]).to.deep.equal(['INVALID_STATE', 0]);
+    expect(crafterError(() => crafter.combine({ ...unsigned, signers: [d1.address] }, good)).errorName).to.equal('INVALID_STATE');
     // Without signers (an older caller) combine still checks the keys of the state.
     const { signers: _signers, ...bare } = unsigned;
     expect(crafter.combine(bare, good).txHash).to.equal(unsigned.txHash);
     const state = unsigned.state as { keys: string[] };
     expect(state.keys).to.deep.equal([d1, d0, d2].map((w) => toHex(w.publicKey.bytes)));
     const otherKeys = { ...state, keys: [toHex(d2.publicKey.bytes), state.keys[1], state.keys[2]] };
-    expect(crafterError(() => crafter.combine({ ...bare, state: otherKeys as never }, good)).code).to.equal('INVALID_STATE');
-    expect(crafterError(() => crafter.combine({ ...bare, state: { ...state, keys: state.keys.slice(0, 2) } as never }, good)).code).to.equal('INVALID_STATE');
-    expect(crafterError(() => crafter.combine({ ...bare, state: { ...state, keys: ['02zz', ...state.keys.slice(1)] } as never }, good)).code).to.equal('INVALID_STATE');
+    expect(crafterError(() => crafter.combine({ ...bare, state: otherKeys as never }, good)).errorName).to.equal('INVALID_STATE');
+    expect(crafterError(() => crafter.combine({ ...bare, state: { ...state, keys: state.keys.slice(0, 2) } as never }, good)).errorName).to.equal('INVALID_STATE');
+    expect(crafterError(() => crafter.combine({ ...bare, state: { ...state, keys: ['02zz', ...state.keys.slice(1)] } as never }, good)).errorName).to.equal('INVALID_STATE');
   });
 });
 

@@ -3,10 +3,10 @@
  * P2WPKH keys (each input's SpendableOutput.owner, else `from`) to a single output of their sum
  * less the fee, without change. Its size, its fee, its refusals, and the key that signs each input.
  */
-import type { PublicKey, SpendableOutput } from '@wcs/core';
+import { ChainTransferError, type PublicKey, type SpendableOutput } from '@wcs/core';
 import type { BitcoinAddressCodec } from './address';
 import {
-  BitcoinTransferError, dustThreshold, feeForVsize, formatFeeRate, invalid, p2wpkhSpendVsize, p2wpkhSpendWeight, MAX_STANDARD_WEIGHT,
+  dustThreshold, feeForVsize, formatFeeRate, invalid, p2wpkhSpendVsize, p2wpkhSpendWeight, MAX_STANDARD_WEIGHT,
 } from './spend';
 
 /** Bytes of a P2WPKH output script (OP_0 <20-byte key hash>). */
@@ -85,7 +85,7 @@ export function planConsolidation(total: bigint, inputCount: number, amount: big
   const payment = total - fee;
   const dust = dustThreshold(paymentScript);
   if (payment < dust) {
-    throw new BitcoinTransferError(
+    throw new ChainTransferError(
       'DUST_AFTER_FEE',
       `inputs of ${total} sat less the fee of ${fee} sat (${vsize} vB at ${formatFeeRate(satPerKvB)} sat/vB) leave ${payment} sat, below the destination's dust threshold of ${dust} sat: uneconomic to consolidate now`,
       { fee },

@@ -4,10 +4,10 @@ export { BitcoinAddressCodec } from './address';
 export { bitcoinKeySpec, CHANGE_LEVEL } from './keys';
 export { resolveNetwork, DEFAULT_REGTEST_HRP, type BitcoinNetwork } from './network';
 export { BitcoinBlockScanner, outputAddress, type BitcoinScannerOptions } from './scanner';
-export { BitcoinRpcClient, BitcoinRpcError, isBitcoinRpcError, RawJson, type BitcoinRpcErrorCode, type RpcCall, type RpcOutcome, type RpcClientOptions } from './rpc';
+export { bitcoinRpc, RawJson, type BitcoinRpcOptions } from './rpc';
 export {
-  BitcoinTransferError, isBitcoinTransferError, parseFeeRate, formatFeeRate, p2wpkhSpendWeight, p2wpkhSpendVsize, feeForVsize, dustThreshold, addressScript,
-  MAX_MONEY, RBF_SEQUENCE, P2WPKH_INPUT_VBYTES, MAX_STANDARD_WEIGHT, type BitcoinTransferErrorCode,
+  parseFeeRate, formatFeeRate, p2wpkhSpendWeight, p2wpkhSpendVsize, feeForVsize, dustThreshold, addressScript,
+  MAX_MONEY, RBF_SEQUENCE, P2WPKH_INPUT_VBYTES, MAX_STANDARD_WEIGHT,
 } from './spend';
 export { selectInputs, type InputSelection, type SelectionOptions, type SpendPlan } from './select';
 export { BitcoinTransferCrafter, transferChange } from './transfer';

@@ -15,7 +15,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { address as btcAddress } from 'bitcoinjs-lib';
-import { BitcoinRpcClient, RawJson } from './rpc';
+import { bitcoinRpc, RawJson } from './rpc';
+import type { JsonRpcClient } from '@wcs/core';
 
 /** bcoin's regtest bech32 human-readable part. */
 export const BCOIN_REGTEST_HRP = 'rb';
@@ -55,9 +56,9 @@ export interface RegtestNode {
   readonly hrp: string;
   /** A P2WPKH address of the node's wallet: where mine() pays by default. */
   readonly walletAddress: string;
-  /** One node RPC call (no retries); throws BitcoinRpcError. */
+  /** One node RPC call (no retries); throws ChainRpcError. */
   rpc<T = unknown>(method: string, params?: readonly unknown[]): Promise<T>;
-  /** One wallet RPC call (no retries); throws BitcoinRpcError. */
+  /** One wallet RPC call (no retries); throws ChainRpcError. */
   walletRpc<T = unknown>(method: string, params?: readonly unknown[]): Promise<T>;
   /** Mines n blocks (to walletAddress by default), waits for the wallet to see them, returns their hashes. */
   mine(n: number, toAddress?: string): Promise<string[]>;
@@ -155,8 +156,8 @@ class RegtestHandle implements RegtestNode {
   readonly walletUrl: string;
   readonly hrp = BCOIN_REGTEST_HRP;
   walletAddress = '';
-  private readonly node: BitcoinRpcClient;
-  private readonly wallet: BitcoinRpcClient;
+  private readonly node: JsonRpcClient;
+  private readonly wallet: JsonRpcClient;
   private nextSync = 1;
   private stopped: Promise<void> | null = null;
 
@@ -171,8 +172,8 @@ class RegtestHandle implements RegtestNode {
     this.url = `http://x:${encodeURIComponent(apiKey)}@127.0.0.1:${port}`;
     this.walletUrl = `http://x:${encodeURIComponent(apiKey)}@127.0.0.1:${walletPort}`;
     // Wallet and mining calls are not idempotent: no retries.
-    this.node = new BitcoinRpcClient({ url: this.url, timeoutMs: 60_000 }, { retries: 0 });
-    this.wallet = new BitcoinRpcClient({ url: this.walletUrl, timeoutMs: 60_000 }, { retries: 0 });
+    this.node = bitcoinRpc({ url: this.url, timeoutMs: 60_000 }, { attempts: 1 });
+    this.wallet = bitcoinRpc({ url: this.walletUrl, timeoutMs: 60_000 }, { attempts: 1 });
   }
 
   async waitForRpc(timeoutMs: number): Promise<void> {

@@ -6,7 +6,8 @@ import { inspect } from 'node:util';
 import { address as btcAddress, Block, crypto as btcCrypto, networks, payments, Transaction } from 'bitcoinjs-lib';
 import type { BlockRef, BlockScanner, KeyRef, KeySignature, ObservedTransfer, PublicKey, ScanRangeOptions, SpendableOutput, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
 import { startRegtest, satsToBtcText, type RegtestNode } from './regtest';
-import { BitcoinBlockScanner, BitcoinRpcClient, BitcoinRpcError, BitcoinTransferCrafter, BitcoinTransferNode, outputAddress, plugin, resolveNetwork } from './index';
+import { ChainRpcError } from '@wcs/core';
+import { BitcoinBlockScanner, bitcoinRpc, BitcoinTransferCrafter, BitcoinTransferNode, outputAddress, plugin, resolveNetwork } from './index';
 import { BTC_MAINNET, BTC_REGTEST_RB, BTC_TESTNET } from './fixtures.test-helper';
 import { TestKeyStore } from './keystore.test-helper';
 import { bjsNetwork, derSignature, key, rawInput, spend, type Input } from './inputs.test-helper';
@@ -76,12 +77,12 @@ async function mockServer(handler: (body: unknown, req: IncomingMessage, res: Se
 /** Everything an error could show when logged: message, stack, cause chain, own properties. */
 const everything = (e: unknown) => `${String(e)}\n${(e as Error).stack}\n${inspect(e, { depth: 8 })}`;
 
-async function rejection(p: Promise<unknown>): Promise<BitcoinRpcError> {
+async function rejection(p: Promise<unknown>): Promise<ChainRpcError> {
   try {
     await p;
   } catch (e) {
-    expect(e).to.be.instanceOf(BitcoinRpcError);
-    return e as BitcoinRpcError;
+    expect(e).to.be.instanceOf(ChainRpcError);
+    return e as ChainRpcError;
   }
   throw new Error('expected a rejection');
 }
@@ -508,13 +509,13 @@ describe('BitcoinBlockScanner on a bcoin regtest node', function () {
     const port = new URL(node.url).port;
     const wrong = adapter.createScanner!({ url: `http://x:not-the-key-s3cr3t@127.0.0.1:${port}` }) as BlockScanner;
     const e = await rejection(wrong.tipHeight());
-    expect(e.code).to.equal('RPC_ERROR');
-    expect(e.httpStatus).to.equal(401);
+    expect(e.errorName).to.equal('RPC_ERROR');
+    expect(e.responseStatus).to.equal(401);
     expect(everything(e)).to.not.include('s3cr3t');
     expect(everything(e)).to.not.include(node.apiKey);
-    const client = new BitcoinRpcClient({ url: node.url });
+    const client = bitcoinRpc({ url: node.url });
     const bad = await rejection(client.call('nosuchmethod', []));
-    expect(bad.code).to.equal('RPC_ERROR');
+    expect(bad.errorName).to.equal('RPC_ERROR');
     expect(bad.rpcCode).to.be.a('number');
     expect(everything(bad)).to.not.include(node.apiKey);
   });
@@ -581,7 +582,7 @@ describe('BitcoinBlockScanner on a bcoin regtest node', function () {
 
   it('falls back to single calls when the server refuses batches, and sends endpoint headers', async () => {
     const seen = { arrays: 0, singles: 0, header: 0 };
-    const target = new BitcoinRpcClient({ url: node.url });
+    const target = bitcoinRpc({ url: node.url });
     const proxy = await mockServer(async (body, req, res) => {
       if (req.headers['x-api-key'] === 'provider-key') seen.header++;
       res.setHeader('content-type', 'application/json');
@@ -597,7 +598,7 @@ describe('BitcoinBlockScanner on a bcoin regtest node', function () {
         res.end(JSON.stringify({ result: await target.call(method, params), error: null, id }));
       } catch (e) {
         res.statusCode = 500;
-        res.end(JSON.stringify({ result: null, error: { code: (e as BitcoinRpcError).rpcCode, message: (e as Error).message }, id }));
+        res.end(JSON.stringify({ result: null, error: { code: (e as ChainRpcError).rpcCode, message: (e as Error).message }, id }));
       }
     });
     try {
@@ -855,7 +856,7 @@ describe('BitcoinBlockScanner.addressNatures', () => {
   });
 });
 
-describe('BitcoinRpcClient failures', function () {
+describe('bitcoin RPC failures', function () {
   this.timeout(10_000);
 
   it('says RPC_UNAVAILABLE quickly for a dead port, after bounded retries, without the credentials', async () => {
@@ -864,7 +865,7 @@ describe('BitcoinRpcClient failures', function () {
     const started = Date.now();
     const e = await rejection(scanner.tipHeight());
     expect(Date.now() - started).to.be.below(2000);
-    expect(e.code).to.equal('RPC_UNAVAILABLE');
+    expect(e.errorName).to.equal('RPC_UNAVAILABLE');
     expect(e.method).to.equal('getblockcount');
     expect(e.message).to.include(`http://127.0.0.1:${port}`);
     expect(e.message).to.include('ECONNREFUSED');
@@ -887,7 +888,7 @@ describe('BitcoinRpcClient failures', function () {
     });
     try {
       const url = srv.url.replace('http://', 'http://us%3Aer:p%40ss@');
-      const scanner = new BitcoinBlockScanner(NETWORK, { url }, { retryDelayMs: 10 });
+      const scanner = new BitcoinBlockScanner(NETWORK, { url }, { backoffMs: 10 });
       expect(await scanner.tipHeight()).to.equal(7n);
       expect(calls).to.equal(3);
       expect(auth).to.equal(`Basic ${Buffer.from('us:er:p@ss').toString('base64')}`);
@@ -904,9 +905,9 @@ describe('BitcoinRpcClient failures', function () {
       else res.end(JSON.stringify({ result: null, error: { code: -5, message: 'No such mempool or blockchain transaction. Use gettransaction for wallet transactions.' }, id }));
     });
     try {
-      const scanner = new BitcoinBlockScanner(NETWORK, { url: srv.url }, { retryDelayMs: 5 });
+      const scanner = new BitcoinBlockScanner(NETWORK, { url: srv.url }, { backoffMs: 5 });
       const e = await rejection(scanner.tipHeight());
-      expect([e.code, e.httpStatus]).to.deep.equal(['RPC_UNAVAILABLE', 500]);
+      expect([e.errorName, e.responseStatus]).to.deep.equal(['RPC_UNAVAILABLE', 500]);
       expect(await scanner.lookupTransaction('cd'.repeat(32))).to.deep.equal({ state: 'UNKNOWN' });
     } finally {
       await srv.close();
@@ -916,10 +917,10 @@ describe('BitcoinRpcClient failures', function () {
   it('times out per endpoint.timeoutMs with RPC_UNAVAILABLE', async () => {
     const srv = await mockServer(() => new Promise<void>(() => undefined));
     try {
-      const scanner = new BitcoinBlockScanner(NETWORK, { url: srv.url, timeoutMs: 150 }, { retries: 1, retryDelayMs: 5 });
+      const scanner = new BitcoinBlockScanner(NETWORK, { url: srv.url, timeoutMs: 150 }, { attempts: 2, backoffMs: 5 });
       const started = Date.now();
       const e = await rejection(scanner.tipHeight());
-      expect(e.code).to.equal('RPC_UNAVAILABLE');
+      expect(e.errorName).to.equal('RPC_UNAVAILABLE');
       expect(e.message).to.include('no answer within 150 ms');
       expect(Date.now() - started).to.be.below(1500);
     } finally {
@@ -934,7 +935,7 @@ describe('BitcoinRpcClient failures', function () {
     try {
       const url = srv.url.replace('http://', 'http://bob:hunter22@');
       const e = await rejection(new BitcoinBlockScanner(NETWORK, { url, headers: { 'x-key': 'k3y-from-header' } }).tipHeight());
-      expect(e.code).to.equal('RPC_ERROR');
+      expect(e.errorName).to.equal('RPC_ERROR');
       for (const secret of ['hunter22', 'k3y-from-header', 'bob:']) expect(everything(e), secret).to.not.include(secret);
     } finally {
       await srv.close();
@@ -949,7 +950,7 @@ describe('BitcoinRpcClient failures', function () {
       } catch (e) {
         thrown = e;
       }
-      expect(thrown).to.be.instanceOf(BitcoinRpcError);
+      expect(thrown).to.be.instanceOf(ChainRpcError);
       expect(everything(thrown)).to.not.include('s3cr3t');
     }
   });

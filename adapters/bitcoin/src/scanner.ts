@@ -1,9 +1,9 @@
 import { address as btcAddress, Block, type Transaction } from 'bitcoinjs-lib';
-import type { AddressNature, BlockRef, BlockScanner, ChainEndpoint, ObservedTransfer, ScanRangeOptions, TransactionLookup } from '@wcs/core';
+import { ChainRpcError, type AddressNature, type BlockRef, type BlockScanner, type ChainEndpoint, type JsonRpcClient, type JsonRpcOutcome, type ObservedTransfer, type ScanRangeOptions, type TransactionLookup } from '@wcs/core';
 import { BitcoinAddressCodec } from './address';
 import { inputAddress, InputAddressIndex } from './input-address';
 import type { BitcoinNetwork } from './network';
-import { BitcoinRpcClient, BitcoinRpcError, type RpcClientOptions, type RpcOutcome } from './rpc';
+import { bitcoinRpc, type BitcoinRpcOptions } from './rpc';
 
 const ZERO_HASH = '0'.repeat(64);
 const HASH_RE = /^[0-9a-f]{64}$/;
@@ -46,7 +46,7 @@ function reversedHex(bytes: Uint8Array): string {
   return Buffer.from(bytes).reverse().toString('hex');
 }
 
-export interface BitcoinScannerOptions extends RpcClientOptions {
+export interface BitcoinScannerOptions extends BitcoinRpcOptions {
   /** Heights per getblockhash batch (default 100). */
   readonly hashBatch?: number;
   /**
@@ -87,7 +87,7 @@ interface DecodedBlock {
  */
 export class BitcoinBlockScanner implements BlockScanner {
   readonly kind = 'blocks' as const;
-  private readonly rpc: BitcoinRpcClient;
+  private readonly rpc: JsonRpcClient;
   private readonly hashBatch: number;
   private readonly blockBatch: number;
   private readonly blockBatchChars: number;
@@ -99,7 +99,7 @@ export class BitcoinBlockScanner implements BlockScanner {
   private readonly senderIndexes = new WeakMap<ReadonlySet<string>, InputAddressIndex>();
 
   constructor(private readonly network: BitcoinNetwork, endpoint: ChainEndpoint, options: BitcoinScannerOptions = {}) {
-    this.rpc = new BitcoinRpcClient(endpoint, options);
+    this.rpc = bitcoinRpc(endpoint, options);
     this.hashBatch = Math.max(1, options.hashBatch ?? 100);
     this.blockBatch = Math.max(1, options.blockBatch ?? 4);
     this.blockBatchChars = Math.max(1, options.blockBatchChars ?? 8_000_000);
@@ -157,9 +157,9 @@ export class BitcoinBlockScanner implements BlockScanner {
     try {
       tx = await this.rpc.call<{ blockhash?: string | null }>('getrawtransaction', [txHash, true]);
     } catch (e) {
-      if (!(e instanceof BitcoinRpcError) || e.rpcCode === null) throw e;
+      if (!(e instanceof ChainRpcError) || e.rpcCode === null) throw e;
       if (/-txindex/.test(e.message)) {
-        throw new BitcoinRpcError('RPC_ERROR', 'getrawtransaction', `${e.message} [the node needs a transaction index: bitcoind -txindex=1, bcoin --index-tx]`, { rpcCode: e.rpcCode });
+        throw new ChainRpcError('RPC_ERROR', `${e.message} [the node needs a transaction index: bitcoind -txindex=1, bcoin --index-tx]`, { method: 'getrawtransaction', rpcCode: e.rpcCode, nodeMessage: e.nodeMessage, cause: e });
       }
       // bitcoind: -5 "No such mempool or blockchain transaction"; bcoin: -1 "Transaction not found."
       if (e.rpcCode === -5 || /not found/i.test(e.message)) return { state: 'UNKNOWN' };
@@ -174,7 +174,7 @@ export class BitcoinBlockScanner implements BlockScanner {
     try {
       header = await this.rpc.call('getblockheader', [blockHash, true]);
     } catch (e) {
-      if (e instanceof BitcoinRpcError && e.rpcCode !== null) return { state: 'UNKNOWN' };
+      if (e instanceof ChainRpcError && e.rpcCode !== null) return { state: 'UNKNOWN' };
       throw e;
     }
     const height = header?.height;
@@ -194,7 +194,7 @@ export class BitcoinBlockScanner implements BlockScanner {
     return this.hashOutcome(outcome!);
   }
 
-  private hashOutcome(outcome: RpcOutcome<string>): string | null {
+  private hashOutcome(outcome: JsonRpcOutcome<string>): string | null {
     if (!outcome.ok) {
       // -8 "Block height out of range" (bitcoind and bcoin).
       if (outcome.error.rpcCode === -8) return null;
@@ -212,7 +212,7 @@ export class BitcoinBlockScanner implements BlockScanner {
   private async fetchBlocks(from: bigint, to: bigint): Promise<DecodedBlock[]> {
     const heights: bigint[] = [];
     for (let h = from; h <= to; h++) heights.push(h);
-    const hashOutcomes = await this.rpc.batch<string>(heights.map((h) => ({ method: 'getblockhash', params: [Number(h)] })), this.hashBatch);
+    const hashOutcomes = await this.rpc.batch<string>(heights.map((h) => ({ method: 'getblockhash', params: [Number(h)] })), { maxBatch: this.hashBatch });
     const hashes: string[] = [];
     for (const o of hashOutcomes) {
       const hash = this.hashOutcome(o);
@@ -232,7 +232,7 @@ export class BitcoinBlockScanner implements BlockScanner {
       try {
         block = Block.fromBuffer(Buffer.from(o.result, 'hex'));
       } catch (e) {
-        throw new BitcoinRpcError('RPC_ERROR', 'getblock', `bitcoin RPC getblock at ${this.rpc.displayName}: block ${hash} does not decode (${(e as Error).message})`);
+        throw new ChainRpcError('RPC_BAD_RESPONSE', `${this.rpc.endpointName}: getblock: block ${hash} does not decode (${(e as Error).message})`, { method: 'getblock', cause: e });
       }
       if (block.getId() !== hash) throw this.shapeError('getblock', `block ${hash}`);
       const parentHash = block.prevHash ? reversedHex(block.prevHash) : ZERO_HASH;
@@ -241,25 +241,23 @@ export class BitcoinBlockScanner implements BlockScanner {
   }
 
   /**
-   * getblock <hash> 0 for each hash, in order: waves of `concurrency` batches, each batch sized
-   * from the average block seen so far (bounded memory on mainnet, few requests on small blocks).
+   * getblock <hash> 0 for each hash, in order: waves of `concurrency` batches (the kit's batch
+   * with this wave's maxBatch), each batch sized from the average block seen so far (bounded
+   * memory on mainnet, few requests on small blocks).
    */
-  private async rawBlocks(hashes: readonly string[]): Promise<Array<RpcOutcome<string>>> {
-    const out: Array<RpcOutcome<string>> = [];
+  private async rawBlocks(hashes: readonly string[]): Promise<Array<JsonRpcOutcome<string>>> {
+    const out: Array<JsonRpcOutcome<string>> = [];
     let per = this.blockBatch;
     let chars = 0;
     let seen = 0;
     for (let i = 0; i < hashes.length; ) {
-      const wave: string[][] = [];
-      for (let k = 0; k < this.concurrency && i < hashes.length; k++, i += per) wave.push(hashes.slice(i, i + per));
-      const results = await Promise.all(wave.map((chunk) => this.rpc.batch<string>(chunk.map((hash) => ({ method: 'getblock', params: [hash, 0] })), chunk.length)));
-      for (const r of results) {
-        for (const o of r) {
-          out.push(o);
-          if (o.ok && typeof o.result === 'string') {
-            chars += o.result.length;
-            seen++;
-          }
+      const wave = hashes.slice(i, i + per * this.concurrency);
+      i += wave.length;
+      for (const o of await this.rpc.batch<string>(wave.map((hash) => ({ method: 'getblock', params: [hash, 0] })), { maxBatch: per })) {
+        out.push(o);
+        if (o.ok && typeof o.result === 'string') {
+          chars += o.result.length;
+          seen++;
         }
       }
       if (seen > 0) per = Math.min(this.maxBlockBatch, Math.max(1, Math.floor(this.blockBatchChars / (chars / seen))));
@@ -337,8 +335,8 @@ export class BitcoinBlockScanner implements BlockScanner {
     return null;
   }
 
-  private shapeError(method: string, expected: string): BitcoinRpcError {
-    return new BitcoinRpcError('RPC_ERROR', method, `bitcoin RPC ${method} at ${this.rpc.displayName}: the answer is not ${expected}`);
+  private shapeError(method: string, expected: string): ChainRpcError {
+    return new ChainRpcError('RPC_BAD_RESPONSE', `${this.rpc.endpointName}: ${method}: the answer is not ${expected}`, { method });
   }
 }
 

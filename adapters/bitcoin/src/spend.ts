@@ -3,13 +3,14 @@
  * thresholds, output scripts and the checks of amounts and outputs.
  */
 import { address as btcAddress } from 'bitcoinjs-lib';
-import type { SpendableOutput } from '@wcs/core';
+import { ChainTransferError, type SpendableOutput } from '@wcs/core';
 import type { BitcoinNetwork } from './network';
 
 // ---- Errors -----------------------------------------------------------------------------------
 
 /**
- * Stable codes of crafting failures (the request, its input or the signatures; never I/O).
+ * Crafting failures (the request, its input or the signatures; never I/O) are core's
+ * ChainTransferError, by errorName:
  * - INVALID_REQUEST: the request or the transfer input is not one this adapter can craft (memo,
  *   contract, fee payer or token account closing set, `from` not the P2WPKH address of
  *   `fromPublicKey`, an input owner's address not the P2WPKH address of its key, a bad address,
@@ -23,32 +24,7 @@ import type { BitcoinNetwork } from './network';
  *   signature of its payload (`inputIndex` says which).
  * - INVALID_STATE: combine(): the unsigned transfer is not one craft() made (state or payloads altered).
  */
-export type BitcoinTransferErrorCode = 'INVALID_REQUEST' | 'AMOUNT_BELOW_DUST' | 'DUST_AFTER_FEE' | 'INSUFFICIENT_INPUTS' | 'INVALID_SIGNATURE' | 'INVALID_STATE';
-
-export class BitcoinTransferError extends Error {
-  readonly code: BitcoinTransferErrorCode;
-  /** INSUFFICIENT_INPUTS: satoshis missing (amount + fee − inputs); null otherwise. */
-  readonly shortfall: bigint | null;
-  /** INVALID_SIGNATURE / INVALID_STATE: the input concerned, when one is. */
-  readonly inputIndex: number | null;
-  /** DUST_AFTER_FEE: the fee the consolidation would pay, satoshis; null otherwise. */
-  readonly fee: bigint | null;
-
-  constructor(code: BitcoinTransferErrorCode, message: string, extra: { shortfall?: bigint; inputIndex?: number; fee?: bigint; cause?: unknown } = {}) {
-    super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
-    this.name = 'BitcoinTransferError';
-    this.code = code;
-    this.shortfall = extra.shortfall ?? null;
-    this.inputIndex = extra.inputIndex ?? null;
-    this.fee = extra.fee ?? null;
-  }
-}
-
-export function isBitcoinTransferError(e: unknown): e is BitcoinTransferError {
-  return e instanceof BitcoinTransferError;
-}
-
-export const invalid = (message: string, cause?: unknown) => new BitcoinTransferError('INVALID_REQUEST', message, { cause });
+export const invalid = (message: string, cause?: unknown) => new ChainTransferError('INVALID_REQUEST', message, { cause });
 
 // ---- Fee rates, sizes, dust -------------------------------------------------------------------
 

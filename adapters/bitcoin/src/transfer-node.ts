@@ -1,9 +1,9 @@
 import { Transaction } from 'bitcoinjs-lib';
-import type { BroadcastOutcome, ChainEndpoint, SignedTransaction, SpendableOutput, TransactionState, TransferInput, TransferNode, TransferRequest } from '@wcs/core';
+import { ChainRpcError, ChainTransferError, isChainRpcError, type BroadcastOutcome, type ChainEndpoint, type JsonRpcClient, type JsonRpcOutcome, type SignedTransaction, type SpendableOutput, type TransactionState, type TransferInput, type TransferNode, type TransferRequest } from '@wcs/core';
 import { BitcoinAddressCodec } from './address';
 import type { BitcoinNetwork } from './network';
-import { BitcoinRpcClient, BitcoinRpcError, isBitcoinRpcError, type RpcClientOptions, type RpcOutcome } from './rpc';
-import { BitcoinTransferError, addressScript, formatFeeRate, parseFeeRate } from './spend';
+import { bitcoinRpc, type BitcoinRpcOptions } from './rpc';
+import { addressScript, formatFeeRate, parseFeeRate } from './spend';
 
 const TXID_RE = /^[0-9a-f]{64}$/;
 /** Blocks before a coinbase output may be spent. */
@@ -17,7 +17,7 @@ export interface AddressUnspent extends SpendableOutput {
   readonly coinbase: boolean;
 }
 
-export interface BitcoinTransferNodeOptions extends RpcClientOptions {
+export interface BitcoinTransferNodeOptions extends BitcoinRpcOptions {
   /** estimatesmartfee confirmation target, blocks (default 3). */
   readonly confTarget?: number;
   /**
@@ -78,7 +78,7 @@ type Found =
 
 /**
  * Withdrawal I/O against a Bitcoin Core–style JSON-RPC node (bitcoind, bcoin), through
- * BitcoinRpcClient (core's HttpJsonClient). Every call first checks, once per instance, that
+ * core's JsonRpcClient (rpc.ts: bitcoinRpc). Every call first checks, once per instance, that
  * the node is on this adapter's network (getblockchaininfo `chain`).
  *
  * Node requirements: a transaction index for status() of mined transactions (bitcoind
@@ -88,7 +88,7 @@ type Found =
  * and bcoin refuses such transactions by default.
  */
 export class BitcoinTransferNode implements TransferNode {
-  private readonly rpc: BitcoinRpcClient;
+  private readonly rpc: JsonRpcClient;
   private readonly codec: BitcoinAddressCodec;
   private readonly confTarget: number;
   private readonly fallback: bigint | null;
@@ -97,7 +97,7 @@ export class BitcoinTransferNode implements TransferNode {
   private networkChecked: Promise<void> | null = null;
 
   constructor(private readonly network: BitcoinNetwork, endpoint: ChainEndpoint, options: BitcoinTransferNodeOptions = {}) {
-    this.rpc = new BitcoinRpcClient(endpoint, options);
+    this.rpc = bitcoinRpc(endpoint, options);
     this.codec = new BitcoinAddressCodec(network);
     this.confTarget = options.confTarget ?? 3;
     if (!Number.isInteger(this.confTarget) || this.confTarget < 1 || this.confTarget > 1008) throw new RangeError('confTarget must be an integer from 1 to 1008 blocks');
@@ -116,8 +116,8 @@ export class BitcoinTransferNode implements TransferNode {
    * Without an estimate and without a fallback it throws RPC_ERROR.
    */
   async transferInput(request: Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>): Promise<TransferInput> {
-    if (request.memo !== null) throw new BitcoinTransferError('INVALID_REQUEST', 'bitcoin transfers carry no memo (memo must be null)');
-    if (request.contract !== null) throw new BitcoinTransferError('INVALID_REQUEST', 'bitcoin transfers are native BTC only (contract must be null)');
+    if (request.memo !== null) throw new ChainTransferError('INVALID_REQUEST', 'bitcoin transfers carry no memo (memo must be null)');
+    if (request.contract !== null) throw new ChainTransferError('INVALID_REQUEST', 'bitcoin transfers are native BTC only (contract must be null)');
     await this.checkNetwork();
     const [estimate, mempool] = await this.rpc.batch<Record<string, unknown>>([
       { method: 'estimatesmartfee', params: [this.confTarget] },
@@ -136,7 +136,7 @@ export class BitcoinTransferNode implements TransferNode {
       throw mempool!.error;
     }
     let rate: bigint | null = null;
-    let noEstimate: BitcoinRpcError | null = null;
+    let noEstimate: ChainRpcError | null = null;
     if (estimate!.ok) {
       // Bitcoin Core: { feerate, blocks } or { errors, blocks }; bcoin 1.0.2: { fee, blocks } with -1 for none.
       const v = estimate!.result?.['feerate'] ?? estimate!.result?.['fee'];
@@ -151,7 +151,7 @@ export class BitcoinTransferNode implements TransferNode {
     let source = 'estimatesmartfee';
     if (rate === null) {
       if (this.fallback === null) {
-        throw new BitcoinRpcError('RPC_ERROR', 'estimatesmartfee', `bitcoin RPC estimatesmartfee at ${this.rpc.displayName}: the node has no fee estimate for ${this.confTarget} blocks${noEstimate ? ` (${noEstimate.nodeMessage})` : ''} and no fallbackFeeRate is configured`, { cause: noEstimate ?? undefined });
+        throw new ChainRpcError('RPC_ERROR', `${this.rpc.endpointName}: estimatesmartfee: the node has no fee estimate for ${this.confTarget} blocks${noEstimate ? ` (${noEstimate.nodeMessage})` : ''} and no fallbackFeeRate is configured`, { method: 'estimatesmartfee', cause: noEstimate ?? undefined });
       }
       rate = this.fallback;
       source = 'fallback';
@@ -171,7 +171,7 @@ export class BitcoinTransferNode implements TransferNode {
    * itself; this is for reconciliation.
    */
   async balance(address: string, contract: string | null): Promise<bigint> {
-    if (contract !== null) throw new BitcoinTransferError('INVALID_REQUEST', 'bitcoin has no tokens: contract must be null');
+    if (contract !== null) throw new ChainTransferError('INVALID_REQUEST', 'bitcoin has no tokens: contract must be null');
     const unspent = await this.listUnspent(address);
     let tip: bigint | null = null;
     if (unspent.some((u) => u.coinbase && u.height !== null)) tip = BigInt(await this.rpc.call<number>('getblockcount'));
@@ -196,7 +196,7 @@ export class BitcoinTransferNode implements TransferNode {
    */
   async listUnspent(address: string): Promise<AddressUnspent[]> {
     const v = this.codec.validate(address, null);
-    if (!v.valid) throw new BitcoinTransferError('INVALID_REQUEST', `address: ${v.reason}`);
+    if (!v.valid) throw new ChainTransferError('INVALID_REQUEST', `address: ${v.reason}`);
     const canonical = v.normalized;
     const scriptHex = Buffer.from(addressScript(canonical, this.network)).toString('hex');
     await this.checkNetwork();
@@ -204,7 +204,7 @@ export class BitcoinTransferNode implements TransferNode {
     try {
       scan = await this.rpc.call('scantxoutset', ['start', [`addr(${canonical})`]]);
     } catch (e) {
-      if (isBitcoinRpcError(e) && e.rpcCode === -32601) return this.bcoinCoins(canonical, scriptHex);
+      if (isChainRpcError(e) && e.rpcCode === -32601) return this.bcoinCoins(canonical, scriptHex);
       throw e;
     }
     if (scan === null || typeof scan !== 'object' || scan.success !== true || !Array.isArray(scan.unspents)) {
@@ -290,7 +290,7 @@ export class BitcoinTransferNode implements TransferNode {
     try {
       await this.rpc.call('sendrawtransaction', [Buffer.from(tx.raw).toString('hex')]);
     } catch (e) {
-      if (!isBitcoinRpcError(e) || e.rpcCode === null) throw e;
+      if (!isChainRpcError(e) || e.rpcCode === null) throw e;
       const reason = e.nodeMessage ?? e.message;
       const verdict = classifyBroadcastRefusal(e.rpcCode, reason);
       if (verdict === 'ALREADY_KNOWN') return { outcome: 'ALREADY_KNOWN', txHash: txid };
@@ -309,7 +309,7 @@ export class BitcoinTransferNode implements TransferNode {
       if (Date.now() >= deadline) break;
       await sleep(wait);
     }
-    throw new BitcoinRpcError('RPC_ERROR', 'sendrawtransaction', `bitcoin RPC sendrawtransaction at ${this.rpc.displayName}: the node answered for ${txid} but does not hold it after ${this.acceptTimeoutMs} ms and gave no reason (bcoin does not report mempool refusals over RPC: see its log)`);
+    throw new ChainRpcError('RPC_ERROR', `${this.rpc.endpointName}: sendrawtransaction: the node answered for ${txid} but does not hold it after ${this.acceptTimeoutMs} ms and gave no reason (bcoin does not report mempool refusals over RPC: see its log)`, { method: 'sendrawtransaction' });
   }
 
   /**
@@ -343,18 +343,18 @@ export class BitcoinTransferNode implements TransferNode {
     try {
       answer = await this.rpc.call('getrawtransaction', [txid, true]);
     } catch (e) {
-      if (!isBitcoinRpcError(e) || e.rpcCode === null) throw e;
+      if (!isChainRpcError(e) || e.rpcCode === null) throw e;
       if (/-txindex/.test(e.message)) {
         // bitcoind without -txindex: mempool transactions are found, mined ones are not.
         if (!strict) return { state: 'UNKNOWN' };
-        throw new BitcoinRpcError('RPC_ERROR', 'getrawtransaction', `${e.message} [the node needs a transaction index: bitcoind -txindex=1, bcoin --index-tx]`, { rpcCode: e.rpcCode, nodeMessage: e.nodeMessage });
+        throw new ChainRpcError('RPC_ERROR', `${e.message} [the node needs a transaction index: bitcoind -txindex=1, bcoin --index-tx]`, { method: 'getrawtransaction', rpcCode: e.rpcCode, nodeMessage: e.nodeMessage, cause: e });
       }
       // bitcoind: -5 "No such mempool or blockchain transaction"; bcoin: -1 "Transaction not found."
       if (e.rpcCode !== -5 && !/not found/i.test(e.message)) throw e;
       if (strict) {
         const out = await this.rpc.call<unknown>('gettxout', [txid, 0, true]);
         if (out !== null) {
-          throw new BitcoinRpcError('RPC_ERROR', 'getrawtransaction', `bitcoin RPC getrawtransaction at ${this.rpc.displayName}: the node says ${txid} is not found but holds its output 0 [the node needs a transaction index: bitcoind -txindex=1, bcoin --index-tx]`);
+          throw new ChainRpcError('RPC_ERROR', `${this.rpc.endpointName}: getrawtransaction: the node says ${txid} is not found but holds its output 0 [the node needs a transaction index: bitcoind -txindex=1, bcoin --index-tx]`, { method: 'getrawtransaction' });
         }
       }
       return { state: 'UNKNOWN' };
@@ -376,7 +376,7 @@ export class BitcoinTransferNode implements TransferNode {
     try {
       header = await this.rpc.call('getblockheader', [blockHash, true]);
     } catch (e) {
-      if (isBitcoinRpcError(e) && e.rpcCode !== null) return { state: 'UNKNOWN' };
+      if (isChainRpcError(e) && e.rpcCode !== null) return { state: 'UNKNOWN' };
       throw e;
     }
     const height = header?.height;
@@ -397,7 +397,7 @@ export class BitcoinTransferNode implements TransferNode {
   /** Inputs' values (their transactions, one batch) minus outputs; null if one cannot be read. */
   private async feeOf(tx: Transaction): Promise<bigint | null> {
     const prevIds = [...new Set(tx.ins.map((i) => Buffer.from(i.hash).reverse().toString('hex')))];
-    const answers: Array<RpcOutcome<string>> = await this.rpc.batch<string>(prevIds.map((id) => ({ method: 'getrawtransaction', params: [id, false] })));
+    const answers: Array<JsonRpcOutcome<string>> = await this.rpc.batch<string>(prevIds.map((id) => ({ method: 'getrawtransaction', params: [id, false] })));
     const prevs = new Map<string, Transaction>();
     for (let k = 0; k < prevIds.length; k++) {
       const a = answers[k]!;
@@ -439,7 +439,7 @@ export class BitcoinTransferNode implements TransferNode {
       const chain = info?.chain;
       if (typeof chain !== 'string') throw this.shapeError('getblockchaininfo', 'a chain name');
       if (!CHAIN_NAMES[this.network.name].includes(chain)) {
-        throw new BitcoinRpcError('RPC_ERROR', 'getblockchaininfo', `bitcoin RPC getblockchaininfo at ${this.rpc.displayName}: the node is on chain "${chain}", this chain is ${this.network.name}`);
+        throw new ChainRpcError('RPC_WRONG_CHAIN', `${this.rpc.endpointName}: getblockchaininfo: the node is on chain "${chain}", this chain is ${this.network.name}`, { method: 'getblockchaininfo' });
       }
     })().catch((e: unknown) => {
       this.networkChecked = null;
@@ -448,7 +448,7 @@ export class BitcoinTransferNode implements TransferNode {
     return this.networkChecked;
   }
 
-  private shapeError(method: string, expected: string): BitcoinRpcError {
-    return new BitcoinRpcError('RPC_ERROR', method, `bitcoin RPC ${method} at ${this.rpc.displayName}: the answer is not ${expected}`);
+  private shapeError(method: string, expected: string): ChainRpcError {
+    return new ChainRpcError('RPC_BAD_RESPONSE', `${this.rpc.endpointName}: ${method}: the answer is not ${expected}`, { method });
   }
 }

@@ -5,8 +5,9 @@ import { address as btcAddress, crypto as btcCrypto, Psbt, Transaction } from 'b
 import type { KeyRef, KeySignature, PublicKey, SpendableOutput, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
 import { rejected, startReplayServer, toHex, type ReplayServer } from '@wcs/core/testing';
 import { startRegtest, type RegtestNode } from './regtest';
+import { ChainRpcError, ChainTransferError } from '@wcs/core';
 import {
-  BitcoinRpcError, BitcoinTransferCrafter, BitcoinTransferError, BitcoinTransferNode, addressScript, btcToSats, classifyBroadcastRefusal, dustThreshold,
+  BitcoinTransferCrafter, BitcoinTransferNode, addressScript, btcToSats, classifyBroadcastRefusal, dustThreshold,
   feeForVsize, formatFeeRate, p2wpkhSpendVsize, p2wpkhSpendWeight, parseFeeRate, plugin, resolveNetwork, selectInputs, transferChange, verifyDigest,
 } from './index';
 import { BTC_MAINNET, BTC_REGTEST_RB } from './fixtures.test-helper';
@@ -63,14 +64,14 @@ function request(hot: Hot, fields: Partial<TransferRequest> & Pick<TransferReque
 
 const input = (feeRate: string): TransferInput => ({ feeRate, feeRateSource: 'test', confTarget: 3 });
 
-function crafterError(fn: () => unknown): BitcoinTransferError {
+function crafterError(fn: () => unknown): ChainTransferError {
   try {
     fn();
   } catch (e) {
-    expect(e).to.be.instanceOf(BitcoinTransferError);
-    return e as BitcoinTransferError;
+    expect(e).to.be.instanceOf(ChainTransferError);
+    return e as ChainTransferError;
   }
-  expect.fail('expected a BitcoinTransferError');
+  expect.fail('expected a ChainTransferError');
 }
 
 describe('bitcoin fee rates, sizes and dust', () => {
@@ -81,7 +82,7 @@ describe('bitcoin fee rates, sizes and dust', () => {
     expect(parseFeeRate('0.001')).to.equal(1n);
     for (const r of ['1', '2.5', '12.345', '0.001', '1000000']) expect(formatFeeRate(parseFeeRate(r))).to.equal(r);
     for (const bad of ['0', '0.000', '-1', '1.2345', '01', '1.', '.5', '1e3', ' 1', '', 1, null, '1000000000']) {
-      expect(crafterError(() => parseFeeRate(bad)).code, JSON.stringify(bad)).to.equal('INVALID_REQUEST');
+      expect(crafterError(() => parseFeeRate(bad)).errorName, JSON.stringify(bad)).to.equal('INVALID_REQUEST');
     }
   });
 
@@ -256,7 +257,7 @@ describe('BitcoinTransferCrafter (offline)', () => {
   it('refuses inputs that do not cover amount + fee, with the shortfall', () => {
     const to = p2wpkhAddress();
     const e = crafterError(() => crafter.craft(request(hot, { to, amount: 10_000n, inputs: [utxo(6, 10_050n)] }), input('1')));
-    expect(e.code).to.equal('INSUFFICIENT_INPUTS');
+    expect(e.errorName).to.equal('INSUFFICIENT_INPUTS');
     expect(e.shortfall).to.equal(10_000n + 110n - 10_050n);
     expect(e.message).to.match(/60 sat short at 1 sat\/vB/);
     // Exactly covered: no change, fee = 110.
@@ -288,7 +289,7 @@ describe('BitcoinTransferCrafter (offline)', () => {
       ['closing a token account', { ...ok, closeTokenAccount: true }, input('1'), 'INVALID_REQUEST'],
     ];
     for (const [what, req, inp, code] of cases) {
-      expect(crafterError(() => crafter.craft(req, inp)).code, what).to.equal(code);
+      expect(crafterError(() => crafter.craft(req, inp)).errorName, what).to.equal(code);
     }
     expect(crafter.craft({ ...ok, amount: 294n }, input('1')).maxFee, 'dust threshold itself is fine').to.equal(141n);
   });
@@ -301,26 +302,26 @@ describe('BitcoinTransferCrafter (offline)', () => {
 
     const byOther = [good[0]!, await keys.sign(other.ref, unsigned.payloads[1]!)];
     const e1 = crafterError(() => crafter.combine(unsigned, byOther));
-    expect([e1.code, e1.inputIndex]).to.deep.equal(['INVALID_SIGNATURE', 1]);
+    expect([e1.errorName, e1.inputIndex]).to.deep.equal(['INVALID_SIGNATURE', 1]);
     const swapped = [good[1]!, good[0]!];
-    expect(crafterError(() => crafter.combine(unsigned, swapped)).code).to.equal('INVALID_SIGNATURE');
+    expect(crafterError(() => crafter.combine(unsigned, swapped)).errorName).to.equal('INVALID_SIGNATURE');
     // The same signature with s → n − s: valid ECDSA, refused as high S.
     const n = BigInt('0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
     const s = BigInt(`0x${toHex(good[0]!.bytes.subarray(32))}`);
     const high = Uint8Array.from([...good[0]!.bytes.subarray(0, 32), ...Buffer.from((n - s).toString(16).padStart(64, '0'), 'hex')]);
     const e2 = crafterError(() => crafter.combine(unsigned, [{ ...good[0]!, bytes: high }, good[1]!]));
-    expect(e2.code).to.equal('INVALID_SIGNATURE');
+    expect(e2.errorName).to.equal('INVALID_SIGNATURE');
     expect(e2.message).to.match(/low-S/);
-    expect(crafterError(() => crafter.combine(unsigned, [good[0]!])).code).to.equal('INVALID_SIGNATURE');
-    expect(crafterError(() => crafter.combine(unsigned, [{ ...good[0]!, curve: 'ed25519' }, good[1]!])).code).to.equal('INVALID_SIGNATURE');
+    expect(crafterError(() => crafter.combine(unsigned, [good[0]!])).errorName).to.equal('INVALID_SIGNATURE');
+    expect(crafterError(() => crafter.combine(unsigned, [{ ...good[0]!, curve: 'ed25519' }, good[1]!])).errorName).to.equal('INVALID_SIGNATURE');
 
     // Altered unsigned transfers: payloads, txHash, state.
     const otherPayload = { ...unsigned, payloads: [unsigned.payloads[1]!, unsigned.payloads[0]!] };
-    expect(crafterError(() => crafter.combine(otherPayload, good)).code).to.equal('INVALID_STATE');
-    expect(crafterError(() => crafter.combine({ ...unsigned, txHash: fakeTxid(0) }, good)).code).to.equal('INVALID_STATE');
-    expect(crafterError(() => crafter.combine({ ...unsigned, state: { nope: true } }, good)).code).to.equal('INVALID_STATE');
+    expect(crafterError(() => crafter.combine(otherPayload, good)).errorName).to.equal('INVALID_STATE');
+    expect(crafterError(() => crafter.combine({ ...unsigned, txHash: fakeTxid(0) }, good)).errorName).to.equal('INVALID_STATE');
+    expect(crafterError(() => crafter.combine({ ...unsigned, state: { nope: true } }, good)).errorName).to.equal('INVALID_STATE');
     const otherKey = { ...(unsigned.state as Record<string, unknown>), publicKey: toHex(other.publicKey.bytes) };
-    expect(crafterError(() => crafter.combine({ ...unsigned, state: otherKey as never }, good)).code).to.equal('INVALID_STATE');
+    expect(crafterError(() => crafter.combine({ ...unsigned, state: otherKey as never }, good)).errorName).to.equal('INVALID_STATE');
   });
 });
 
@@ -373,7 +374,7 @@ describe('selectInputs', () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
       return seed % n;
     };
-    expect(crafterError(() => selectInputs([utxo(1, 5_000n), utxo(1, 5_000n)], 1_000n, '1')).code).to.equal('INVALID_REQUEST');
+    expect(crafterError(() => selectInputs([utxo(1, 5_000n), utxo(1, 5_000n)], 1_000n, '1')).errorName).to.equal('INVALID_REQUEST');
     let bnb = 0;
     let largest = 0;
     let short = 0;
@@ -470,7 +471,7 @@ describe('bitcoin withdrawals on a bcoin regtest node', function () {
     const inp = await transfers.transferInput({ from: hot.address, fromPublicKey: hot.publicKey, to: p2wpkhAddress(), memo: null, contract: null, amount: 1_000n });
     expect(inp).to.deep.equal({ feeRate: '1', feeRateSource: 'fallback', confTarget: 3 });
     const noFallback = new BitcoinTransferNode(NETWORK, { url: node.url }, { fallbackFeeRate: null });
-    const e = await rejected(noFallback.transferInput({ from: hot.address, fromPublicKey: hot.publicKey, to: p2wpkhAddress(), memo: null, contract: null, amount: 1_000n }), BitcoinRpcError);
+    const e = await rejected(noFallback.transferInput({ from: hot.address, fromPublicKey: hot.publicKey, to: p2wpkhAddress(), memo: null, contract: null, amount: 1_000n }), ChainRpcError);
     expect(e.message).to.match(/no fee estimate/);
     const raised = new BitcoinTransferNode(NETWORK, { url: node.url }, { minFeeRate: '2.5' });
     expect((await raised.transferInput({ from: hot.address, fromPublicKey: hot.publicKey, to: p2wpkhAddress(), memo: null, contract: null, amount: 1_000n })).feeRate).to.equal('2.5');
@@ -478,7 +479,7 @@ describe('bitcoin withdrawals on a bcoin regtest node', function () {
 
   it('refuses a node of another network', async () => {
     const mainnet = plugin.create(BTC_MAINNET).createTransferNode!({ url: node.url });
-    const e = await rejected(mainnet.status(fakeTxid(1)), BitcoinRpcError);
+    const e = await rejected(mainnet.status(fakeTxid(1)), ChainRpcError);
     expect(e.message).to.match(/the node is on chain "regtest", this chain is mainnet/);
     expect(e.message).to.not.contain(node.apiKey);
   });
@@ -489,7 +490,7 @@ describe('bitcoin withdrawals on a bcoin regtest node', function () {
       .to.deep.equal([...wallet].sort((a, b) => (a.txHash < b.txHash ? -1 : 1)));
     expect(listed.every((u) => u.height !== null && !u.coinbase)).to.equal(true);
     expect(await transfers.balance(hot.address, null)).to.equal(540_000n);
-    await rejected(transfers.balance(hot.address, 'USDT'), BitcoinTransferError);
+    await rejected(transfers.balance(hot.address, 'USDT'), ChainTransferError);
   });
 
   it('unspentOutputs (the core\'s TransferNode method): the listed outputs with their confirmations, a mempool output at 0, none a mempool transaction spends', async () => {
@@ -516,7 +517,7 @@ describe('bitcoin withdrawals on a bcoin regtest node', function () {
     const txid = await node.send(hot.address, 200_000n);
     wallet.push(change, { txHash: txid, vout: await voutPaying(txid, hot.address, 200_000n), amount: 200_000n });
     await node.mine(1);
-    await rejected(transfers.unspentOutputs('tb1qcr8te4kr609gcawutmrza0j4xv80jy8zmfp6l0'), BitcoinTransferError);
+    await rejected(transfers.unspentOutputs('tb1qcr8te4kr609gcawutmrza0j4xv80jy8zmfp6l0'), ChainTransferError);
   });
 
   it('pays a P2WPKH destination: exact amount received, exact change back, fee = the difference = maxFee; UNKNOWN → PENDING → MINED', async () => {
@@ -584,7 +585,7 @@ describe('bitcoin withdrawals on a bcoin regtest node', function () {
   it('refuses inputs that do not cover the withdrawal, with the shortfall; selectInputs over the tracked outputs agrees', async () => {
     const req = request(hot, { to: p2wpkhAddress(), amount: 30_000n, inputs: [wallet.find((o) => o.amount === 30_000n)!] });
     const e = crafterError(() => crafter.craft(req, input('1')));
-    expect([e.code, e.shortfall]).to.deep.equal(['INSUFFICIENT_INPUTS', 110n]);
+    expect([e.errorName, e.shortfall]).to.deep.equal(['INSUFFICIENT_INPUTS', 110n]);
     const total = wallet.reduce((s, o) => s + o.amount, 0n);
     const tooMuch = selectInputs(wallet, total, '1');
     expect(tooMuch).to.deep.equal({ ok: false, shortfall: feeForVsize(p2wpkhSpendVsize(wallet.length, [22]), 1000n) });
@@ -646,7 +647,7 @@ describe('BitcoinTransferNode against Bitcoin Core answers (recorded shapes)', (
     answers = { getblockchaininfo: () => ({ result: { chain: 'main', blocks: 900_000 } }) };
   });
 
-  const mainnetNode = (options = {}) => new BitcoinTransferNode(mainnet, { url: server.url }, { retries: 0, ...options });
+  const mainnetNode = (options = {}) => new BitcoinTransferNode(mainnet, { url: server.url }, { attempts: 1, ...options });
 
   async function signedMainnet() {
     const key = randomKey();
@@ -666,7 +667,7 @@ describe('BitcoinTransferNode against Bitcoin Core answers (recorded shapes)', (
     answers.getmempoolinfo = () => ({ result: { mempoolminfee: 0.0002, minrelaytxfee: 0.00001 } });
     expect(await mainnetNode().transferInput(req)).to.deep.include({ feeRate: '20', feeRateSource: 'minimum' });
     answers.estimatesmartfee = () => ({ result: { errors: ['Insufficient data or no feerate found'], blocks: 3 } });
-    expect((await rejected(mainnetNode().transferInput(req), BitcoinRpcError)).message).to.match(/no fee estimate for 3 blocks/);
+    expect((await rejected(mainnetNode().transferInput(req), ChainRpcError)).message).to.match(/no fee estimate for 3 blocks/);
     expect(await mainnetNode({ fallbackFeeRate: '4' }).transferInput(req)).to.deep.include({ feeRate: '20', feeRateSource: 'minimum' });
     expect(await mainnetNode({ fallbackFeeRate: '40' }).transferInput(req)).to.deep.include({ feeRate: '40', feeRateSource: 'fallback' });
   });
@@ -695,7 +696,7 @@ describe('BitcoinTransferNode against Bitcoin Core answers (recorded shapes)', (
       if (r.outcome === 'ALREADY_KNOWN') expect(r.txHash).to.equal(tx.txHash);
     }
     answers.sendrawtransaction = () => ({ error: { code: -28, message: 'Loading block index…' } });
-    expect((await rejected(mainnetNode().broadcast(tx), BitcoinRpcError)).rpcCode).to.equal(-28);
+    expect((await rejected(mainnetNode().broadcast(tx), ChainRpcError)).rpcCode).to.equal(-28);
     expect(classifyBroadcastRefusal(-1, 'already have transaction')).to.equal('ALREADY_KNOWN');
     expect(classifyBroadcastRefusal(-1, 'something else')).to.equal(null);
 
@@ -720,7 +721,7 @@ describe('BitcoinTransferNode against Bitcoin Core answers (recorded shapes)', (
     answers.getrawtransaction = () => ({ error: { code: -5, message: 'No such mempool or blockchain transaction' } });
     answers.sendrawtransaction = () => ({ result: tx.txHash });
     answers.gettxout = () => ({ result: { value: 0.0005, confirmations: 10 } });
-    const e = await rejected(mainnetNode({ acceptTimeoutMs: 50 }).broadcast(tx), BitcoinRpcError);
+    const e = await rejected(mainnetNode({ acceptTimeoutMs: 50 }).broadcast(tx), ChainRpcError);
     expect(e.message).to.match(/does not hold it after 50 ms/);
   });
 
@@ -751,7 +752,7 @@ describe('BitcoinTransferNode against Bitcoin Core answers (recorded shapes)', (
     ]);
     // The coinbase at 899 950 has 51 confirmations (immature); the one at 899 901 has 100.
     expect(await node.balance(address, null)).to.equal(2_099_999_997_690_000n + 10_000_000n + 312_500_000n);
-    await rejected(node.listUnspent('tb1qcr8te4kr609gcawutmrza0j4xv80jy8zmfp6l0'), BitcoinTransferError);
+    await rejected(node.listUnspent('tb1qcr8te4kr609gcawutmrza0j4xv80jy8zmfp6l0'), ChainTransferError);
   });
 
   it('unspentOutputs: confirmations from the block count read after the scan, immature coinbase outputs left out', async () => {
@@ -798,7 +799,7 @@ describe('BitcoinTransferNode against Bitcoin Core answers (recorded shapes)', (
     expect(calls).to.deep.equal(['scantxoutset']);
     answers.scantxoutset = () => ({ result: { success: true, height: 900_000, total_amount: 0.5, unspents: [{ txid: fakeTxid(1), vout: 0, scriptPubKey: script, amount: 0.5, coinbase: false, height: 800_000 }] } });
     answers.getblockcount = () => ({ result: 'tip' });
-    expect((await rejected(node.unspentOutputs(address), BitcoinRpcError)).message).to.match(/getblockcount/);
+    expect((await rejected(node.unspentOutputs(address), ChainRpcError)).message).to.match(/getblockcount/);
   });
 
   it('status: MINED with confirmations and the fee from the inputs\' transactions; a node without txindex is an error, not UNKNOWN', async () => {
@@ -823,6 +824,6 @@ describe('BitcoinTransferNode against Bitcoin Core answers (recorded shapes)', (
     answers.getblockhash = () => ({ result: fakeTxid(78) });
     expect(await mainnetNode().status(child.getId())).to.deep.equal({ state: 'UNKNOWN' });
     // bitcoind without -txindex.
-    expect((await rejected(mainnetNode().status(fakeTxid(6)), BitcoinRpcError)).message).to.match(/needs a transaction index/);
+    expect((await rejected(mainnetNode().status(fakeTxid(6)), ChainRpcError)).message).to.match(/needs a transaction index/);
   });
 });

@@ -1,14 +1,12 @@
 import { crypto as btcCrypto, Psbt, script as btcScript, Transaction } from 'bitcoinjs-lib';
-import type {
-  JsonValue, KeySignature, SignedTransaction, SpendableOutput, TransferCrafter, TransferInput, TransferRequest, UnsignedTransfer,
-} from '@wcs/core';
+import { ChainTransferError, type JsonValue, type KeySignature, type SignedTransaction, type SpendableOutput, type TransferCrafter, type TransferInput, type TransferRequest, type UnsignedTransfer } from '@wcs/core';
 import { BitcoinAddressCodec } from './address';
 import { compressedKey, consolidationVsize, inputSigners, planConsolidation, P2WPKH_SCRIPT_LENGTH, type InputSigner } from './consolidate';
 import { isLowS, splitSignature, verifyDigest } from './ecdsa';
 import type { BitcoinNetwork } from './network';
 import { planSpend, selectInputs, type InputSelection, type SelectionOptions } from './select';
 import {
-  BitcoinTransferError, addressScript, checkAmount, checkOutputs, dustThreshold, feeForVsize, formatFeeRate, invalid, p2wpkhScript,
+  addressScript, checkAmount, checkOutputs, dustThreshold, feeForVsize, formatFeeRate, invalid, p2wpkhScript,
   p2wpkhScriptCode, p2wpkhSpendWeight, parseFeeRate, sum, MAX_STANDARD_WEIGHT, RBF_SEQUENCE,
 } from './spend';
 
@@ -55,7 +53,7 @@ function readState(unsigned: UnsignedTransfer): CraftState {
       || (s['format'] === STATE_FORMAT_KEYS && Array.isArray(keys) && keys.length > 0 && keys.every((k) => typeof k === 'string' && KEY_HEX_RE.test(k))))
     && typeof s['fee'] === 'string' && /^\d+$/.test(s['fee'])
     && (change === null || (typeof change === 'object' && change.vout === 1 && typeof change.amount === 'string' && /^\d+$/.test(change.amount)));
-  if (!ok) throw new BitcoinTransferError('INVALID_STATE', `the unsigned transfer's state is not a ${STATE_FORMAT} or ${STATE_FORMAT_KEYS} state made by craft()`);
+  if (!ok) throw new ChainTransferError('INVALID_STATE', `the unsigned transfer's state is not a ${STATE_FORMAT} or ${STATE_FORMAT_KEYS} state made by craft()`);
   return s as unknown as CraftState;
 }
 
@@ -66,7 +64,7 @@ function readState(unsigned: UnsignedTransfer): CraftState {
 export function transferChange(unsigned: UnsignedTransfer): SpendableOutput | null {
   const state = readState(unsigned);
   if (state.change === null) return null;
-  if (typeof unsigned.txHash !== 'string') throw new BitcoinTransferError('INVALID_STATE', 'the unsigned transfer has no txHash');
+  if (typeof unsigned.txHash !== 'string') throw new ChainTransferError('INVALID_STATE', 'the unsigned transfer has no txHash');
   return { txHash: unsigned.txHash, vout: state.change.vout, amount: BigInt(state.change.amount) };
 }
 
@@ -172,7 +170,7 @@ export class BitcoinTransferCrafter implements TransferCrafter {
     } else {
       const dust = dustThreshold(toScript);
       if (request.amount < dust) {
-        throw new BitcoinTransferError('AMOUNT_BELOW_DUST', `amount ${request.amount} sat is below the dust threshold of the destination's output type (${dust} sat)`);
+        throw new ChainTransferError('AMOUNT_BELOW_DUST', `amount ${request.amount} sat is below the dust threshold of the destination's output type (${dust} sat)`);
       }
       const planned = planSpend(total, inputs.length, request.amount, satPerKvB, {
         paymentScriptLength: toScript.length,
@@ -180,7 +178,7 @@ export class BitcoinTransferCrafter implements TransferCrafter {
         changeDust: dustThreshold(changeScript!),
       });
       if (!planned.ok) {
-        throw new BitcoinTransferError(
+        throw new ChainTransferError(
           'INSUFFICIENT_INPUTS',
           `inputs of ${total} sat do not cover amount ${request.amount} + fee; ${planned.shortfall} sat short at ${formatFeeRate(satPerKvB)} sat/vB`,
           { shortfall: planned.shortfall },
@@ -234,15 +232,15 @@ export class BitcoinTransferCrafter implements TransferCrafter {
       psbt = Psbt.fromBase64(state.psbt);
       tx = Transaction.fromBuffer(psbt.data.getTransaction());
     } catch (e) {
-      throw new BitcoinTransferError('INVALID_STATE', `the unsigned transfer's PSBT does not decode (${(e as Error).message})`, { cause: e });
+      throw new ChainTransferError('INVALID_STATE', `the unsigned transfer's PSBT does not decode (${(e as Error).message})`, { cause: e });
     }
-    if (tx.getId() !== unsigned.txHash) throw new BitcoinTransferError('INVALID_STATE', 'the unsigned transfer\'s txHash is not the txid of its PSBT');
+    if (tx.getId() !== unsigned.txHash) throw new ChainTransferError('INVALID_STATE', 'the unsigned transfer\'s txHash is not the txid of its PSBT');
     const n = psbt.inputCount;
-    if (!Array.isArray(unsigned.payloads) || unsigned.payloads.length !== n) throw new BitcoinTransferError('INVALID_STATE', `the unsigned transfer has ${unsigned.payloads?.length} payloads for ${n} inputs`);
+    if (!Array.isArray(unsigned.payloads) || unsigned.payloads.length !== n) throw new ChainTransferError('INVALID_STATE', `the unsigned transfer has ${unsigned.payloads?.length} payloads for ${n} inputs`);
     const keys = state.format === STATE_FORMAT ? new Array<string>(n).fill(state.publicKey) : state.keys;
-    if (keys.length !== n) throw new BitcoinTransferError('INVALID_STATE', `the unsigned transfer's state has ${keys.length} keys for ${n} inputs`);
+    if (keys.length !== n) throw new ChainTransferError('INVALID_STATE', `the unsigned transfer's state has ${keys.length} keys for ${n} inputs`);
     if (unsigned.signers !== undefined) {
-      if (!Array.isArray(unsigned.signers) || unsigned.signers.length !== n) throw new BitcoinTransferError('INVALID_STATE', `the unsigned transfer names ${unsigned.signers?.length} signers for ${n} inputs`);
+      if (!Array.isArray(unsigned.signers) || unsigned.signers.length !== n) throw new ChainTransferError('INVALID_STATE', `the unsigned transfer names ${unsigned.signers?.length} signers for ${n} inputs`);
       keys.forEach((k, i) => {
         let address: string | null;
         try {
@@ -251,31 +249,31 @@ export class BitcoinTransferCrafter implements TransferCrafter {
           address = null;
         }
         if (unsigned.signers![i] !== address) {
-          throw new BitcoinTransferError('INVALID_STATE', `signer ${i} (${unsigned.signers![i]}) is not the address of input ${i}'s key ${k}`, { inputIndex: i });
+          throw new ChainTransferError('INVALID_STATE', `signer ${i} (${unsigned.signers![i]}) is not the address of input ${i}'s key ${k}`, { inputIndex: i });
         }
       });
     }
-    if (!Array.isArray(signatures) || signatures.length !== n) throw new BitcoinTransferError('INVALID_SIGNATURE', `${n} signatures are needed (one per input), got ${signatures?.length}`);
+    if (!Array.isArray(signatures) || signatures.length !== n) throw new ChainTransferError('INVALID_SIGNATURE', `${n} signatures are needed (one per input), got ${signatures?.length}`);
 
     for (let i = 0; i < n; i++) {
       const publicKey = Uint8Array.from(Buffer.from(keys[i]!, 'hex'));
       const keyHash = btcCrypto.hash160(publicKey);
       const utxo = psbt.data.inputs[i]?.witnessUtxo;
-      if (!utxo || !sameBytes(utxo.script, p2wpkhScript(keyHash))) throw new BitcoinTransferError('INVALID_STATE', `input ${i} of the PSBT is not a P2WPKH output of the state's key ${keys[i]}`, { inputIndex: i });
+      if (!utxo || !sameBytes(utxo.script, p2wpkhScript(keyHash))) throw new ChainTransferError('INVALID_STATE', `input ${i} of the PSBT is not a P2WPKH output of the state's key ${keys[i]}`, { inputIndex: i });
       const digest = tx.hashForWitnessV0(i, p2wpkhScriptCode(keyHash), utxo.value, Transaction.SIGHASH_ALL);
       const payload = unsigned.payloads[i];
       if (!(payload instanceof Uint8Array) || !sameBytes(payload, digest)) {
-        throw new BitcoinTransferError('INVALID_STATE', `payload ${i} is not the BIP-143 digest of input ${i} of the PSBT`, { inputIndex: i });
+        throw new ChainTransferError('INVALID_STATE', `payload ${i} is not the BIP-143 digest of input ${i} of the PSBT`, { inputIndex: i });
       }
       const sig = signatures[i];
       const what = `signature ${i}`;
       if (!sig || sig.curve !== 'secp256k1' || !(sig.bytes instanceof Uint8Array) || sig.bytes.length !== 64) {
-        throw new BitcoinTransferError('INVALID_SIGNATURE', `${what} is not a 64-byte secp256k1 r || s signature`, { inputIndex: i });
+        throw new ChainTransferError('INVALID_SIGNATURE', `${what} is not a 64-byte secp256k1 r || s signature`, { inputIndex: i });
       }
       const { s } = splitSignature(sig.bytes);
-      if (!isLowS(s)) throw new BitcoinTransferError('INVALID_SIGNATURE', `${what} is not low-S (the KeyStore contract; nodes refuse high S, BIP-146)`, { inputIndex: i });
+      if (!isLowS(s)) throw new ChainTransferError('INVALID_SIGNATURE', `${what} is not low-S (the KeyStore contract; nodes refuse high S, BIP-146)`, { inputIndex: i });
       if (!verifyDigest(digest, sig.bytes, publicKey)) {
-        throw new BitcoinTransferError('INVALID_SIGNATURE', `${what} does not verify against input ${i}'s digest and its key ${keys[i]}`, { inputIndex: i });
+        throw new ChainTransferError('INVALID_SIGNATURE', `${what} does not verify against input ${i}'s digest and its key ${keys[i]}`, { inputIndex: i });
       }
       psbt.updateInput(i, { partialSig: [{ pubkey: publicKey, signature: btcScript.signature.encode(sig.bytes, Transaction.SIGHASH_ALL) }] });
     }
@@ -283,7 +281,7 @@ export class BitcoinTransferCrafter implements TransferCrafter {
     // The fee was checked at craft(); bitcoinjs-lib's own cap (5000 sat/vB) is not this adapter's policy.
     const signed = psbt.extractTransaction(true);
     const txHash = signed.getId();
-    if (txHash !== unsigned.txHash) throw new BitcoinTransferError('INVALID_STATE', `the signed transaction's txid ${txHash} is not ${unsigned.txHash}`);
+    if (txHash !== unsigned.txHash) throw new ChainTransferError('INVALID_STATE', `the signed transaction's txid ${txHash} is not ${unsigned.txHash}`);
     return { txHash, raw: signed.toBuffer() };
   }
 }
