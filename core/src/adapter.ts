@@ -1,4 +1,4 @@
-import type { AddressingKind, ChainDefinition, ChainFamily, Curve } from './chain';
+import type { AddressingKind, ChainDefinition, ChainFamily, Curve, FamilyTraits } from './chain';
 import type { KeyPurpose, KeySignature, KeySpec, PublicKey } from './keystore';
 
 /** Version of the plugin API in this core. Plugins declare the version they were built for. */
@@ -410,6 +410,12 @@ export interface AdapterPlugin {
   readonly name: string;
   readonly pluginApiVersion: number;
   readonly families: readonly ChainFamily[];
+  /**
+   * The curve and addressing of each family served. Required for a family that is not built in
+   * (core's FAMILY_TRAITS); for a built-in one it must agree with core. The service reads a
+   * configured chain's curve and addressing from here.
+   */
+  readonly traits?: Readonly<Record<string, FamilyTraits>>;
   /** Builds the adapter for one chain of its families; throws AdapterConfigError on bad chain options. */
   create(chain: ChainDefinition): ChainAdapter;
 }
@@ -477,5 +483,11 @@ export function defineAdapter(def: AdapterDefinition): AdapterPlugin {
     };
     return Object.freeze({ ...parts, chain, addressing: def.addressing, curve: def.curve, keySpec });
   };
-  return Object.freeze({ name: def.name, pluginApiVersion: PLUGIN_API_VERSION, families: Object.freeze([def.family]), create });
+  return Object.freeze({
+    name: def.name,
+    pluginApiVersion: PLUGIN_API_VERSION,
+    families: Object.freeze([def.family]),
+    traits: Object.freeze({ [def.family]: Object.freeze({ curve: def.curve, addressing: def.addressing }) }),
+    create,
+  });
 }

@@ -9,9 +9,9 @@ const chain = (family: ChainDefinition['family'], code = 'X'): ChainDefinition =
   nativeSymbol: code, decimals: 8, confirmations: 1, evmChainId: family === 'evm' ? 1 : null, options: {},
 });
 
-function fakePlugin(name: string, families: AdapterPlugin['families'], version = PLUGIN_API_VERSION): AdapterPlugin & { created: number } {
+function fakePlugin(name: string, families: AdapterPlugin['families'], version = PLUGIN_API_VERSION, traits?: AdapterPlugin['traits']): AdapterPlugin & { created: number } {
   const p = {
-    name, pluginApiVersion: version, families, created: 0,
+    name, pluginApiVersion: version, families, created: 0, ...(traits ? { traits } : {}),
     create(c: ChainDefinition): ChainAdapter {
       p.created++;
       return { chain: c } as unknown as ChainAdapter;
@@ -45,4 +45,19 @@ describe('adapter registry', () => {
     expect(() => AdapterRegistry.load(['@x/missing'], (id) => { throw new Error(`Cannot find module '${id}'`); })).to.throw(PluginError, /cannot load adapter package @x\/missing/);
   });
 
+  it('a family core does not know comes with its package: served once the plugin declares its traits; refused without them or when they contradict core', () => {
+    const ton = fakePlugin('@x/ton', ['ton'], PLUGIN_API_VERSION, { ton: { curve: 'ed25519', addressing: 'memo' } });
+    const reg = AdapterRegistry.load(['@x/ton', '@x/evm'], (id) => ({ plugin: id === '@x/ton' ? ton : fakePlugin('@x/evm', ['evm']) }));
+    expect(reg.traitsOf('ton')).to.deep.equal({ curve: 'ed25519', addressing: 'memo' });
+    expect(reg.traitsOf('evm')).to.deep.equal({ curve: 'secp256k1', addressing: 'hd' }); // core's, the plugin declared none
+    expect(reg.traitsOf('cosmos')).to.equal(null);
+    expect(reg.forChain(chain('ton', 'TON')).chain.code).to.equal('TON');
+    expect(() => AdapterRegistry.load(['@x/bare'], () => ({ plugin: fakePlugin('@x/bare', ['ton']) })))
+      .to.throw(PluginError, /@x\/bare serves family ton, which core does not know: the plugin must declare its traits/);
+    expect(() => AdapterRegistry.load(['@x/odd'], () => ({ plugin: fakePlugin('@x/odd', ['evm'], PLUGIN_API_VERSION, { evm: { curve: 'ed25519', addressing: 'hd' } }) })))
+      .to.throw(PluginError, /@x\/odd declares family evm as ed25519\/hd; core's evm is secp256k1\/hd/);
+    expect(() => AdapterRegistry.load(['@x/curve'], () => ({ plugin: fakePlugin('@x/curve', ['ton'], PLUGIN_API_VERSION, { ton: { curve: 'p256' as 'ed25519', addressing: 'memo' } }) })))
+      .to.throw(PluginError, /unknown curve p256/);
+    expect(() => AdapterRegistry.load(['@x/name'], () => ({ plugin: fakePlugin('@x/name', ['TON!']) }))).to.throw(PluginError, /not a family name/);
+  });
 });

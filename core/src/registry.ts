@@ -1,4 +1,4 @@
-import type { ChainDefinition, ChainFamily } from './chain';
+import { builtInTraits, CHAIN_FAMILY_RE, CURVES, type ChainDefinition, type ChainFamily, type FamilyTraits } from './chain';
 import { PLUGIN_API_VERSION, type AdapterPlugin, type ChainAdapter } from './adapter';
 import { WcsError } from './errors';
 
@@ -21,6 +21,7 @@ function isAdapterPlugin(x: unknown): x is AdapterPlugin {
 export class AdapterRegistry {
   private readonly byFamily = new Map<ChainFamily, AdapterPlugin>();
   private readonly adapters = new Map<string, ChainAdapter>();
+  private readonly traits = new Map<ChainFamily, FamilyTraits>();
 
   register(plugin: unknown, source = 'plugin'): void {
     if (!isAdapterPlugin(plugin)) throw new PluginError(`${source} does not export an adapter plugin (expected { name, pluginApiVersion, families, create })`);
@@ -28,10 +29,26 @@ export class AdapterRegistry {
       throw new PluginError(`${plugin.name} is built for plugin API ${plugin.pluginApiVersion}; this core provides ${PLUGIN_API_VERSION}`);
     }
     for (const f of plugin.families) {
+      if (typeof f !== 'string' || !CHAIN_FAMILY_RE.test(f)) throw new PluginError(`${plugin.name} declares family ${JSON.stringify(f)}: not a family name (${CHAIN_FAMILY_RE})`);
       const other = this.byFamily.get(f);
       if (other && other.name !== plugin.name) throw new PluginError(`family ${f} is served by both ${other.name} and ${plugin.name}`);
+      const declared = plugin.traits && Object.prototype.hasOwnProperty.call(plugin.traits, f) ? plugin.traits[f] : undefined;
+      const builtIn = builtInTraits(f);
+      const traits = declared ?? builtIn;
+      if (!traits) throw new PluginError(`${plugin.name} serves family ${f}, which core does not know: the plugin must declare its traits (curve, addressing)`);
+      if (!(CURVES as readonly string[]).includes(traits.curve)) throw new PluginError(`${plugin.name}: family ${f}: unknown curve ${String(traits.curve)}`);
+      if (traits.addressing !== 'hd' && traits.addressing !== 'memo') throw new PluginError(`${plugin.name}: family ${f}: unknown addressing ${String(traits.addressing)}`);
+      if (builtIn && (traits.curve !== builtIn.curve || traits.addressing !== builtIn.addressing)) {
+        throw new PluginError(`${plugin.name} declares family ${f} as ${traits.curve}/${traits.addressing}; core's ${f} is ${builtIn.curve}/${builtIn.addressing}`);
+      }
       this.byFamily.set(f, plugin);
+      this.traits.set(f, Object.freeze({ curve: traits.curve, addressing: traits.addressing }));
     }
+  }
+
+  /** A family's curve and addressing: as its plugin declares them, else core's for a built-in family; null when neither knows it. */
+  traitsOf(family: ChainFamily): FamilyTraits | null {
+    return this.traits.get(family) ?? builtInTraits(family);
   }
 
   /** Loads each package by name (its `plugin` export, or default export). */

@@ -7,6 +7,7 @@ import { Database } from './db/database';
 import { migrate, pendingMigrations } from './db/migrations';
 import { defineModels, type Models } from './db/models';
 import { Catalogue, seedCatalogue } from './catalogue/catalogue';
+import { familyTraitsLookup } from './plugins/loader';
 import { createContainer, registerStorageDependents, TOKENS } from './container';
 import { createHttpApp, type HttpRateLimits, type ReadyReport } from './http/app';
 import type { ApiRoute } from './http/routes';
@@ -46,8 +47,9 @@ export async function openStorage(config: ServiceConfig, logger: Logger, extraRo
     const models: Models = defineModels(database.sequelize);
     const applied = await migrate(database.sequelize);
     if (applied.length) logger.info('migrations applied', { versions: applied });
-    await seedCatalogue(database.sequelize, models, config.file);
-    const catalogue = await Catalogue.load(models);
+    const traitsOf = familyTraitsLookup(config, () => container.resolve<AdapterRegistry>(TOKENS.AdapterRegistry));
+    await seedCatalogue(database.sequelize, models, config.file, traitsOf);
+    const catalogue = await Catalogue.load(models, traitsOf);
     registerStorageDependents(container, models, catalogue, extraRoutes);
     return {
       container,

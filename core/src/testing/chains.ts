@@ -1,4 +1,4 @@
-import { FAMILY_TRAITS, type ChainDefinition } from '../chain';
+import { builtInTraits, type ChainDefinition, type FamilyTraits } from '../chain';
 
 /**
  * What a catalogue entry gives (the fields of a chains[] entry in the server config): curve and
@@ -9,10 +9,12 @@ export type TestChainInput = Omit<ChainDefinition, 'curve' | 'addressing' | 'evm
 
 /**
  * A chain definition for tests, built the way the server's catalogue resolves one: curve and
- * addressing from FAMILY_TRAITS, evmChainId null unless given, options a frozen copy ({} unless given).
+ * addressing from core's FAMILY_TRAITS for a built-in family, else from `traits` (what the
+ * family's adapter package declares: pass its plugin.traits[family]); evmChainId null unless
+ * given, options a frozen copy ({} unless given).
  */
-export function testChain(c: TestChainInput): ChainDefinition {
-  const traits = FAMILY_TRAITS[c.family];
+export function testChain(c: TestChainInput, traits: FamilyTraits | null = builtInTraits(c.family)): ChainDefinition {
+  if (!traits) throw new TypeError(`testChain: family ${c.family} is not built in: pass its traits (the plugin's traits[family])`);
   return {
     id: c.id, code: c.code, name: c.name, family: c.family, environment: c.environment, network: c.network,
     curve: traits.curve, addressing: traits.addressing,

@@ -30,6 +30,19 @@ describe('catalogue: chains and tokens as data', () => {
     expect(resolveCatalogue({ includeDefaultCatalogue: false, chains: [BASE] }).chains.map((c) => c.code)).to.deep.equal(['BASE']);
   });
 
+  it('adds a chain of a family an adapter package brings: its curve and addressing are the package\'s; without a package serving it the config is refused', () => {
+    const TON = { id: 9100, code: 'TON', name: 'TON', family: 'ton', environment: 'live' as const, network: 'mainnet', nativeSymbol: 'TON', decimals: 9, confirmations: 1 };
+    expect(() => resolveCatalogue({ chains: [TON] })).to.throw(ConfigError, /chains: live:TON: no adapter package serves family ton/);
+    const asked: string[] = [];
+    const traitsOf = (f: string) => {
+      asked.push(f);
+      return f === 'ton' ? { curve: 'ed25519' as const, addressing: 'memo' as const } : null;
+    };
+    const { chains } = resolveCatalogue({ includeDefaultCatalogue: false, chains: [TON, BASE] }, (f) => (f === 'evm' ? { curve: 'secp256k1', addressing: 'hd' } : traitsOf(f)));
+    expect(chains.find((c) => c.code === 'TON')).to.include({ family: 'ton', curve: 'ed25519', addressing: 'memo', evmChainId: null });
+    expect(asked).to.deep.equal(['ton']);
+  });
+
   describe('seeding into Postgres', () => {
     let db: TestDatabase;
     let sequelize: Sequelize;

@@ -1,12 +1,19 @@
-import { FAMILY_TRAITS, parseUnits, type ChainDefinition, type ChainFamily, type Environment, type TokenDefinition, WcsError } from '@wcs/core';
+import { builtInTraits, parseUnits, type ChainDefinition, type ChainFamily, type Environment, type FamilyTraits, type TokenDefinition, WcsError } from '@wcs/core';
 import type { Sequelize } from 'sequelize';
 import type { ConfigFile, ChainConfig, TokenConfig } from '../config/config';
 import { ConfigError } from '../config/config';
 import type { Models } from '../db/models';
 import { DEFAULT_CHAINS, DEFAULT_TOKENS } from './default-catalogue';
 
-/** Merges the built-in catalogue with the config file and checks it is consistent. */
-export function resolveCatalogue(file: ConfigFile): { chains: ChainDefinition[]; tokens: TokenDefinition[] } {
+/** A family's curve and addressing (core's for a built-in family, else its adapter package's), or null when none is known. */
+export type FamilyTraitsLookup = (family: ChainFamily) => FamilyTraits | null;
+
+/**
+ * Merges the built-in catalogue with the config file and checks it is consistent. A chain's
+ * curve and addressing follow from its family: `traitsOf` (plugins/loader.ts familyTraitsLookup
+ * also asks the adapter packages named in config, for families they bring).
+ */
+export function resolveCatalogue(file: ConfigFile, traitsOf: FamilyTraitsLookup = builtInTraits): { chains: ChainDefinition[]; tokens: TokenDefinition[] } {
   const keepDefaults = file.includeDefaultCatalogue !== false;
   const chainMap = new Map<string, ChainConfig>();
   for (const c of [...(keepDefaults ? DEFAULT_CHAINS : []), ...(file.chains ?? [])]) chainMap.set(`${c.environment}:${c.code}`, c);
@@ -20,12 +27,14 @@ export function resolveCatalogue(file: ConfigFile): { chains: ChainDefinition[];
     const other = chainIds.get(c.id);
     if (other && other !== key) throw new ConfigError(`WCS_CONFIG: chains: id ${c.id} is used by both ${other} and ${key}`);
     chainIds.set(c.id, key);
-    const family = c.family as ChainFamily;
+    const family: ChainFamily = c.family;
+    const traits = traitsOf(family);
+    if (!traits) throw new ConfigError(`WCS_CONFIG: chains: ${key}: no adapter package serves family ${family} (name the package in "adapters")`);
     if (family === 'evm' && !c.evmChainId) throw new ConfigError(`WCS_CONFIG: chains: ${key}: evmChainId is required for EVM chains`);
     if (family !== 'evm' && c.evmChainId) throw new ConfigError(`WCS_CONFIG: chains: ${key}: evmChainId is only for EVM chains`);
     chains.push({
       id: c.id, code: c.code, name: c.name, family, environment: c.environment as Environment, network: c.network,
-      curve: FAMILY_TRAITS[family].curve, addressing: FAMILY_TRAITS[family].addressing,
+      curve: traits.curve, addressing: traits.addressing,
       nativeSymbol: c.nativeSymbol, decimals: c.decimals, confirmations: c.confirmations, evmChainId: c.evmChainId ?? null,
       options: Object.freeze({ ...(c.options ?? {}) }),
     });
@@ -49,9 +58,9 @@ export function resolveCatalogue(file: ConfigFile): { chains: ChainDefinition[];
  * Writes the resolved catalogue into storage. Ids are stable: a chain id or a token id
  * never changes meaning; entries no longer configured are marked inactive, not deleted.
  */
-export async function seedCatalogue(sequelize: Sequelize, models: Models, file: ConfigFile): Promise<void> {
+export async function seedCatalogue(sequelize: Sequelize, models: Models, file: ConfigFile, traitsOf: FamilyTraitsLookup = builtInTraits): Promise<void> {
   const { Chain: ChainModel, ChainToken: ChainTokenModel } = models;
-  const { chains, tokens } = resolveCatalogue(file);
+  const { chains, tokens } = resolveCatalogue(file, traitsOf);
   await sequelize.transaction(async (transaction) => {
     await sequelize.query('SELECT pg_advisory_xact_lock(7420002)', { transaction });
     const existing = await ChainModel.findAll({ transaction });
@@ -114,16 +123,18 @@ export class Catalogue {
   private byEnvCode = new Map<string, ChainView>();
   private tokenById = new Map<number, TokenDefinition & { chainId: number }>();
 
-  static async load(models: Models): Promise<Catalogue> {
+  static async load(models: Models, traitsOf: FamilyTraitsLookup = builtInTraits): Promise<Catalogue> {
     const { Chain: ChainModel, ChainToken: ChainTokenModel } = models;
     const cat = new Catalogue();
     const chains = await ChainModel.findAll({ where: { active: true }, order: [['id', 'ASC']] });
     const tokens = await ChainTokenModel.findAll({ where: { active: true }, order: [['id', 'ASC']] });
     for (const c of chains) {
-      const family = c.family as ChainFamily;
+      const family: ChainFamily = c.family;
+      const traits = traitsOf(family);
+      if (!traits) throw new ConfigError(`catalogue: chain ${c.environment}:${c.code} is of family ${family}, which no loaded adapter package serves`);
       const def: ChainDefinition = {
         id: c.id, code: c.code, name: c.name, family, environment: c.environment, network: c.network,
-        curve: FAMILY_TRAITS[family].curve, addressing: c.addressing, nativeSymbol: c.nativeSymbol, decimals: c.decimals,
+        curve: traits.curve, addressing: c.addressing, nativeSymbol: c.nativeSymbol, decimals: c.decimals,
         confirmations: c.confirmations, evmChainId: c.evmChainId === null ? null : Number(c.evmChainId),
         options: Object.freeze({ ...(c.options ?? {}) }),
       };

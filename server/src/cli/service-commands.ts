@@ -5,7 +5,7 @@ import { generateMasterKeyText } from '../crypto/secret-box';
 import { resolveCatalogue } from '../catalogue/catalogue';
 import { devnetsFile, startDevnets, wantsDevnets, writeDevnetsInfo, type Devnets } from '../deposits/devnets';
 import { DataDirLock } from './data-dir-lock';
-import { loadAdapters, loadKeyStorePlugin } from '../plugins/loader';
+import { familyTraitsLookup, loadAdapters, loadKeyStorePlugin } from '../plugins/loader';
 import { jsonOpt, type CliContext } from './context';
 
 /** wcs start, migrate, keygen, config-check. */
@@ -83,9 +83,9 @@ export function registerServiceCommands(program: Command, ctx: CliContext): void
     .action((o) => {
       ctx.setJson(o);
       const cfg = ctx.config();
-      const cat = resolveCatalogue(cfg.file);
-      // every chain needs an adapter, and the key-store backend must load
+      // every chain needs an adapter (its family's traits come from it), and the key-store backend must load
       const registry = loadAdapters(cfg);
+      const cat = resolveCatalogue(cfg.file, familyTraitsLookup(cfg, () => registry));
       for (const chain of cat.chains) registry.forChain(chain);
       loadKeyStorePlugin(cfg);
       ctx.emit(

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import type { z } from 'zod';
-import { CHAIN_CODE_RE, CHAIN_FAMILIES, ENVIRONMENTS, type ChainEndpoint } from '@wcs/core';
+import { CHAIN_CODE_RE, CHAIN_FAMILY_RE, ENVIRONMENTS, type ChainEndpoint } from '@wcs/core';
 import { KEYSTORE_PACKAGES } from '../plugins/loader';
 import type { BucketPolicy } from '../ratelimit/token-bucket';
 
@@ -22,7 +22,8 @@ function schemas() {
     id: z.number().int().positive(),
     code: z.string().regex(CHAIN_CODE_RE, 'must be 2-16 upper-case letters, digits or _'),
     name: z.string().min(1).max(64),
-    family: z.enum(CHAIN_FAMILIES),
+    // a built-in family, or one an adapter package named in `adapters` declares (checked when the catalogue resolves)
+    family: z.string().regex(CHAIN_FAMILY_RE, 'must be a family name: 2-16 lower-case letters, digits, _ or -'),
     environment: z.enum(ENVIRONMENTS as [string, ...string[]]),
     network: z.string().min(1).max(64),
     nativeSymbol: z.string().min(1).max(16),

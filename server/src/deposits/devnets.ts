@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { ChainEndpoint } from '@wcs/core';
 import type { ServiceConfig, TokenConfig } from '../config/config';
 import { resolveCatalogue } from '../catalogue/catalogue';
+import { familyTraitsLookup } from '../plugins/loader';
 import type { Logger } from '../config/logger';
 
 /** The devnet test token: deployed on the ETH devnet at every start, listed in the catalogue as id 10299. */
@@ -70,7 +71,7 @@ export function wantsDevnets(config: ServiceConfig): boolean {
 export async function startDevnets(config: ServiceConfig, logger: Logger): Promise<Devnets> {
   // loaded only here: production never starts anvil
   const devnet = await import('@wcs/adapter-evm/devnet');
-  const chains = resolveCatalogue(config.file).chains.filter((c) => c.environment === 'test' && c.family === 'evm' && c.evmChainId !== null);
+  const chains = resolveCatalogue(config.file, familyTraitsLookup(config)).chains.filter((c) => c.environment === 'test' && c.family === 'evm' && c.evmChainId !== null);
   const started: Array<{ stop(): Promise<void> }> = [];
   const endpoints = new Map<string, ChainEndpoint>(config.deposits.endpoints);
   const info: Devnets['info'] = { chains: {}, token: null };

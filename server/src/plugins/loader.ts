@@ -1,4 +1,4 @@
-import { AdapterRegistry, PLUGIN_API_VERSION, PluginError, type KeyDirectory, type KeyStoreOptions, type KeyStorePlugin } from '@wcs/core';
+import { AdapterRegistry, builtInTraits, PLUGIN_API_VERSION, PluginError, type ChainFamily, type FamilyTraits, type KeyDirectory, type KeyStoreOptions, type KeyStorePlugin } from '@wcs/core';
 import type { ServiceConfig } from '../config/config';
 
 /** The adapter packages loaded when the config file names none. */
@@ -19,6 +19,16 @@ export const KEYSTORE_PACKAGES: Readonly<Record<string, string>> = {
 
 export function loadAdapters(config: ServiceConfig): AdapterRegistry {
   return AdapterRegistry.load(config.file.adapters ?? DEFAULT_ADAPTER_PACKAGES);
+}
+
+/**
+ * A family's curve and addressing for the catalogue: core's for a built-in family; for any other,
+ * what the adapter package serving it declares. The adapters are loaded only when a family that
+ * is not built in is asked for (`registry`: the process's registry, else loaded from config).
+ */
+export function familyTraitsLookup(config: ServiceConfig, registry?: () => AdapterRegistry): (family: ChainFamily) => FamilyTraits | null {
+  let reg: AdapterRegistry | null = null;
+  return (family) => builtInTraits(family) ?? (reg ??= registry ? registry() : loadAdapters(config)).traitsOf(family);
 }
 
 export function loadKeyStorePlugin(config: ServiceConfig, requireFn: (id: string) => unknown = require): KeyStorePlugin {
