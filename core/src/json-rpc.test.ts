@@ -237,6 +237,24 @@ describe('json-rpc: JsonRpcClient over a real HTTP server', () => {
     }
   });
 
+  it('itemRetriesUnavailable: an item still "not now" after the attempts is RPC_UNAVAILABLE; retryItems: false asks once', async () => {
+    const s = await rpcServer((b) => ({ body: each(b, (r) => (r.method === 'behind' ? { jsonrpc: '2.0', id: r.id, error: { code: -32005, message: 'Node is behind' } } : echo(r))) }));
+    try {
+      const rpc = new JsonRpcClient({ url: s.url }, { backoffMs: 1, retryItem: (e) => e.code === -32005, itemRetriesUnavailable: true });
+      const [ok, behind] = await rpc.batch([{ method: 'm' }, { method: 'behind' }]);
+      expect(ok!.ok).to.equal(true);
+      expect(behind!.ok).to.equal(false);
+      const e = (behind as { error: ChainRpcError }).error;
+      expect([e.errorName, e.rpcCode, e.attempts]).to.deep.equal(['RPC_UNAVAILABLE', -32005, 3]);
+      expect(s.bodies).to.have.length(3);
+      const [once] = await rpc.batch([{ method: 'behind' }], { retryItems: false });
+      expect((once as { error: ChainRpcError }).error.errorName).to.equal('RPC_ERROR');
+      expect(s.bodies).to.have.length(4);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('sizes one batch by its own maxBatch', async () => {
     const s = await rpcServer((b) => ({ body: each(b, echo) }));
     try {

@@ -24,6 +24,8 @@ export interface RetryOptions {
 export interface JsonRpcBatchOptions {
   /** Largest chunk of this batch sent in one HTTP request (default the client's maxBatch). */
   readonly maxBatch?: number;
+  /** Ask again for items answered with a retryItem error (default true; false for calls that must not repeat, e.g. a send). */
+  readonly retryItems?: boolean;
 }
 
 export interface JsonRpcCall {
@@ -69,6 +71,12 @@ export interface JsonRpcClientOptions extends RetryOptions {
   readonly batchFallback?: boolean;
   /** Batch items answered with this error are sent again, within the attempts (default: rate limits, code 429 or "rate limit" / "too many requests" / "throttl"). */
   readonly retryItem?: (error: JsonRpcItemError) => boolean;
+  /**
+   * An item still answered with a retryItem error once the attempts are spent is RPC_UNAVAILABLE
+   * (attempts set), not RPC_ERROR (default false): for nodes whose retryItem errors mean "not now"
+   * (Solana's node behind, block not yet available).
+   */
+  readonly itemRetriesUnavailable?: boolean;
   /** Request body writer (default JSON.stringify with bigints as decimal strings). */
   readonly stringify?: (value: unknown) => string;
   /** Body parser (default JSON.parse; e.g. parseJsonExact for exact large integers). */
@@ -200,7 +208,7 @@ export class JsonRpcClient {
     const size = Math.ceil(calls.length / Math.ceil(calls.length / wanted));
     const starts: number[] = [];
     for (let i = 0; i < calls.length; i += size) starts.push(i);
-    const send = (i: number) => this.sendChunk<T>(calls.slice(i, i + size));
+    const send = (i: number) => this.sendChunk<T>(calls.slice(i, i + size), options.retryItems !== false);
     // batchFallback: one array first, so that a node refusing batches is asked in arrays once.
     if (this.options.batchFallback === true && this.batches === 'unknown' && starts.length > 1) {
       const first = await send(starts[0]!);
@@ -239,8 +247,8 @@ export class JsonRpcClient {
   }
 
   /** One chunk, asking again for the items answered with a retryItem error. */
-  private async sendChunk<T>(calls: readonly JsonRpcCall[]): Promise<Array<JsonRpcOutcome<T>>> {
-    const retryItem = this.options.retryItem ?? isRateLimitedRpcError;
+  private async sendChunk<T>(calls: readonly JsonRpcCall[], retryItems: boolean): Promise<Array<JsonRpcOutcome<T>>> {
+    const retryItem = retryItems ? (this.options.retryItem ?? isRateLimitedRpcError) : () => false;
     const out: Array<JsonRpcOutcome<T>> = new Array(calls.length);
     let pending = calls.map((_, i) => i);
     for (let attempt = 1; ; attempt++) {
@@ -251,6 +259,17 @@ export class JsonRpcClient {
         out[i] = o;
         if (!o.ok && retryItem(o.rpc)) again.push(i);
       });
+      if (again.length > 0 && attempt >= this.attempts && this.options.itemRetriesUnavailable === true) {
+        for (const i of again) {
+          const o = out[i]!;
+          if (o.ok) continue;
+          const { error } = o;
+          const unavailable = new ChainRpcError('RPC_UNAVAILABLE', `${this.endpointName} unavailable: ${error.method}: node error ${o.rpc.code}: ${error.nodeMessage} (${attempt} attempts)`, {
+            method: error.method, rpcCode: error.rpcCode, nodeMessage: error.nodeMessage, attempts: attempt, cause: error,
+          });
+          out[i] = { ok: false, error: unavailable, rpc: o.rpc };
+        }
+      }
       if (again.length === 0 || attempt >= this.attempts) return out;
       pending = again;
       await sleep(this.backoffMs * 2 ** (attempt - 1));

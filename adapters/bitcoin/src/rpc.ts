@@ -50,6 +50,7 @@ export function bitcoinRpc(endpoint: ChainEndpoint, options: BitcoinRpcOptions =
     batchFallback: true,
     attempts: options.attempts ?? 3,
     backoffMs: options.backoffMs ?? 100,
+    honourRetryAfter: false,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     maxBatch: 100,
     concurrency: options.concurrency ?? 4,

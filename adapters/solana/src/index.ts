@@ -12,7 +12,7 @@ export {
   createSolanaScanner, solanaTransfersInTransaction, solanaInnerPosition, SOLANA_TOKEN_POSITION_BASE,
   SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID, type SolanaScannerOptions,
 } from './scanner';
-export { SolanaRpcError, type SolanaRpcErrorCode } from './rpc-error';
+export { solanaRpc, TRANSIENT_RPC_CODES, type SolanaRpcOptions } from './rpc';
 export {
   SolanaTransferCrafter, associatedTokenAddress, base58Encode, ASSOCIATED_TOKEN_PROGRAM_ID, MEMO_PROGRAM_ID,
   SOLANA_MAX_TRANSACTION_BYTES, SOLANA_MAX_COMPUTE_UNITS, SOLANA_MAX_MEMO_BYTES, type SolanaTransferInput,

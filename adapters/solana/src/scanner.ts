@@ -1,9 +1,6 @@
-import {
-  HttpJsonClient, jsonBigInt as toBigInt, parseJsonExact, readJson, refusalWithMessage,
-  type ChainEndpoint, type HistoryScanner, type HttpJsonOptions, type ObservedTransfer, type Verdict,
-} from '@wcs/core';
+import { ChainRpcError, jsonBigInt as toBigInt, type ChainEndpoint, type HistoryScanner, type JsonRpcClient, type ObservedTransfer } from '@wcs/core';
 import { validateSolanaAddress } from './address';
-import { SolanaRpcError, solanaRpcError } from './rpc-error';
+import { solanaRpc, type SolanaRpcOptions } from './rpc';
 
 export const SYSTEM_PROGRAM_ID = '11111111111111111111111111111111';
 export const TOKEN_PROGRAM_ID = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
@@ -22,14 +19,7 @@ export function solanaInnerPosition(outerIndex: number, innerIndex: number): num
   return (outerIndex + 1) * 1000 + innerIndex;
 }
 
-/**
- * Transient JSON-RPC errors (retried, then RPC_UNAVAILABLE): -32004 block not available,
- * -32005 node unhealthy / behind, -32014 block status not yet available, -32016 minimum context
- * slot not reached. Any other node error is RPC_ERROR.
- */
-const TRANSIENT_RPC_CODES: ReadonlySet<number> = new Set([-32004, -32005, -32014, -32016]);
-
-export interface SolanaScannerOptions extends Pick<HttpJsonOptions, 'attempts' | 'retryDelayMs' | 'fetch'> {
+export interface SolanaScannerOptions extends SolanaRpcOptions {
   /** Signatures asked for per getSignaturesForAddress page (1..1000, default 1000). */
   readonly signaturePageSize?: number;
   /** getTransaction requests per JSON-RPC batch (1: no batching; default 20). */
@@ -47,26 +37,15 @@ interface Listed {
   readonly seen: number;
 }
 
-function judgeRpc(answer: unknown): Verdict {
-  if (!isObject(answer)) return { ok: false, retry: false, message: 'the answer is not a JSON-RPC response' };
-  return judgeRpcItem(answer);
-}
-
-function judgeRpcItem(item: Json): Verdict {
-  const error = item.error;
-  if (error !== undefined && error !== null) {
-    const code = isObject(error) && typeof error.code === 'number' ? error.code : undefined;
-    const text = isObject(error) && typeof error.message === 'string' ? error.message.slice(0, 200) : 'no message';
-    return { ok: false, retry: code !== undefined && TRANSIENT_RPC_CODES.has(code), message: `node error ${code ?? '?'}: ${text}`, ...(code === undefined ? {} : { rpcCode: code }) };
-  }
-  if (!('result' in item)) return { ok: false, retry: false, message: 'the answer has neither result nor error' };
-  return { ok: true };
+/** An answer the scanner cannot read (RPC_ERROR, as this adapter always said). */
+function badAnswer(method: string, why: string): ChainRpcError {
+  return new ChainRpcError('RPC_ERROR', `Solana RPC ${method}: ${why}`, { method });
 }
 
 /** The transfers into `address` that one jsonParsed getTransaction result shows (see README). */
 export function solanaTransfersInTransaction(tx: unknown, address: string, signature?: string): ObservedTransfer[] {
   const bad = (what: string): never => {
-    throw new SolanaRpcError('RPC_ERROR', 'getTransaction', `unreadable transaction${signature ? ` ${signature}` : ''}: ${what}`);
+    throw badAnswer('getTransaction', `unreadable transaction${signature ? ` ${signature}` : ''}: ${what}`);
   };
   if (!isObject(tx)) return bad('not an object');
   const slot = toBigInt(tx.slot);
@@ -156,60 +135,30 @@ export function solanaTransfersInTransaction(tx: unknown, address: string, signa
 
 class SolanaHistoryScanner implements HistoryScanner {
   readonly kind = 'history' as const;
-  private readonly http: HttpJsonClient;
+  private readonly rpc: JsonRpcClient;
   private readonly pageSize: number;
   private readonly batchSize: number;
-  private nextId = 1;
 
   constructor(endpoint: ChainEndpoint, options: SolanaScannerOptions) {
-    this.http = new HttpJsonClient(endpoint, { attempts: options.attempts, retryDelayMs: options.retryDelayMs, fetch: options.fetch, parse: parseJsonExact });
     this.pageSize = options.signaturePageSize ?? 1000;
     if (!Number.isInteger(this.pageSize) || this.pageSize < 1 || this.pageSize > 1000) throw new TypeError('signaturePageSize must be an integer from 1 to 1000');
     this.batchSize = options.batchSize ?? 20;
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1 || this.batchSize > 100) throw new TypeError('batchSize must be an integer from 1 to 100');
+    this.rpc = solanaRpc(endpoint, options, { maxBatch: this.batchSize });
   }
 
-  /**
-   * POSTs one JSON-RPC request (or batch): network errors, timeouts, HTTP 408/429/5xx and answers
-   * `judge` finds transient are retried up to the attempt limit (then RPC_UNAVAILABLE); other HTTP
-   * errors and answers judged wrong are RPC_ERROR.
-   */
-  private async post(method: string, body: unknown, judge: (answer: unknown) => Verdict): Promise<unknown> {
-    try {
-      return await this.http.request({ body: JSON.stringify(body) }, readJson(judge, { refusal: refusalWithMessage }));
-    } catch (e) {
-      throw solanaRpcError(method, e);
-    }
+  private call(method: string, params: unknown[]): Promise<unknown> {
+    return this.rpc.call(method, params);
   }
 
-  private async call(method: string, params: unknown[]): Promise<unknown> {
-    const answer = await this.post(method, { jsonrpc: '2.0', id: this.nextId++, method, params }, judgeRpc);
-    return (answer as Json).result;
-  }
-
-  /** One JSON-RPC batch of the same method; results in request order. */
-  private async batch(method: string, paramsList: unknown[][]): Promise<unknown[]> {
-    if (paramsList.length === 1) return [await this.call(method, paramsList[0]!)];
-    const ids = paramsList.map(() => this.nextId++);
-    const body = paramsList.map((params, i) => ({ jsonrpc: '2.0', id: ids[i], method, params }));
-    const answer = await this.post(method, body, (a) => {
-      if (!Array.isArray(a)) return isObject(a) ? judgeRpcItem(a) : { ok: false, retry: false, message: 'the batch answer is not a list' };
-      let transient: Verdict | null = null;
-      for (const id of ids) {
-        const item = a.find((x) => isObject(x) && x.id === id);
-        if (!isObject(item)) return { ok: false, retry: false, message: `the batch answer lacks request ${id}` };
-        const v = judgeRpcItem(item);
-        if (!v.ok && !v.retry) return v;
-        if (!v.ok) transient = v;
-      }
-      return transient ?? { ok: true };
-    });
-    return ids.map((id) => ((answer as Json[]).find((x) => x.id === id) as Json).result);
+  /** One JSON-RPC batch of the same method (batchSize calls per request); results in request order, any node error thrown. */
+  private batch(method: string, paramsList: unknown[][]): Promise<unknown[]> {
+    return this.rpc.batchResults(paramsList.map((params) => ({ method, params })));
   }
 
   async tipHeight(): Promise<bigint> {
     const slot = toBigInt(await this.call('getSlot', [{ commitment: 'finalized' }]));
-    if (slot === null || slot < 0n) throw new SolanaRpcError('RPC_ERROR', 'getSlot', 'the slot is not a non-negative integer');
+    if (slot === null || slot < 0n) throw badAnswer('getSlot', 'the slot is not a non-negative integer');
     return slot;
   }
 
@@ -219,9 +168,9 @@ class SolanaHistoryScanner implements HistoryScanner {
     for (const programId of [TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID]) {
       const result = await this.call('getTokenAccountsByOwner', [owner, { programId }, { commitment: 'finalized', encoding: 'base64', dataSlice: { offset: 0, length: 0 } }]);
       const value = isObject(result) ? result.value : undefined;
-      if (!Array.isArray(value)) throw new SolanaRpcError('RPC_ERROR', 'getTokenAccountsByOwner', 'the answer has no account list');
+      if (!Array.isArray(value)) throw badAnswer('getTokenAccountsByOwner', 'the answer has no account list');
       for (const v of value) {
-        if (!isObject(v) || typeof v.pubkey !== 'string') throw new SolanaRpcError('RPC_ERROR', 'getTokenAccountsByOwner', 'an account has no pubkey');
+        if (!isObject(v) || typeof v.pubkey !== 'string') throw badAnswer('getTokenAccountsByOwner', 'an account has no pubkey');
         out.push(v.pubkey);
       }
     }
@@ -240,11 +189,11 @@ class SolanaHistoryScanner implements HistoryScanner {
       const cfg: Json = { limit: this.pageSize, commitment: 'finalized' };
       if (before !== undefined) cfg.before = before;
       const result = await this.call('getSignaturesForAddress', [account, cfg]);
-      if (!Array.isArray(result)) throw new SolanaRpcError('RPC_ERROR', 'getSignaturesForAddress', 'the answer is not a list');
+      if (!Array.isArray(result)) throw badAnswer('getSignaturesForAddress', 'the answer is not a list');
       let reached = false;
       for (const e of result) {
         const slot = isObject(e) ? toBigInt(e.slot) : null;
-        if (!isObject(e) || typeof e.signature !== 'string' || slot === null) throw new SolanaRpcError('RPC_ERROR', 'getSignaturesForAddress', 'malformed signature entry');
+        if (!isObject(e) || typeof e.signature !== 'string' || slot === null) throw badAnswer('getSignaturesForAddress', 'malformed signature entry');
         if (slot <= after) { reached = true; break; }
         // Only finalized history is read; a node that lists anything else bounds what is used.
         if (e.confirmationStatus !== undefined && e.confirmationStatus !== null && e.confirmationStatus !== 'finalized') {
@@ -255,7 +204,7 @@ class SolanaHistoryScanner implements HistoryScanner {
       }
       if (reached || result.length < this.pageSize) break;
       const last = (result[result.length - 1] as Json).signature as string;
-      if (last === before) throw new SolanaRpcError('RPC_ERROR', 'getSignaturesForAddress', 'paging with before did not advance');
+      if (last === before) throw badAnswer('getSignaturesForAddress', 'paging with before did not advance');
       before = last;
     }
     for (const e of page) {
@@ -292,7 +241,7 @@ class SolanaHistoryScanner implements HistoryScanner {
       results.forEach((tx, k) => {
         const e = part[k]!;
         if (tx === null || tx === undefined) {
-          throw new SolanaRpcError('RPC_ERROR', 'getTransaction', `finalized transaction ${e.signature} was listed but not returned (pruned history?)`);
+          throw badAnswer('getTransaction', `finalized transaction ${e.signature} was listed but not returned (pruned history?)`);
         }
         transfers.push(...solanaTransfersInTransaction(tx, address, e.signature));
       });

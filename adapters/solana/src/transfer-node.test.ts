@@ -4,7 +4,7 @@ import { LiteSVM } from 'litesvm';
 import { Message, PublicKey as SolanaPublicKey, VersionedTransaction } from '@solana/web3.js';
 import type { ChainEndpoint, SignedTransaction, TransferInput } from '@wcs/core';
 import { fixtureReader, rejected, startReplayServer, type ReplayServer, type Reply, type SeenRequest } from '@wcs/core/testing';
-import { SolanaRpcError } from './rpc-error';
+import { ChainRpcError } from '@wcs/core';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from './scanner';
 import { SolanaTransferCrafter, associatedTokenAddress, base58Encode } from './transfer';
 import { SolanaTransferNode, type SolanaTransferNodeOptions } from './transfer-node';
@@ -44,7 +44,7 @@ const OTHER_SIG = '296E1ou3V9rRVktzCqNpzbzcTZMxTnFJCK2pWRoxKVidRfQam1KLRv6ETbKtf
 const USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
 const VINES = 'vines1vzrYbzLMRdu58ou5XTby4qAqVRLmqo36NKPTg';
 const BLOCKHASH = 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N';
-const FAST = { attempts: 3, retryDelayMs: 1 };
+const FAST = { attempts: 3, backoffMs: 1 };
 
 const from = hotKey(0);
 const to = hotKey(1).address;
@@ -170,7 +170,7 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
       const out = await node.transferInputs([request(from, to, 5n), request(from, to, 6n, USDC), request(from, to, 7n, unknownMint), request(from, VINES, 8n, USDC)]);
       expect(out[0]).to.deep.equal({ recentBlockhash: BLOCKHASH, lastValidBlockHeight: '3090', lamportsPerSignature: '5000' });
       expect(out[1]).to.deep.include({ destinationTokenAccountExists: false, tokenAccountRent: '500', mintDecimals: 6 });
-      expect(out[2]).to.be.instanceOf(SolanaRpcError).and.to.include({ code: 'RPC_ERROR' });
+      expect(out[2]).to.be.instanceOf(ChainRpcError).and.to.include({ errorName: 'RPC_ERROR' });
       expect((out[2] as Error).message).to.match(/does not exist/);
       expect(out[3]).to.deep.include({ destinationTokenAccountExists: false });
       expect(server!.requests).to.have.length(2);
@@ -188,7 +188,7 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
       });
       const [sol, token] = await node.transferInputs([request(from, to, 5n), request(from, to, 6n, USDC)]);
       expect(sol).to.deep.equal({ recentBlockhash: BLOCKHASH, lastValidBlockHeight: '3090', lamportsPerSignature: '5000' });
-      expect(token).to.be.instanceOf(SolanaRpcError).and.to.include({ code: 'RPC_ERROR', rpcCode: -32602 });
+      expect(token).to.be.instanceOf(ChainRpcError).and.to.include({ errorName: 'RPC_ERROR', rpcCode: -32602 });
     });
 
     describe('sweeps (a fee payer; closing from\'s token account)', () => {
@@ -245,7 +245,7 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
           getFeeForMessage: (c) => answer(FEE, c),
         });
         const [sweep, payout] = await node.transferInputs([sweepRequest(deposit, hot, VINES, 5n, USDC, true), request(hot, VINES, 5n, USDC)]);
-        expect(sweep).to.be.instanceOf(SolanaRpcError).and.to.include({ code: 'RPC_ERROR' });
+        expect(sweep).to.be.instanceOf(ChainRpcError).and.to.include({ errorName: 'RPC_ERROR' });
         expect((sweep as Error).message).to.contain(`for ${deposit.address}`);
         expect(payout).to.deep.include({ destinationTokenAccountExists: true });
         expect(payout).not.to.have.property('sourceTokenBalance');
@@ -262,8 +262,8 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
 
     it('throws when the shared reads fail, and TypeError for a malformed request before anything is sent', async () => {
       let node = await nodeFor({ getLatestBlockhash: (c) => errorAnswer(NODE_BEHIND, c) });
-      const e = await rejected(node.transferInput(request(from, to, 1n)), SolanaRpcError);
-      expect(e).to.include({ code: 'RPC_UNAVAILABLE', attempts: 3, rpcCode: -32005 });
+      const e = await rejected(node.transferInput(request(from, to, 1n)), ChainRpcError);
+      expect(e).to.include({ errorName: 'RPC_UNAVAILABLE', attempts: 3, rpcCode: -32005 });
       await server!.close();
       calls = [];
       node = await nodeFor({});
@@ -304,7 +304,7 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
       expect(await node.balance(from.address, null), 'balance withholds the minimum (500)').to.equal(18446744073709551615n - 500n);
       await server!.close();
       node = await nodeFor({ getBalance: (c) => answer(INVALID_PARAM, c) });
-      expect(await rejected(node.sweepableBalance(from.address, null), SolanaRpcError)).to.include({ code: 'RPC_ERROR' });
+      expect(await rejected(node.sweepableBalance(from.address, null), ChainRpcError)).to.include({ errorName: 'RPC_ERROR' });
       await rejected(node.sweepableBalance('not-an-address', null), TypeError);
     });
 
@@ -325,7 +325,7 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
       await server!.close();
       // the recorded token account served for another owner: not its account
       node = await nodeFor({ getMultipleAccounts: (c) => accounts([USDC_MINT, VINES_USDC, NULL_ACCOUNT], c) });
-      expect(await rejected(node.balance(to, USDC), SolanaRpcError)).to.include({ code: 'RPC_ERROR' });
+      expect(await rejected(node.balance(to, USDC), ChainRpcError)).to.include({ errorName: 'RPC_ERROR' });
     });
   });
 
@@ -347,8 +347,8 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
 
     it('RPC_ERROR when the node answers another signature (the recorded answer as it is)', async () => {
       const node = await nodeFor({ sendTransaction: (c) => answer(SENT, c) });
-      const e = await rejected(node.broadcast(signed()), SolanaRpcError);
-      expect(e).to.include({ code: 'RPC_ERROR' });
+      const e = await rejected(node.broadcast(signed()), ChainRpcError);
+      expect(e).to.include({ errorName: 'RPC_ERROR' });
       expect(e.message).to.contain(OTHER_SIG);
     });
 
@@ -362,8 +362,8 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
     it('Blockhash not found: RPC_TRY_LATER when the signature is unknown (the blockhash may be newer than the node\'s view), ALREADY_KNOWN when it is known', async () => {
       const tx = signed();
       let node = await nodeFor({ sendTransaction: (c) => answer(BLOCKHASH_NOT_FOUND, c), getSignatureStatuses: (c) => statuses([STATUSES.result.value[1]], c) });
-      const e = await rejected(node.broadcast(tx), SolanaRpcError);
-      expect(e).to.include({ code: 'RPC_TRY_LATER', rpcCode: -32002 });
+      const e = await rejected(node.broadcast(tx), ChainRpcError);
+      expect(e).to.include({ errorName: 'RPC_TRY_LATER', rpcCode: -32002 });
       expect(e.message).to.contain('Blockhash not found');
       expect(ofMethod('getSignatureStatuses')[0]!.params).to.deep.equal([[tx.txHash], { searchTransactionHistory: true }]);
       await server!.close();
@@ -392,21 +392,21 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
 
     it('RPC_TRY_LATER for a node behind (not retried), for AccountInUse, and for HTTP 429; RPC_UNAVAILABLE for HTTP 503', async () => {
       let node = await nodeFor({ sendTransaction: (c) => errorAnswer(NODE_BEHIND, c) });
-      const behind = await rejected(node.broadcast(signed()), SolanaRpcError);
-      expect(behind).to.include({ code: 'RPC_TRY_LATER', rpcCode: -32005 });
+      const behind = await rejected(node.broadcast(signed()), ChainRpcError);
+      expect(behind).to.include({ errorName: 'RPC_TRY_LATER', rpcCode: -32005 });
       expect(behind.message).to.contain('Node is behind by 153 slots');
       expect(calls).to.have.length(1);
       await server!.close();
       // test-made: the recorded instruction-error answer with data.err AccountInUse
       node = await nodeFor({ sendTransaction: (c) => ({ ...answer(INSTRUCTION_ERROR, c), error: { ...INSTRUCTION_ERROR.error, message: 'Transaction simulation failed: Account in use', data: { ...INSTRUCTION_ERROR.error.data, err: 'AccountInUse' } } }) });
-      expect(await rejected(node.broadcast(signed()), SolanaRpcError)).to.include({ code: 'RPC_TRY_LATER' });
+      expect(await rejected(node.broadcast(signed()), ChainRpcError)).to.include({ errorName: 'RPC_TRY_LATER' });
       await server!.close();
       node = await nodeFor({ sendTransaction: () => ({ status: 429, body: 'Too Many Requests' }) as unknown as Json });
-      const limited = await rejected(node.broadcast(signed()), SolanaRpcError);
-      expect(limited).to.include({ code: 'RPC_TRY_LATER', httpStatus: 429, attempts: 3 });
+      const limited = await rejected(node.broadcast(signed()), ChainRpcError);
+      expect(limited).to.include({ errorName: 'RPC_TRY_LATER', responseStatus: 429, attempts: 3 });
       await server!.close();
       node = await nodeFor({ sendTransaction: () => ({ status: 503, body: 'Service Unavailable' }) as unknown as Json });
-      expect(await rejected(node.broadcast(signed()), SolanaRpcError)).to.include({ code: 'RPC_UNAVAILABLE', httpStatus: 503, attempts: 3 });
+      expect(await rejected(node.broadcast(signed()), ChainRpcError)).to.include({ errorName: 'RPC_UNAVAILABLE', responseStatus: 503, attempts: 3 });
     });
 
     it('broadcastMany: one batch, one answer per transaction in order, the ambiguous ones decided by one status read', async () => {
@@ -419,7 +419,7 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
       expect(out[0]).to.deep.equal({ outcome: 'ACCEPTED', txHash: a.txHash });
       expect(out[1]).to.deep.equal({ outcome: 'ALREADY_KNOWN', txHash: b.txHash });
       expect(out[2]).to.deep.include({ outcome: 'REJECTED' });
-      expect(out[3]).to.be.instanceOf(SolanaRpcError).and.to.include({ code: 'RPC_TRY_LATER' });
+      expect(out[3]).to.be.instanceOf(ChainRpcError).and.to.include({ errorName: 'RPC_TRY_LATER' });
       expect(server!.requests).to.have.length(2);
       expect(ofMethod('getSignatureStatuses')[0]!.params[0]).to.deep.equal([c.txHash, d.txHash]);
     });
@@ -489,8 +489,8 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
 
     it('RPC_ERROR when getTransaction returns another transaction', async () => {
       const node = await nodeFor({ getSignatureStatuses: (c) => statuses([STATUSES.result.value[0]], c), getTransaction: (c) => answer(TX_SOL, c) });
-      const e = await rejected(node.status(FAILED_SIG), SolanaRpcError);
-      expect(e).to.include({ code: 'RPC_ERROR' });
+      const e = await rejected(node.status(FAILED_SIG), ChainRpcError);
+      expect(e).to.include({ errorName: 'RPC_ERROR' });
       expect(e.message).to.contain(SOL_SIG);
     });
 
@@ -503,7 +503,7 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
       const out = await node.statusMany([SOL_SIG, OTHER_SIG, FAILED_SIG, OTHER_SIG], [INPUT, INPUT, INPUT, { lastValidBlockHeight: 12 } as unknown as TransferInput]);
       expect(out[0]).to.deep.equal({ state: 'MINED', blockHeight: 72n, blockHash: '72', confirmations: 1, succeeded: true, fee: 10000n });
       expect(out[1]).to.deep.equal({ state: 'EXPIRED' });
-      expect(out[2]).to.be.instanceOf(SolanaRpcError).and.to.include({ code: 'RPC_ERROR', rpcCode: -32602 });
+      expect(out[2]).to.be.instanceOf(ChainRpcError).and.to.include({ errorName: 'RPC_ERROR', rpcCode: -32602 });
       expect(out[3]).to.be.instanceOf(TypeError);
       expect(server!.requests).to.have.length(2);
       expect(ofMethod('getSignatureStatuses')).to.have.length(1);
@@ -532,24 +532,24 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
       const url = closed.url;
       await closed.close();
       let node = new SolanaTransferNode({ url: `${url}v2/SECRETKEY123?api-key=TOPSECRET` }, FAST);
-      let e = await rejected(node.balance(from.address, null), SolanaRpcError);
-      expect(e).to.include({ code: 'RPC_UNAVAILABLE', attempts: 3 });
+      let e = await rejected(node.balance(from.address, null), ChainRpcError);
+      expect(e).to.include({ errorName: 'RPC_UNAVAILABLE', attempts: 3 });
       expect(e.message).to.contain(new URL(url).host).and.not.to.match(/SECRETKEY123|TOPSECRET/);
 
       node = await nodeFor({ getLatestBlockhash: () => ({ status: 503, body: 'busy' }) as unknown as Json });
-      e = await rejected(node.transferInput(request(from, to, 1n)), SolanaRpcError);
-      expect(e).to.include({ code: 'RPC_UNAVAILABLE', httpStatus: 503, attempts: 3 });
+      e = await rejected(node.transferInput(request(from, to, 1n)), ChainRpcError);
+      expect(e).to.include({ errorName: 'RPC_UNAVAILABLE', responseStatus: 503, attempts: 3 });
       await server!.close();
 
       node = await nodeFor({ getSignatureStatuses: () => 'hang' as unknown as Json }, { timeoutMs: 100 });
-      e = await rejected(node.status(SOL_SIG), SolanaRpcError);
-      expect(e).to.include({ code: 'RPC_UNAVAILABLE' });
+      e = await rejected(node.status(SOL_SIG), ChainRpcError);
+      expect(e).to.include({ errorName: 'RPC_UNAVAILABLE' });
       expect(e.message).to.match(/no answer within 100 ms/);
     });
 
     it('a transient node error on a read is retried, then RPC_UNAVAILABLE; HTTP 429 likewise', async () => {
       let node = await nodeFor({ getSignatureStatuses: (c) => errorAnswer(NODE_BEHIND, c) });
-      expect(await rejected(node.status(SOL_SIG), SolanaRpcError)).to.include({ code: 'RPC_UNAVAILABLE', rpcCode: -32005, attempts: 3 });
+      expect(await rejected(node.status(SOL_SIG), ChainRpcError)).to.include({ errorName: 'RPC_UNAVAILABLE', rpcCode: -32005, attempts: 3 });
       expect(server!.requests).to.have.length(3);
       await server!.close();
       node = await nodeFor({ getSignatureStatuses: (c, n) => (n < 2 ? ({ status: 429, body: 'slow down' }) as unknown as Json : statuses([null], c)) });

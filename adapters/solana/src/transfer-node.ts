@@ -1,12 +1,11 @@
 import { PublicKey as SolanaPublicKey, SystemProgram, TransactionMessage } from '@solana/web3.js';
 import {
-  singleAnswer,
-  HttpJsonClient, endpointLabel, isHttpJsonError, jsonBigInt, parseJsonExact, readJson, refusalWithMessage,
-  type BroadcastOutcome, type ChainEndpoint, type HttpJsonOptions, type SignedTransaction, type TransactionState,
-  type TransferInput, type TransferNode, type TransferRequest, type Verdict,
+  singleAnswer, ChainRpcError, jsonBigInt,
+  type BroadcastOutcome, type ChainEndpoint, type JsonRpcClient, type SignedTransaction, type TransactionState,
+  type TransferInput, type TransferNode, type TransferRequest,
 } from '@wcs/core';
 import { validateSolanaAddress } from './address';
-import { SolanaRpcError, type SolanaRpcErrorCode } from './rpc-error';
+import { solanaRpc, TRANSIENT_RPC_CODES, type SolanaRpcOptions } from './rpc';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from './scanner';
 import { associatedTokenAddress, base58Encode, SOLANA_MAX_COMPUTE_UNITS, type SolanaTransferInput } from './transfer';
 
@@ -15,8 +14,6 @@ type Request = Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const U64_MAX = (1n << 64n) - 1n;
-/** Node errors that mean "this node, not now" (block not available, node behind / unhealthy, status not yet available, min context slot not reached). */
-const TRANSIENT_RPC_CODES: ReadonlySet<number> = new Set([-32004, -32005, -32014, -32016]);
 /** getSignatureStatuses takes at most 256 signatures per call. */
 const STATUS_CHUNK = 256;
 /** getMultipleAccounts takes at most 100 accounts per call. */
@@ -48,7 +45,7 @@ const TRY_LATER_ERRORS: ReadonlySet<string> = new Set([
 /** JSON-RPC codes of sendTransaction that are a verdict on the transaction itself: it does not verify (-32003) or decode / sanitize (-32602, -32013). */
 const SEND_REJECTION_CODES: ReadonlySet<number> = new Set([-32003, -32602, -32013]);
 
-export interface SolanaTransferNodeOptions extends Pick<HttpJsonOptions, 'attempts' | 'retryDelayMs' | 'fetch'> {
+export interface SolanaTransferNodeOptions extends SolanaRpcOptions {
   /** The chain's confirmations; a finalized transaction is reported with at least this many (and at least 32). */
   readonly confirmations?: number;
   /** Priority fee, micro-lamports per compute unit (none by default). With it, every input carries computeUnitPrice and a computeUnitLimit. */
@@ -112,22 +109,21 @@ function limit(value: number | undefined, fallback: number, what: string): numbe
 /**
  * Withdrawal I/O against a Solana JSON-RPC endpoint, over the scanner's HTTP client (endpoint
  * headers and timeout, bounded retries, credentials kept out of messages; integers above 2^53
- * kept exact). Network faults and unusable answers throw SolanaRpcError (messages name the
- * endpoint by host only); the node's verdicts on a transaction are returned. See README
+ * kept exact). Network faults and unusable answers throw ChainRpcError (messages name the
+ * endpoint by scheme://host[:port] only); the node's verdicts on a transaction are returned. See README
  * "Withdrawal node".
  */
 export class SolanaTransferNode implements TransferNode {
-  private readonly http: HttpJsonClient;
+  private readonly rpc: JsonRpcClient;
   private readonly label: string;
   private readonly confirmations: number;
   private readonly computeUnitPrice: bigint | null;
   private readonly nativeLimit: number;
   private readonly tokenLimit: number;
-  private nextId = 1;
 
   constructor(endpoint: ChainEndpoint, options: SolanaTransferNodeOptions = {}) {
-    this.http = new HttpJsonClient(endpoint, { attempts: options.attempts, retryDelayMs: options.retryDelayMs, fetch: options.fetch, parse: parseJsonExact, redirect: 'error' });
-    this.label = endpointLabel(endpoint.url);
+    this.rpc = solanaRpc(endpoint, options, { redirect: 'error' });
+    this.label = this.rpc.endpointName;
     const confirmations = options.confirmations ?? 1;
     if (!Number.isInteger(confirmations) || confirmations < 1) throw new RangeError('confirmations must be a positive integer');
     this.confirmations = Math.max(confirmations, FINALIZED_CONFIRMATIONS);
@@ -218,7 +214,7 @@ export class SolanaTransferNode implements TransferNode {
     const feeValue = isObject(fee) ? fee.value : undefined;
     if (feeValue === null) {
       // the node does not know the blockhash it (or a sibling behind the same endpoint) just gave
-      throw new SolanaRpcError('RPC_UNAVAILABLE', 'getFeeForMessage', `${this.label} does not know blockhash ${blockhash} yet; ask again`);
+      throw new ChainRpcError('RPC_UNAVAILABLE', `${this.label} does not know blockhash ${blockhash} yet; ask again`, { method: 'getFeeForMessage' });
     }
     const lamportsPerSignature = jsonBigInt(feeValue);
     if (lamportsPerSignature === null || lamportsPerSignature < 0n) throw this.bad('getFeeForMessage', 'no fee in lamports');
@@ -365,8 +361,8 @@ export class SolanaTransferNode implements TransferNode {
       })), false);
     } catch (e) {
       // rate limited: the node refused to take them now
-      if (e instanceof SolanaRpcError && e.code === 'RPC_UNAVAILABLE' && e.httpStatus === 429) {
-        throw new SolanaRpcError('RPC_TRY_LATER', 'sendTransaction', `${this.label} is rate limiting (HTTP 429); broadcast the same transactions again later`, { httpStatus: 429, attempts: e.attempts, cause: e });
+      if (e instanceof ChainRpcError && e.errorName === 'RPC_UNAVAILABLE' && e.responseStatus === 429) {
+        throw new ChainRpcError('RPC_TRY_LATER', `${this.label} is rate limiting (HTTP 429); broadcast the same transactions again later`, { method: 'sendTransaction', responseStatus: 429, attempts: e.attempts, cause: e });
       }
       throw e;
     }
@@ -408,7 +404,7 @@ export class SolanaTransferNode implements TransferNode {
     // a preflight failure: nothing was forwarded; unless an earlier send of the same bytes landed, a verdict
     if (s.code === -32002) return 'ASK';
     if (s.code !== null && SEND_REJECTION_CODES.has(s.code)) return { outcome: 'REJECTED', reason: this.reason(s) };
-    return new SolanaRpcError('RPC_ERROR', 'sendTransaction', `${this.label} answered node error ${s.code ?? '?'}: ${this.http.scrub(s.message).slice(0, 200)}`, s.code === null ? {} : { rpcCode: s.code });
+    return new ChainRpcError('RPC_ERROR', `${this.label} answered node error ${s.code ?? '?'}: ${this.rpc.redact(s.message).slice(0, 200)}`, { method: 'sendTransaction', rpcCode: s.code });
   }
 
   /** The simulation's TransactionError name (data.err: "BlockhashNotFound", {"InstructionError": …} → "InstructionError"), or null. */
@@ -421,11 +417,11 @@ export class SolanaTransferNode implements TransferNode {
 
   private reason(s: Extract<RpcItem, { ok: false }>): string {
     const err = isObject(s.data) && s.data.err !== undefined && s.data.err !== null ? ` (${JSON.stringify(s.data.err)})` : '';
-    return `${this.http.scrub(s.message).replace(/[\u0000-\u001f]/g, ' ').slice(0, 200)}${err.slice(0, 120)}`;
+    return `${this.rpc.redact(s.message).replace(/[\u0000-\u001f]/g, ' ').slice(0, 200)}${err.slice(0, 120)}`;
   }
 
-  private tryLater(txHash: string, s: Extract<RpcItem, { ok: false }>): SolanaRpcError {
-    return new SolanaRpcError('RPC_TRY_LATER', 'sendTransaction', `${this.label} did not take ${txHash} now (${this.reason(s)}); broadcast the same transaction again later`, s.code === null ? {} : { rpcCode: s.code });
+  private tryLater(txHash: string, s: Extract<RpcItem, { ok: false }>): ChainRpcError {
+    return new ChainRpcError('RPC_TRY_LATER', `${this.label} did not take ${txHash} now (${this.reason(s)}); broadcast the same transaction again later`, { method: 'sendTransaction', rpcCode: s.code });
   }
 
   // ------------------------------------------------------------------ status
@@ -612,12 +608,12 @@ export class SolanaTransferNode implements TransferNode {
   /** The mint's program, decimals and the size of a new associated token account, from its jsonParsed account. */
   private mintOf(mint: string, account: Json | null | Error): { program: string; decimals: number; accountSize: number } {
     if (account instanceof Error) throw account;
-    if (account === null) throw new SolanaRpcError('RPC_ERROR', 'getMultipleAccounts', `${this.label}: mint ${mint} does not exist`);
+    if (account === null) throw this.bad('getMultipleAccounts', `${this.label}: mint ${mint} does not exist`);
     const program = account.owner;
     const parsed = isObject(account.data) && isObject(account.data.parsed) ? account.data.parsed : null;
     const info = parsed && isObject(parsed.info) ? parsed.info : null;
     if ((program !== TOKEN_PROGRAM_ID && program !== TOKEN_2022_PROGRAM_ID) || !info || parsed!.type !== 'mint') {
-      throw new SolanaRpcError('RPC_ERROR', 'getMultipleAccounts', `${this.label}: ${mint} is not an SPL token mint`);
+      throw this.bad('getMultipleAccounts', `${this.label}: ${mint} is not an SPL token mint`);
     }
     const decimals = info.decimals;
     if (!Number.isInteger(decimals) || (decimals as number) < 0 || (decimals as number) > 255 || info.isInitialized !== true) {
@@ -654,79 +650,28 @@ export class SolanaTransferNode implements TransferNode {
     return v;
   }
 
-  /** The result of one answer, or the node's error as a SolanaRpcError (RPC_UNAVAILABLE for the transient codes). */
+  /** The result of one answer, or the node's error thrown (RPC_UNAVAILABLE for the transient codes). */
   private unwrap(item: RpcItem, method: string): unknown {
     if (item.ok) return item.result;
-    const code: SolanaRpcErrorCode = item.code !== null && TRANSIENT_RPC_CODES.has(item.code) ? 'RPC_UNAVAILABLE' : 'RPC_ERROR';
-    throw new SolanaRpcError(code, method, `${this.label} answered node error ${item.code ?? '?'}: ${this.http.scrub(item.message).slice(0, 200)}`, item.code === null ? {} : { rpcCode: item.code });
+    const name = item.code !== null && TRANSIENT_RPC_CODES.has(item.code) ? 'RPC_UNAVAILABLE' : 'RPC_ERROR';
+    throw new ChainRpcError(name, `${this.label} answered node error ${item.code ?? '?'}: ${this.rpc.redact(item.message).slice(0, 200)}`, { method, rpcCode: item.code });
   }
 
-  private bad(method: string, why: string): SolanaRpcError {
-    return new SolanaRpcError('RPC_ERROR', method, `${this.label} answered ${why}`);
+  private bad(method: string, why: string): ChainRpcError {
+    return new ChainRpcError('RPC_ERROR', `${this.label} answered ${why}`, { method });
   }
 
   /**
-   * One JSON-RPC request (one call) or batch (several), answers in call order. Network errors,
-   * timeouts, HTTP 408/429/5xx are retried (then RPC_UNAVAILABLE); with `retryTransient`, so is
-   * a batch holding a transient node error (reads only: a send is never repeated for that).
-   * Other HTTP errors and unreadable answers are RPC_ERROR. Node errors are returned per call.
+   * One JSON-RPC request (one call) or batch (several), answers in call order, through the kit's
+   * client: network errors, timeouts, HTTP 408/429/5xx are retried (then RPC_UNAVAILABLE); with
+   * `retryTransient`, so are calls answered with a transient node error (reads only: a send is
+   * never repeated for that), and one still transient after the attempts fails the batch
+   * (RPC_UNAVAILABLE). Other HTTP errors and unreadable answers throw. Node errors are returned per call.
    */
   private async batch(calls: readonly Call[], retryTransient: boolean): Promise<RpcItem[]> {
-    const ids = calls.map(() => this.nextId++);
-    const requests = calls.map((c, i) => ({ jsonrpc: '2.0', id: ids[i], method: c.method, params: c.params }));
-    const methods = [...new Set(calls.map((c) => c.method))].join('+');
-    const single = calls.length === 1;
-    const itemOf = (answer: unknown, id: number): Json | undefined => (single
-      ? (isObject(answer) ? answer : undefined)
-      : Array.isArray(answer) ? (answer.find((x) => isObject(x) && x.id === id) as Json | undefined) : undefined);
-    const judge = (answer: unknown): Verdict => {
-      // a node refusing the whole batch answers one error object
-      if (!single && isObject(answer) && isObject(answer.error)) {
-        const v = this.itemVerdict(answer, true);
-        if (!v.ok) return v;
-        const code = typeof answer.error.code === 'number' ? answer.error.code : undefined;
-        const text = typeof answer.error.message === 'string' ? answer.error.message.slice(0, 200) : 'no message';
-        return { ok: false, retry: false, message: `node error ${code ?? '?'} for the whole batch: ${text}`, ...(code === undefined ? {} : { rpcCode: code }) };
-      }
-      for (const id of ids) {
-        const item = itemOf(answer, id);
-        if (!item) return { ok: false, retry: false, message: single ? 'the answer is not a JSON-RPC response' : `the batch answer lacks request ${id}` };
-        const v = this.itemVerdict(item, retryTransient);
-        if (!v.ok) return v;
-      }
-      return { ok: true };
-    };
-    let answer: unknown;
-    try {
-      answer = await this.http.request({ body: JSON.stringify(single ? requests[0] : requests) }, readJson(judge, { refusal: refusalWithMessage }));
-    } catch (e) {
-      if (!isHttpJsonError(e)) throw e;
-      const code: SolanaRpcErrorCode = e.failure === 'UNAVAILABLE' ? 'RPC_UNAVAILABLE' : 'RPC_ERROR';
-      const message = e.failure === 'UNAVAILABLE' ? `${this.label} unavailable after ${e.attempts} attempt(s): ${e.reason}` : `${this.label} answered ${e.reason}`;
-      throw new SolanaRpcError(code, methods, message, { httpStatus: e.responseStatus ?? undefined, rpcCode: e.rpcCode ?? undefined, attempts: e.attempts, cause: e });
-    }
-    return ids.map((id) => {
-      const item = itemOf(answer, id)!;
-      if (item.error !== undefined && item.error !== null) {
-        const err = isObject(item.error) ? item.error : {};
-        return { ok: false, code: typeof err.code === 'number' ? err.code : null, message: typeof err.message === 'string' ? err.message : 'no message', data: err.data };
-      }
-      return { ok: true, result: item.result };
-    });
-  }
-
-  /** A batch item: usable (a result, or a node error to hand back), or transient (retried). */
-  private itemVerdict(item: Json, retryTransient: boolean): Verdict {
-    const error = item.error;
-    if (error !== undefined && error !== null) {
-      const code = isObject(error) && typeof error.code === 'number' ? error.code : undefined;
-      if (retryTransient && code !== undefined && (TRANSIENT_RPC_CODES.has(code) || code === 429)) {
-        const text = isObject(error) && typeof error.message === 'string' ? error.message.slice(0, 200) : 'no message';
-        return { ok: false, retry: true, message: `node error ${code}: ${text}`, rpcCode: code };
-      }
-      return { ok: true };
-    }
-    if (!('result' in item)) return { ok: false, retry: false, message: 'an answer has neither result nor error' };
-    return { ok: true };
+    const outcomes = await this.rpc.batch(calls, { retryItems: retryTransient });
+    const unavailable = outcomes.find((o) => !o.ok && o.error.errorName === 'RPC_UNAVAILABLE');
+    if (unavailable && !unavailable.ok) throw unavailable.error;
+    return outcomes.map((o): RpcItem => (o.ok ? { ok: true, result: o.result } : { ok: false, code: o.rpc.code, message: o.rpc.message, data: o.rpc.data }));
   }
 }
