@@ -10,8 +10,17 @@ import { HttpJsonClient, HttpJsonError, readJson, type ChainEndpoint, type HttpJ
  * - GET  /getMasterchainInfo → { last: { seqno } }
  * - GET  /getAddressInformation?address= → { balance, state: active | uninitialized | frozen, last_transaction_id: { lt, hash } | null }
  * - GET  /getTransactions?address=&limit=[&lt=&hash=][&to_lt=] → newest first, from (lt, hash)
- *        inclusive when given, down to to_lt exclusive: [{ transaction_id: { lt, hash }, utime, mc_block_seqno, data }]
- *        (`data`: the transaction, base64 BOC)
+ *        inclusive when given, down to to_lt exclusive: [{ transaction_id: { lt, hash },
+ *        prev_transaction_id: { lt, hash } (lt "0": none), utime, mc_block_seqno,
+ *        description: { type, aborted, bounce: ok | negative-funds | no-funds | null },
+ *        in_msg: null | { source (raw address; "" or null for an external message), destination (raw),
+ *          value, bounce, bounced, hash (the message's), msg_data: { @type: msg.dataText, text: base64 of
+ *          the comment's UTF-8 } | { @type: msg.dataRaw, body: base64 BOC of the body }, message },
+ *        data }]
+ *        (`data`: the transaction, base64 BOC). The parsed fields are toncenter's (v2 raw.message for
+ *        in_msg; description and prev_transaction_id as v3 gives them), addresses raw and hashes hex.
+ *        The scanner reads the fields and decodes a message body only when it is not a comment
+ *        (jetton notifications); `tx` decodes `data`, checked against lt and hash, when read.
  * - POST /sendBocReturnHash { boc } → { hash } (the external message's hash); refused: HTTP 400 { ok: false, error }
  * - POST /runGetMethod { address, method, stack } → { exit_code, stack }; stack items { type: num, value: decimal }
  *        or { type: cell | slice, value: base64 BOC }
@@ -25,12 +34,35 @@ export interface AccountInfo {
   readonly lastTransaction: { readonly lt: bigint; readonly hash: string } | null;
 }
 
+export interface ApiInMessage {
+  /** Raw form ("0:<hex>"); null for an external message. */
+  readonly source: string | null;
+  /** Raw form. */
+  readonly destination: string;
+  readonly value: bigint;
+  readonly bounce: boolean;
+  readonly bounced: boolean;
+  /** The message's hash, lower-case hex. */
+  readonly hash: string;
+  /** The comment's text (msg.dataText): null when the body is not a comment as the node read it. */
+  readonly text: string | null;
+  /** The body (msg.dataRaw), base64 BOC: null when the node gave a comment's text. */
+  readonly body: string | null;
+}
+
+export type BouncePhase = 'ok' | 'negative-funds' | 'no-funds';
+
 export interface ApiTransaction {
   readonly lt: bigint;
   /** lower-case hex */
   readonly hash: string;
+  /** The account's previous transaction (lt 0n: none). */
+  readonly prev: { readonly lt: bigint; readonly hash: string };
   readonly utime: number;
   readonly mcBlockSeqno: bigint;
+  readonly inMsg: ApiInMessage | null;
+  readonly description: { readonly type: string; readonly aborted: boolean; readonly bounce: BouncePhase | null };
+  /** The transaction decoded from `data` (on first read), checked against lt and hash: BAD_ANSWER when it does not match. */
   readonly tx: Transaction;
 }
 
@@ -44,6 +76,8 @@ export class TonNodeRefusal extends Error {
 
 const HEX64 = /^[0-9a-f]{64}$/;
 const DEC = /^(0|[1-9][0-9]{0,39})$/;
+const RAW_ADDRESS = /^(0|-1):[0-9a-f]{64}$/;
+const BOUNCE = new Set<unknown>(['ok', 'negative-funds', 'no-funds']);
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -62,6 +96,109 @@ export function dec(v: unknown, what: string): bigint {
   if (typeof v === 'string' && DEC.test(v)) return BigInt(v);
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return BigInt(v);
   throw bad(what, `not a decimal: ${JSON.stringify(v)}`);
+}
+
+function hex64(v: unknown, what: string): string {
+  if (typeof v === 'string' && HEX64.test(v)) return v;
+  throw bad(what, `hash ${JSON.stringify(v)} is not 64 lower-case hex digits`);
+}
+
+function txId(v: unknown, what: string): { lt: bigint; hash: string } {
+  if (!isObject(v)) throw bad('getTransactions', `no ${what}`);
+  return { lt: dec(v.lt, `getTransactions ${what}.lt`), hash: hex64(v.hash, `getTransactions ${what}.hash`) };
+}
+
+function rawAddress(v: unknown, what: string): string {
+  if (typeof v === 'string' && RAW_ADDRESS.test(v)) return v;
+  throw bad('getTransactions', `${what} ${JSON.stringify(v)} is not a raw address (workchain:64 lower-case hex digits)`);
+}
+
+function flag(v: unknown, what: string): boolean {
+  if (typeof v === 'boolean') return v;
+  throw bad('getTransactions', `${what} is not a boolean`);
+}
+
+/** The comment's text from msg.dataText's base64 UTF-8: null when the bytes are not UTF-8 (as readComment). */
+function commentText(v: unknown): string | null {
+  if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v)) throw bad('getTransactions', 'msg.dataText text is not base64');
+  const text = Buffer.from(v, 'base64').toString('utf8');
+  return text.includes('\ufffd') ? null : text;
+}
+
+function inMessage(v: unknown): ApiInMessage | null {
+  if (v === null || v === undefined) return null;
+  if (!isObject(v)) throw bad('getTransactions', 'in_msg is not an object');
+  const source = v.source === '' || v.source === null || v.source === undefined ? null : rawAddress(v.source, 'in_msg.source');
+  const data = v.msg_data;
+  if (!isObject(data)) throw bad('getTransactions', 'in_msg without msg_data');
+  let text: string | null = null;
+  let body: string | null = null;
+  if (data['@type'] === 'msg.dataText') {
+    // not UTF-8: no comment a user typed (as readComment), text null
+    text = commentText(data.text);
+  } else if (data['@type'] === 'msg.dataRaw') {
+    if (typeof data.body !== 'string') throw bad('getTransactions', 'msg.dataRaw without a body');
+    body = data.body;
+  } else {
+    throw bad('getTransactions', `unknown msg_data type ${JSON.stringify(data['@type'])}`);
+  }
+  return {
+    source,
+    destination: rawAddress(v.destination, 'in_msg.destination'),
+    value: dec(v.value, 'getTransactions in_msg.value'),
+    bounce: flag(v.bounce, 'in_msg.bounce'),
+    bounced: flag(v.bounced, 'in_msg.bounced'),
+    hash: hex64(v.hash, 'getTransactions in_msg.hash'),
+    text,
+    body,
+  };
+}
+
+/** A listed transaction: the node's fields; the BOC decoded (and checked) only when `tx` is read. */
+class ListedTransaction implements ApiTransaction {
+  private decoded: Transaction | null = null;
+
+  constructor(
+    readonly lt: bigint,
+    readonly hash: string,
+    readonly prev: { lt: bigint; hash: string },
+    readonly utime: number,
+    readonly mcBlockSeqno: bigint,
+    readonly inMsg: ApiInMessage | null,
+    readonly description: { type: string; aborted: boolean; bounce: BouncePhase | null },
+    private readonly data: string,
+  ) {}
+
+  get tx(): Transaction {
+    if (this.decoded) return this.decoded;
+    let tx: Transaction;
+    try {
+      tx = loadTransaction(Cell.fromBase64(this.data).beginParse());
+    } catch (e) {
+      throw bad('getTransactions', `data is not a transaction BOC (${(e as Error).message})`);
+    }
+    if (tx.lt !== this.lt || tx.hash().toString('hex') !== this.hash) throw bad('getTransactions', `data does not match transaction ${this.lt}:${this.hash}`);
+    this.decoded = tx;
+    return tx;
+  }
+}
+
+/** One getTransactions item: every field checked for its form (not against the BOC: see ApiTransaction.tx). */
+export function listedTransaction(t: unknown): ApiTransaction {
+  if (!isObject(t) || typeof t.data !== 'string') throw bad('getTransactions', 'a transaction without transaction_id / data');
+  const id = txId(t.transaction_id, 'transaction_id');
+  const prev = txId(t.prev_transaction_id, 'prev_transaction_id');
+  const d = t.description;
+  if (!isObject(d) || typeof d.type !== 'string') throw bad('getTransactions', 'a transaction without description');
+  const bounce = d.bounce === null || d.bounce === undefined ? null : d.bounce;
+  if (bounce !== null && !BOUNCE.has(bounce)) throw bad('getTransactions', `unknown bounce phase ${JSON.stringify(bounce)}`);
+  return new ListedTransaction(
+    id.lt, id.hash, prev,
+    Number(dec(t.utime, 'getTransactions utime')), dec(t.mc_block_seqno, 'getTransactions mc_block_seqno'),
+    inMessage(t.in_msg),
+    { type: d.type, aborted: flag(d.aborted, 'description.aborted'), bounce: bounce as BouncePhase | null },
+    t.data,
+  );
 }
 
 export class TonApi {
@@ -108,20 +245,7 @@ export class TonApi {
     if (toLt !== undefined && toLt !== null) query.to_lt = toLt.toString();
     const r = await this.get('/getTransactions', query);
     if (!Array.isArray(r)) throw bad('getTransactions', 'not a list');
-    return r.map((t) => {
-      if (!isObject(t) || !isObject(t.transaction_id) || typeof t.data !== 'string') throw bad('getTransactions', 'a transaction without transaction_id / data');
-      const hash = String(t.transaction_id.hash);
-      if (!HEX64.test(hash)) throw bad('getTransactions', `hash ${JSON.stringify(hash)} is not 64 lower-case hex digits`);
-      let tx: Transaction;
-      try {
-        tx = loadTransaction(Cell.fromBase64(t.data).beginParse());
-      } catch (e) {
-        throw bad('getTransactions', `data is not a transaction BOC (${(e as Error).message})`);
-      }
-      const lt = dec(t.transaction_id.lt, 'getTransactions lt');
-      if (tx.lt !== lt || tx.hash().toString('hex') !== hash) throw bad('getTransactions', `data does not match transaction ${lt}:${hash}`);
-      return { lt, hash, utime: Number(dec(t.utime, 'getTransactions utime')), mcBlockSeqno: dec(t.mc_block_seqno, 'getTransactions mc_block_seqno'), tx };
-    });
+    return r.map(listedTransaction);
   }
 
   /** Sends an external message; its hash (hex) as the node computed it, or TonNodeRefusal. */

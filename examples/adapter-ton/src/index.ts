@@ -2,6 +2,7 @@ import {
   AdapterConfigError, PLUGIN_API_VERSION, type AddressCodec, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ChainEndpoint,
   type ChainFamily, type KeyPurpose, type KeySpec,
 } from '@wcs/core';
+import type { Address } from '@ton/core';
 import { TonAddresses } from './address';
 import { tonMemoCodec } from './memo';
 import { TonScanner } from './scanner';
@@ -15,6 +16,8 @@ export { TonScanner, formatCursor, type TonScannerOptions } from './scanner';
 export { DEFAULT_FEE_RESERVE, DEFAULT_FORWARD_TON, DEFAULT_JETTON_GAS, TonTransferCrafter, externalMessage, walletOf, type TonTransferInput } from './transfer';
 export { TonTransferNode, type TonNodeTransferInput, type TonTransferNodeOptions } from './transfer-node';
 export * from './messages';
+export { bodyFacts, bodyFactsByCore, bodyFactsLight, type BodyFacts } from './body';
+export { listedTransaction, type ApiInMessage, type BouncePhase } from './api';
 
 /**
  * The family this package serves. Core's ChainFamily does not list it (this package lives outside
@@ -40,6 +43,7 @@ export function createTonAdapter(chain: ChainDefinition): ChainAdapter {
     throw new AdapterConfigError(`@wcs/adapter-ton serves family ton (ed25519, memo); chain ${chain.code} is ${chain.family} (${chain.curve}, ${chain.addressing})`);
   }
   const addresses = new TonAddresses(chain.network);
+  const verifiedJettonWallets = new Map<string, Map<string, Address | null>>();
   return Object.freeze({
     chain,
     addressing: 'memo' as const,
@@ -55,7 +59,12 @@ export function createTonAdapter(chain: ChainDefinition): ChainAdapter {
       validate: (address, memo) => addresses.validate(address, memo ?? null),
     }),
     memo: tonMemoCodec,
-    createScanner: (endpoint: ChainEndpoint) => new TonScanner(endpoint, addresses),
+    createScanner: (endpoint: ChainEndpoint) => {
+      // what the jetton masters said stays true: the adapter's scanners of one endpoint share it
+      let jettonWallets = verifiedJettonWallets.get(endpoint.url);
+      if (!jettonWallets) verifiedJettonWallets.set(endpoint.url, (jettonWallets = new Map()));
+      return new TonScanner(endpoint, addresses, { jettonWallets });
+    },
     transfers: new TonTransferCrafter(addresses),
     createTransferNode: (endpoint: ChainEndpoint) => new TonTransferNode(endpoint, addresses, { confirmations: Math.max(1, chain.confirmations) }),
   } satisfies ChainAdapter);
@@ -65,5 +74,7 @@ export const plugin: AdapterPlugin = Object.freeze({
   name: '@wcs/adapter-ton',
   pluginApiVersion: PLUGIN_API_VERSION,
   families: Object.freeze([TON_FAMILY]),
+  // the family's curve and addressing, for a core that takes families from their packages (core's FAMILY_TRAITS has no ton)
+  traits: Object.freeze({ [TON_FAMILY]: Object.freeze({ curve: 'ed25519' as const, addressing: 'memo' as const }) }),
   create: createTonAdapter,
 });

@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Address, Cell, beginCell, loadMessage, storeMessage, type Transaction, type TupleItem } from '@ton/core';
+import { Address, Cell, beginCell, loadMessage, storeMessage, type Message, type Transaction, type TupleItem } from '@ton/core';
 import { Blockchain } from '@ton/sandbox';
 import type { StackItem } from '../api';
+import { readComment } from '../messages';
 
 /**
  * The node API of api.ts served over @ton/sandbox: the real TVM and transaction executor,
@@ -16,6 +17,48 @@ interface Recorded {
   readonly hash: string;
   readonly seqno: bigint;
   readonly data: string;
+  /** The getTransactions item (toncenter's fields, see api.ts). */
+  readonly json: Record<string, unknown>;
+}
+
+function messageHash(m: Message): string {
+  return beginCell().store(storeMessage(m)).endCell().hash().toString('hex');
+}
+
+/** The toncenter fields of a transaction: in_msg as v2's raw.message (raw addresses, hex hashes), description / prev as v3. */
+export function transactionJson(tx: Transaction, seqno: bigint): Record<string, unknown> {
+  const m = tx.inMessage;
+  let inMsg: Record<string, unknown> | null = null;
+  if (m) {
+    const text = readComment(m.body.beginParse());
+    const internal = m.info.type === 'internal' ? m.info : null;
+    inMsg = {
+      source: m.info.type === 'external-in' ? '' : (m.info.src as Address).toRawString(),
+      destination: Address.isAddress(m.info.dest) ? m.info.dest.toRawString() : '',
+      value: (internal?.value.coins ?? 0n).toString(),
+      bounce: internal?.bounce ?? false,
+      bounced: internal?.bounced ?? false,
+      hash: messageHash(m),
+      msg_data: text !== null
+        ? { '@type': 'msg.dataText', text: Buffer.from(text, 'utf8').toString('base64') }
+        : { '@type': 'msg.dataRaw', body: m.body.toBoc().toString('base64'), init_state: '' },
+      message: text ?? '',
+    };
+  }
+  const d = tx.description;
+  return {
+    transaction_id: { lt: tx.lt.toString(), hash: tx.hash().toString('hex') },
+    prev_transaction_id: { lt: tx.prevTransactionLt.toString(), hash: tx.prevTransactionHash.toString(16).padStart(64, '0') },
+    utime: tx.now,
+    mc_block_seqno: seqno.toString(),
+    description: {
+      type: d.type,
+      aborted: 'aborted' in d ? d.aborted : false,
+      bounce: d.type === 'generic' && d.bouncePhase ? d.bouncePhase.type : null,
+    },
+    in_msg: inMsg,
+    data: tx.raw.toBoc().toString('base64'),
+  };
 }
 
 export class TonSandboxNode {
@@ -46,7 +89,8 @@ export class TonSandboxNode {
       const key = dest.toRawString();
       let list = this.byAccount.get(key);
       if (!list) this.byAccount.set(key, (list = []));
-      list.push({ tx, lt: tx.lt, hash: tx.hash().toString('hex'), seqno: this.seqno, data: tx.raw.toBoc().toString('base64') });
+      const json = transactionJson(tx, this.seqno);
+      list.push({ tx, lt: tx.lt, hash: tx.hash().toString('hex'), seqno: this.seqno, data: json.data as string, json });
     }
   }
 
@@ -110,7 +154,7 @@ export class TonSandboxNode {
         for (let i = end - 1; i >= 0 && out.length < limit; i--) {
           const r = list[i]!;
           if (toLt !== null && r.lt <= BigInt(toLt)) break;
-          out.push({ transaction_id: { lt: r.lt.toString(), hash: r.hash }, utime: r.tx.now, mc_block_seqno: r.seqno.toString(), data: r.data });
+          out.push(r.json);
         }
         return ok(out);
       }
@@ -118,7 +162,7 @@ export class TonSandboxNode {
         const { boc } = JSON.parse(body) as { boc: string };
         const cell = Cell.fromBase64(boc);
         const message = loadMessage(cell.beginParse());
-        const hash = beginCell().store(storeMessage(message)).endCell().hash().toString('hex');
+        const hash = messageHash(message);
         try {
           await this.blockchain.sendMessage(message);
         } catch (e) {
