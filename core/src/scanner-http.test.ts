@@ -1,12 +1,13 @@
 import { expect } from 'chai';
 import { HttpJsonError } from './http-json';
-import { ScannerError, ScannerHttp } from './scanner-http';
+import { ChainRpcError } from './chain-errors';
+import { ScannerHttp } from './scanner-http';
 import { rejected } from './testing/rejected';
 import { startReplayServer, type ReplayServer } from './testing/replay-server';
 
-const scannerError = (p: Promise<unknown>): Promise<ScannerError> => rejected(p, ScannerError);
+const scannerError = (p: Promise<unknown>): Promise<ChainRpcError> => rejected(p, ChainRpcError);
 
-describe('scanner-http: ScannerErrors over the JSON client', () => {
+describe('scanner-http: ChainRpcErrors over the JSON client', () => {
   let server: ReplayServer | undefined;
   afterEach(async () => {
     await server?.close();
@@ -16,7 +17,7 @@ describe('scanner-http: ScannerErrors over the JSON client', () => {
   it('an unusable endpoint or policy fails the first call, not the creation', async () => {
     const bad = new ScannerHttp({ url: 'ftp://u:s3cr3t@host/' });
     const e = await scannerError(bad.request('X tip', {}));
-    expect(e).to.include({ code: 'RPC_ERROR' });
+    expect(e).to.include({ errorName: 'RPC_CONFIG' });
     expect(e.message).to.not.include('s3cr3t');
     const policy = new ScannerHttp({ url: 'http://127.0.0.1:1/' }, { attempts: 0, backoffMs: 1 });
     await rejected(policy.request('X tip', {}), RangeError);
@@ -27,10 +28,10 @@ describe('scanner-http: ScannerErrors over the JSON client', () => {
     const http = new ScannerHttp({ url: server.url }, { attempts: 2, backoffMs: 1 });
     const host = new URL(server.url).host;
     const busy = await scannerError(http.request('X tip', { path: '/busy' }));
-    expect(busy).to.include({ code: 'RPC_UNAVAILABLE', message: `X tip: ${host} unavailable after 2 attempt(s): HTTP 503` });
+    expect(busy).to.include({ errorName: 'RPC_UNAVAILABLE', message: `X tip: ${host} unavailable after 2 attempt(s): HTTP 503` });
     expect(busy.cause).to.be.instanceOf(HttpJsonError);
     const refused = await scannerError(http.request('X page', { path: '/slow' }));
-    expect(refused).to.include({ code: 'RPC_ERROR', message: `X page: ${host} answered HTTP 408` });
+    expect(refused).to.include({ errorName: 'RPC_ERROR', message: `X page: ${host} answered HTTP 408` });
     expect(server.requests.map((r) => r.path)).to.deep.equal(['/busy', '/busy', '/slow']);
   });
 });

@@ -1,8 +1,9 @@
 import type { ChainEndpoint } from './adapter';
+import { ChainRpcError } from './chain-errors';
 import { HttpJsonClient, isHttpJsonError, networkErrorCode, readJson, type HttpJsonAnswer, type HttpJsonError, type HttpJsonRequest, type Verdict } from './http-json';
 
 /**
- * Stable scanner failure codes:
+ * The ChainRpcError names ScannerHttp fails with:
  * - RPC_UNAVAILABLE: the node could not be reached or answered "busy" (network error, timeout,
  *   a transient status or node error) after the bounded retries; retrying later is expected to work.
  * - RPC_ERROR: the node answered, but with an error or a response the scanner cannot read.
@@ -12,20 +13,6 @@ export type ScannerErrorCode = 'RPC_UNAVAILABLE' | 'RPC_ERROR';
 /** The scanner code of an HTTP client failure: RPC_UNAVAILABLE for UNAVAILABLE, else RPC_ERROR. */
 export function scannerErrorCode(e: HttpJsonError): ScannerErrorCode {
   return e.failure === 'UNAVAILABLE' ? 'RPC_UNAVAILABLE' : 'RPC_ERROR';
-}
-
-/**
- * A scanner failure (the XRP and Stellar scanners'; scanners whose errors say more have their own
- * class with the same codes). The message names the endpoint by host only: never its path, query,
- * user info or headers (RPC providers put API keys there).
- */
-export class ScannerError extends Error {
-  readonly code: ScannerErrorCode;
-  constructor(code: ScannerErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'ScannerError';
-    this.code = code;
-  }
 }
 
 /** Bounded retry: `attempts` requests in all (1..10), waiting backoffMs (0..60000), 2x, 4x … between them. */
@@ -54,9 +41,9 @@ function connectionFailed(e: unknown): string {
 }
 
 /**
- * HTTP for scanners that report ScannerErrors: the endpoint's headers and timeout (default 10 s),
+ * HTTP for the REST scanners (XRP, Stellar), failing with ChainRpcErrors: the endpoint's headers and timeout (default 10 s),
  * no redirects, 429 / 5xx and network failures retried by the policy. The client is made on first
- * use, so an unusable endpoint (ScannerError RPC_ERROR) or policy (RangeError) fails the first
+ * use, so an unusable endpoint (ChainRpcError RPC_CONFIG) or policy (RangeError) fails the first
  * call rather than the scanner's creation.
  */
 export class ScannerHttp {
@@ -69,8 +56,8 @@ export class ScannerHttp {
   }
 
   /**
-   * One request whose JSON answer `judge` accepts (default: any). Failures are ScannerErrors
-   * worded "<what>: <label> unavailable after N attempt(s): <reason>" (RPC_UNAVAILABLE),
+   * One request whose JSON answer `judge` accepts (default: any). Failures are ChainRpcErrors
+   * (`method` = what; responseStatus, attempts, the HttpJsonError as cause) worded "<what>: <label> unavailable after N attempt(s): <reason>" (RPC_UNAVAILABLE),
    * "<what>: <label> answered HTTP 400<refusal>" or "<what>: <label>: <reason>" (RPC_ERROR).
    */
   async request(what: string, req: HttpJsonRequest, judge?: (json: unknown) => Verdict, refusal?: (answer: HttpJsonAnswer) => string): Promise<unknown> {
@@ -82,7 +69,7 @@ export class ScannerHttp {
       const message = e.failure === 'UNAVAILABLE'
         ? `${what}: ${this.label} unavailable after ${e.attempts} attempt(s): ${e.reason}`
         : e.failure === 'REFUSED' ? `${what}: ${this.label} answered ${e.reason}` : `${what}: ${this.label}: ${e.reason}`;
-      throw new ScannerError(scannerErrorCode(e), message, { cause: e });
+      throw new ChainRpcError(scannerErrorCode(e), message, { method: what, responseStatus: e.responseStatus, attempts: e.attempts, cause: e });
     }
   }
 
@@ -96,7 +83,7 @@ export class ScannerHttp {
         attempts, retryDelayMs: backoffMs, maxRetryDelayMs: Infinity, defaultTimeoutMs: 10_000, redirect: 'error', describeNetworkError: connectionFailed,
       });
     } catch (e) {
-      throw e instanceof TypeError ? new ScannerError('RPC_ERROR', e.message) : e;
+      throw e instanceof TypeError ? new ChainRpcError('RPC_CONFIG', e.message) : e;
     }
     return this.client;
   }

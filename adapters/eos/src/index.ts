@@ -13,7 +13,6 @@ export { eosPublicKeyToLegacyString, eosPublicKeyToString } from './keys';
 export { MAX_EOS_MEMO_BYTES, MAX_EOS_MEMO_INDEX, eosMemoCodec, isEosMemo } from './memo';
 export { isEosAccountName } from './name';
 export { createEosScanner, eosTransferInAction, parseEosQuantity, EOS_NATIVE_CONTRACT, EOS_NATIVE_SYMBOL, type EosScannerOptions } from './scanner';
-export { EosRpcError, type EosRpcErrorCode } from './rpc-error';
 export {
   EosTransferCrafter, eosSigningDigest, eosTransferActionData, formatEosQuantity, isCanonicalEosSignature,
   EOS_MAX_ASSET_AMOUNT, EOS_NATIVE_PRECISION, EOS_SIGNATURE_VARIANTS, type EosTransferInput,

@@ -4,7 +4,7 @@ import type { HistoryScanner, ObservedTransfer } from '@wcs/core';
 import path from 'node:path';
 import { fixtureReader, startReplayServer, testChain, type Reply, type ReplayServer, type SeenRequest } from '@wcs/core/testing';
 import { plugin } from './index';
-import { EosRpcError } from './rpc-error';
+import { ChainRpcError } from '@wcs/core';
 import { createEosScanner, parseEosQuantity, type EosScannerOptions } from './scanner';
 
 // Recorded responses in src/fixtures (read from dist); see src/fixtures/SOURCE.md for where each came from.
@@ -94,7 +94,7 @@ function hyperion(state: { info: string; actions: Json[]; honourBlockRange?: boo
 
 describe('EOS history scanner (Hyperion, recorded Jungle 4 responses)', function () {
   let server: ReplayServer;
-  const scanner = (options: EosScannerOptions = {}): HistoryScanner => createEosScanner({ url: server.url, timeoutMs: 2000 }, { retryDelayMs: 0, ...options });
+  const scanner = (options: EosScannerOptions = {}): HistoryScanner => createEosScanner({ url: server.url, timeoutMs: 2000 }, { backoffMs: 0, ...options });
   const actionQueries = () => server.requests.filter((r) => r.url.includes('/v2/history/get_actions')).map((r) => Object.fromEntries(new URL(r.url, 'http://x').searchParams));
 
   describe('reading', () => {
@@ -188,9 +188,9 @@ describe('EOS history scanner (Hyperion, recorded Jungle 4 responses)', function
     it('HTTP 5xx is retried a bounded number of times, then RPC_UNAVAILABLE', async () => {
       server = await startReplayServer(() => ({ status: 502, body: '<html>Bad Gateway</html>' }));
       const e = await scanner({ attempts: 3 }).tipHeight().then(() => null, (x: unknown) => x);
-      assert.ok(e instanceof EosRpcError);
-      assert.equal(e.code, 'RPC_UNAVAILABLE');
-      assert.equal(e.httpStatus, 502);
+      assert.ok(e instanceof ChainRpcError);
+      assert.equal(e.errorName, 'RPC_UNAVAILABLE');
+      assert.equal(e.responseStatus, 502);
       assert.equal(server.requests.length, 3);
     });
 
@@ -200,8 +200,8 @@ describe('EOS history scanner (Hyperion, recorded Jungle 4 responses)', function
       const replay = hyperion({ info: INFO_EARLY, actions: [] });
       server = await startReplayServer((req) => (req.url.includes('get_actions') ? { status: 400, body: JSON.stringify({ statusCode: 400, error: 'Bad Request', message }) } : replay(req)));
       const e = await scanner().transfersSince(RECEIVER, null, 10).then(() => null, (x: unknown) => x);
-      assert.ok(e instanceof EosRpcError);
-      assert.equal(e.code, 'RPC_ERROR');
+      assert.ok(e instanceof ChainRpcError);
+      assert.equal(e.errorName, 'RPC_ERROR');
       assert.equal(e.message, `EOS API get_actions: HTTP 400: ${message}`);
       assert.equal(server.requests.filter((r) => r.url.includes('get_actions')).length, 1);
     });
@@ -210,15 +210,15 @@ describe('EOS history scanner (Hyperion, recorded Jungle 4 responses)', function
       const replay = hyperion({ info: INFO_EARLY, actions: [] });
       server = await startReplayServer((req) => (req.url.includes('get_actions') ? { status: 200, body: '{"query_time_ms":1}' } : replay(req)));
       const e = await scanner().transfersSince(RECEIVER, null, 10).then(() => null, (x: unknown) => x);
-      assert.ok(e instanceof EosRpcError);
-      assert.equal(e.code, 'RPC_ERROR');
+      assert.ok(e instanceof ChainRpcError);
+      assert.equal(e.errorName, 'RPC_ERROR');
     });
 
     it('a timeout is RPC_UNAVAILABLE', async () => {
       server = await startReplayServer(() => 'hang');
-      const e = await createEosScanner({ url: server.url, timeoutMs: 100 }, { attempts: 2, retryDelayMs: 0 }).tipHeight().then(() => null, (x: unknown) => x);
-      assert.ok(e instanceof EosRpcError);
-      assert.equal(e.code, 'RPC_UNAVAILABLE');
+      const e = await createEosScanner({ url: server.url, timeoutMs: 100 }, { attempts: 2, backoffMs: 0 }).tipHeight().then(() => null, (x: unknown) => x);
+      assert.ok(e instanceof ChainRpcError);
+      assert.equal(e.errorName, 'RPC_UNAVAILABLE');
       assert.match(e.message, /no answer within 100 ms/);
     });
 
@@ -228,10 +228,10 @@ describe('EOS history scanner (Hyperion, recorded Jungle 4 responses)', function
         ? { status: 401, body: JSON.stringify({ statusCode: 401, message: 'api_key SECRET-KEY-123 is not valid for TOKEN-IN-PATH' }) }
         : replay(req)));
       const url = server.url.replace('http://', 'http://alice:s3cr3t-pass@') + 'TOKEN-IN-PATH/?api_key=SECRET-KEY-123';
-      const s = createEosScanner({ url, headers: { 'X-Api-Key': 'HEADER-SECRET-456' } }, { retryDelayMs: 0 });
+      const s = createEosScanner({ url, headers: { 'X-Api-Key': 'HEADER-SECRET-456' } }, { backoffMs: 0 });
       const e = await s.transfersSince(RECEIVER, null, 10).then(() => null, (x: unknown) => x);
-      assert.ok(e instanceof EosRpcError);
-      assert.equal(e.code, 'RPC_ERROR');
+      assert.ok(e instanceof ChainRpcError);
+      assert.equal(e.errorName, 'RPC_ERROR');
       const [info, actions] = server.requests;
       assert.equal(info!.url, '/TOKEN-IN-PATH/v1/chain/get_info?api_key=SECRET-KEY-123');
       assert.ok(actions!.url.startsWith('/TOKEN-IN-PATH/v2/history/get_actions?api_key=SECRET-KEY-123&account=crosschaino3'));

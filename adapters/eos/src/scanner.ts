@@ -1,9 +1,9 @@
 import {
   HttpJsonClient, jsonBigInt as toBigInt, parseJsonExact, readJson, refusalWithMessage,
-  type ChainEndpoint, type HistoryScanner, type HttpJsonOptions, type HttpJsonRequest, type ObservedTransfer, type Verdict,
+  type ChainEndpoint, type HistoryScanner, type HttpJsonOptions, type RetryOptions, type HttpJsonRequest, type ObservedTransfer, type Verdict,
 } from '@wcs/core';
 import { isEosAccountName } from './name';
-import { EosRpcError, eosRpcError } from './rpc-error';
+import { eosError, eosHttpError } from './rpc-error';
 
 /** The system token contract and symbol the catalogue writes as contract null. */
 export const EOS_NATIVE_CONTRACT = 'eosio.token';
@@ -12,7 +12,7 @@ export const EOS_NATIVE_SYMBOL = 'EOS';
 /** Upper bound of the global_sequence range asked for (Elasticsearch long). */
 const MAX_SEQUENCE = '9223372036854775807';
 
-export interface EosScannerOptions extends Pick<HttpJsonOptions, 'attempts' | 'retryDelayMs' | 'fetch'> {
+export interface EosScannerOptions extends Pick<RetryOptions, 'attempts' | 'backoffMs'>, Pick<HttpJsonOptions, 'fetch'> {
   /** Largest `limit` sent to get_actions (Hyperion's default maximum is 1000). */
   readonly maxActionsPerPage?: number;
 }
@@ -37,7 +37,7 @@ export function parseEosQuantity(quantity: unknown): { readonly amount: bigint; 
  */
 export function eosTransferInAction(action: unknown, address: string): ObservedTransfer | null {
   const bad = (what: string): never => {
-    throw new EosRpcError('RPC_ERROR', 'get_actions', `unreadable action: ${what}`);
+    throw eosError('RPC_ERROR', 'get_actions', `unreadable action: ${what}`);
   };
   if (!isObject(action) || !isObject(action.act)) return bad('no act');
   const act = action.act;
@@ -79,7 +79,7 @@ class EosHistoryScanner implements HistoryScanner {
   private readonly maxPage: number;
 
   constructor(endpoint: ChainEndpoint, options: EosScannerOptions) {
-    this.http = new HttpJsonClient(endpoint, { attempts: options.attempts, retryDelayMs: options.retryDelayMs, fetch: options.fetch, parse: parseJsonExact });
+    this.http = new HttpJsonClient(endpoint, { attempts: options.attempts, retryDelayMs: options.backoffMs, fetch: options.fetch, parse: parseJsonExact });
     this.maxPage = options.maxActionsPerPage ?? 1000;
     if (!Number.isInteger(this.maxPage) || this.maxPage < 1) throw new TypeError('maxActionsPerPage must be a positive integer');
   }
@@ -93,14 +93,14 @@ class EosHistoryScanner implements HistoryScanner {
     try {
       return (await this.http.request(req, readJson(judge, { refusal: refusalWithMessage }))) as Json;
     } catch (e) {
-      throw eosRpcError(method, e);
+      throw eosHttpError(method, e);
     }
   }
 
   async tipHeight(): Promise<bigint> {
     const info = await this.request('get_info', { path: '/v1/chain/get_info', body: '{}' }, judgeObject('get_info'));
     const lib = toBigInt(info.last_irreversible_block_num);
-    if (lib === null || lib <= 0n) throw new EosRpcError('RPC_ERROR', 'get_info', 'no last_irreversible_block_num');
+    if (lib === null || lib <= 0n) throw eosError('RPC_ERROR', 'get_info', 'no last_irreversible_block_num');
     return lib;
   }
 
@@ -127,7 +127,7 @@ class EosHistoryScanner implements HistoryScanner {
     const actions = (answer.actions as unknown[]).map((a) => {
       const gs = isObject(a) ? toBigInt(a.global_sequence) : null;
       const block = isObject(a) ? toBigInt(a.block_num) : null;
-      if (gs === null || block === null) throw new EosRpcError('RPC_ERROR', 'get_actions', 'an action has no global_sequence or block_num');
+      if (gs === null || block === null) throw eosError('RPC_ERROR', 'get_actions', 'an action has no global_sequence or block_num');
       return { action: a, gs, block };
     }).sort((x, y) => (x.gs < y.gs ? -1 : x.gs > y.gs ? 1 : 0));
 

@@ -8,7 +8,7 @@ import { stringToPublicKey } from 'eosjs/dist/eosjs-numeric';
 import type { KeySignature, PublicKey, SignedTransaction, TransferRequest } from '@wcs/core';
 import { fillPath, fixtureReader, rejected, startReplayServer, testSeed, type Reply, type ReplayServer, type SeenRequest } from '@wcs/core/testing';
 import { EOS_KEY_SPECS, eosPublicKeyToLegacyString, eosPublicKeyToString } from './index';
-import { EosRpcError } from './rpc-error';
+import { ChainRpcError } from '@wcs/core';
 import { EosTransferCrafter } from './transfer';
 import { EosTransferNode, type EosTransferNodeOptions } from './transfer-node';
 
@@ -51,7 +51,7 @@ const file = (name: string, status = 200): Reply => ({ status, body: text(name) 
 const count = (s: ReplayServer, name: string): number => s.requests.filter((r) => r.path.endsWith(`/${name}`)).length;
 
 function open(server: ReplayServer, options: EosTransferNodeOptions = {}, timeoutMs?: number): EosTransferNode {
-  return new EosTransferNode({ url: `${server.url}chain-api/KEY123SECRET`, ...(timeoutMs ? { timeoutMs } : {}) }, { retryDelayMs: 1, attempts: 2, ...options });
+  return new EosTransferNode({ url: `${server.url}chain-api/KEY123SECRET`, ...(timeoutMs ? { timeoutMs } : {}) }, { backoffMs: 1, attempts: 2, ...options });
 }
 
 const base = (contract: string | null = null): Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'> => ({
@@ -129,7 +129,7 @@ describe('EosTransferNode', () => {
       expect(out[0]).to.deep.equal(out[2]);
       expect((out[0] as Json).precision).to.equal(4);
       expect(out[1]).to.be.instanceOf(TypeError);
-      expect(out[3]).to.be.instanceOf(EosRpcError).and.include({ code: 'RPC_ERROR' });
+      expect(out[3]).to.be.instanceOf(ChainRpcError).and.include({ errorName: 'RPC_ERROR' });
       expect((out[3] as Error).message).to.match(/faketoken111 has no token USDT/);
       expect(count(server, 'get_info')).to.equal(1);
       expect(count(server, 'get_currency_stats')).to.equal(2);
@@ -138,8 +138,8 @@ describe('EosTransferNode', () => {
     it('a get_info fault is every item\'s error', async () => {
       server = await node({ get_info: ok('<html>busy</html>', 503) });
       const out = await open(server).transferInputs([base(), base()]);
-      expect(out.map((e) => (e as EosRpcError).code)).to.deep.equal(['RPC_UNAVAILABLE', 'RPC_UNAVAILABLE']);
-      await rejected(open(server).transferInput(base()), EosRpcError);
+      expect(out.map((e) => (e as ChainRpcError).errorName)).to.deep.equal(['RPC_UNAVAILABLE', 'RPC_UNAVAILABLE']);
+      await rejected(open(server).transferInput(base()), ChainRpcError);
     });
   });
 
@@ -188,8 +188,8 @@ describe('EosTransferNode', () => {
         await server.close();
       }
       server = await node({ get_account: ok('down', 503) });
-      const e = await rejected(open(server).controls(HOT, HOT_KEY), EosRpcError);
-      expect(e).to.be.instanceOf(EosRpcError).and.include({ code: 'RPC_UNAVAILABLE' });
+      const e = await rejected(open(server).controls(HOT, HOT_KEY), ChainRpcError);
+      expect(e).to.be.instanceOf(ChainRpcError).and.include({ errorName: 'RPC_UNAVAILABLE' });
     });
   });
 
@@ -209,8 +209,8 @@ describe('EosTransferNode', () => {
     });
     it('the recorded answer for another transaction is an error, not an acceptance', async () => {
       server = await node({ send_transaction: file('push_transaction.executed.0125cd2d.json') });
-      const e = await rejected(open(server).broadcast(signed), EosRpcError);
-      expect(e).to.be.instanceOf(EosRpcError).and.include({ code: 'RPC_ERROR' });
+      const e = await rejected(open(server).broadcast(signed), ChainRpcError);
+      expect(e).to.be.instanceOf(ChainRpcError).and.include({ errorName: 'RPC_ERROR' });
       expect(e.message).to.match(/transaction_id 0125cd2d/);
     });
     it('ALREADY_KNOWN: tx_duplicate (HTTP 409, 3040008)', async () => {
@@ -239,21 +239,21 @@ describe('EosTransferNode', () => {
     });
     it('RPC_TRY_LATER: tx_cpu_usage_exceeded (recorded), deadline_exception (test-made)', async () => {
       server = await node({ send_transaction: file('push_transaction.tx_cpu_usage_exceeded.400.json', 400) });
-      const e = await rejected(open(server).broadcast(signed), EosRpcError);
-      expect(e).to.be.instanceOf(EosRpcError).and.include({ code: 'RPC_TRY_LATER', rpcCode: 3080004 });
+      const e = await rejected(open(server).broadcast(signed), ChainRpcError);
+      expect(e).to.be.instanceOf(ChainRpcError).and.include({ errorName: 'RPC_TRY_LATER', rpcCode: 3080004 });
       expect(e.message).to.include('billed CPU time (362 us)').and.include(server.url.slice(7, -1)).and.not.include('KEY123SECRET');
       await server.close();
       const deadline = json('push_transaction.tx_cpu_usage_exceeded.400.json');
       deadline.error = { code: 3080006, name: 'deadline_exception', what: 'Transaction took too long', details: [] };
       deadline.code = 500;
       server = await node({ send_transaction: ok(deadline, 500) });
-      expect(await rejected(open(server).broadcast(signed), EosRpcError)).to.include({ code: 'RPC_TRY_LATER', rpcCode: 3080006 });
+      expect(await rejected(open(server).broadcast(signed), ChainRpcError)).to.include({ errorName: 'RPC_TRY_LATER', rpcCode: 3080006 });
       expect(server.requests).to.have.length(1);
     });
     it('RPC_ERROR: a node error that is no verdict on the transaction (test-made unknown_block_exception)', async () => {
       const answer = { code: 500, message: 'Internal Service Error', error: { code: 3100002, name: 'unknown_block_exception', what: 'Unknown block', details: [] } };
       server = await node({ send_transaction: ok(answer, 500) });
-      expect(await rejected(open(server).broadcast(signed), EosRpcError)).to.include({ code: 'RPC_ERROR', rpcCode: 3100002 });
+      expect(await rejected(open(server).broadcast(signed), ChainRpcError)).to.include({ errorName: 'RPC_ERROR', rpcCode: 3100002 });
     });
     it('refuses a body that is not the transaction it names', async () => {
       server = await node({});
@@ -344,7 +344,7 @@ describe('EosTransferNode', () => {
       const out = await open(server).statusMany([HYPERION_TRX, missing, broken, missing], [LIVE_INPUT, EXPIRED_INPUT, EXPIRED_INPUT, undefined]);
       expect(out[0]).to.include({ state: 'MINED', blockHeight: 209370387n });
       expect(out[1]).to.deep.equal({ state: 'EXPIRED' });
-      expect(out[2]).to.be.instanceOf(EosRpcError).and.include({ code: 'RPC_UNAVAILABLE' });
+      expect(out[2]).to.be.instanceOf(ChainRpcError).and.include({ errorName: 'RPC_UNAVAILABLE' });
       expect(out[3]).to.deep.equal({ state: 'UNKNOWN' });
       expect(count(server, 'get_info')).to.equal(1);
     });
@@ -355,22 +355,22 @@ describe('EosTransferNode', () => {
       server = await node({});
       const url = server.url;
       await server.close();
-      const n = new EosTransferNode({ url: `${url}path/KEY123SECRET?apikey=SECRETVALUE` }, { retryDelayMs: 1, attempts: 2 });
-      const e = await rejected(n.balance(HOT, null), EosRpcError);
-      expect(e).to.be.instanceOf(EosRpcError).and.include({ code: 'RPC_UNAVAILABLE', attempts: 2 });
+      const n = new EosTransferNode({ url: `${url}path/KEY123SECRET?apikey=SECRETVALUE` }, { backoffMs: 1, attempts: 2 });
+      const e = await rejected(n.balance(HOT, null), ChainRpcError);
+      expect(e).to.be.instanceOf(ChainRpcError).and.include({ errorName: 'RPC_UNAVAILABLE', attempts: 2 });
       expect(e.message).to.include(new URL(url).host).and.not.include('KEY123SECRET').and.not.include('SECRETVALUE');
       server = await node({});
     });
     it('HTTP 503 → RPC_UNAVAILABLE after the attempts', async () => {
       server = await node({ get_info: ok('<html>unavailable</html>', 503) });
-      const e = await rejected(open(server).transferInput(base()), EosRpcError);
-      expect(e).to.include({ code: 'RPC_UNAVAILABLE', httpStatus: 503, attempts: 2 });
+      const e = await rejected(open(server).transferInput(base()), ChainRpcError);
+      expect(e).to.include({ errorName: 'RPC_UNAVAILABLE', responseStatus: 503, attempts: 2 });
       expect(server.requests).to.have.length(2);
     });
     it('a node that never answers → RPC_UNAVAILABLE (timeout)', async () => {
       server = await node({ get_account: 'hang' });
-      const e = await rejected(open(server, {}, 100).controls(HOT, HOT_KEY), EosRpcError);
-      expect(e).to.include({ code: 'RPC_UNAVAILABLE' });
+      const e = await rejected(open(server, {}, 100).controls(HOT, HOT_KEY), ChainRpcError);
+      expect(e).to.include({ errorName: 'RPC_UNAVAILABLE' });
       expect(e.message).to.match(/no answer within 100 ms/);
     });
   });

@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import { KeyType, stringToPublicKey } from 'eosjs/dist/eosjs-numeric';
 import {
   singleAnswer, settleLimit,
-  HttpJsonClient, isHttpJsonError, isTransientStatus, jsonBigInt, parseJsonExact, scannerErrorCode,
-  type BroadcastOutcome, type ChainEndpoint, type HttpJsonAnswer, type HttpJsonOptions, type HttpJsonRequest, type PublicKey,
+  ChainRpcError, HttpJsonClient, isTransientStatus, jsonBigInt, parseJsonExact,
+  type BroadcastOutcome, type ChainEndpoint, type HttpJsonAnswer, type HttpJsonOptions, type RetryOptions, type HttpJsonRequest, type PublicKey,
   type SignedTransaction, type TransactionState, type TransferInput, type TransferNode, type TransferRequest, type Verdict,
 } from '@wcs/core';
 import { checkK1PublicKey } from './keys';
 import { isEosAccountName } from './name';
-import { EosRpcError, type EosRpcErrorCode } from './rpc-error';
+import { eosError, eosHttpError } from './rpc-error';
 import { parseEosQuantity } from './scanner';
 import { tokenOf, type EosTransferInput } from './transfer';
 
@@ -60,7 +60,7 @@ function isRejection(code: number): boolean {
   return REJECT_FAMILIES.has(Math.floor(code / 10000));
 }
 
-export interface EosTransferNodeOptions extends Pick<HttpJsonOptions, 'attempts' | 'retryDelayMs' | 'fetch'> {
+export interface EosTransferNodeOptions extends Pick<RetryOptions, 'attempts' | 'backoffMs'>, Pick<HttpJsonOptions, 'fetch'> {
   /** The chain's confirmations; an irreversible transaction is reported with at least this many (default 1). */
   readonly confirmations?: number;
   /** expiration = the head block time (whole seconds) + this many seconds (60..3600, default 300). */
@@ -139,7 +139,7 @@ export class EosTransferNode implements TransferNode {
   private readonly concurrency: number;
 
   constructor(endpoint: ChainEndpoint, options: EosTransferNodeOptions = {}) {
-    this.http = new HttpJsonClient(endpoint, { attempts: options.attempts, retryDelayMs: options.retryDelayMs, fetch: options.fetch, parse: parseJsonExact });
+    this.http = new HttpJsonClient(endpoint, { attempts: options.attempts, retryDelayMs: options.backoffMs, fetch: options.fetch, parse: parseJsonExact });
     const confirmations = options.confirmations ?? 1;
     if (!Number.isInteger(confirmations) || confirmations < 1) throw new RangeError('confirmations must be a positive integer');
     this.confirmations = confirmations;
@@ -285,7 +285,7 @@ export class EosTransferNode implements TransferNode {
       const reason = this.reason(err);
       if (err.code === NODEOS_ERRORS.tx_duplicate) return { outcome: 'ALREADY_KNOWN', txHash };
       if (TRY_LATER_CODES.has(err.code)) {
-        throw new EosRpcError('RPC_TRY_LATER', 'send_transaction', `${this.http.host} did not take ${txHash} now (${reason}); broadcast the same transaction again later`, { rpcCode: err.code, httpStatus: err.httpCode || undefined });
+        throw eosError('RPC_TRY_LATER', 'send_transaction', `${this.http.host} did not take ${txHash} now (${reason}); broadcast the same transaction again later`, { rpcCode: err.code, responseStatus: err.httpCode || null });
       }
       if (isRejection(err.code)) return { outcome: 'REJECTED', reason };
       throw this.nodeFault('send_transaction', err);
@@ -296,7 +296,7 @@ export class EosTransferNode implements TransferNode {
     const except = processed?.except;
     if (except !== undefined && except !== null) {
       const e = nodeosError({ error: except }) ?? { httpCode: 0, code: 0, name: 'except', what: '', details: '' };
-      if (TRY_LATER_CODES.has(e.code)) throw new EosRpcError('RPC_TRY_LATER', 'send_transaction', `${this.http.host} did not take ${txHash} now (${this.reason(e)})`, { rpcCode: e.code });
+      if (TRY_LATER_CODES.has(e.code)) throw eosError('RPC_TRY_LATER', 'send_transaction', `${this.http.host} did not take ${txHash} now (${this.reason(e)})`, { rpcCode: e.code });
       return { outcome: 'REJECTED', reason: this.reason(e) };
     }
     return { outcome: 'ACCEPTED', txHash };
@@ -356,7 +356,7 @@ export class EosTransferNode implements TransferNode {
     try {
       answer = await this.call('get_transaction_status', { path: '/v1/chain/get_transaction_status', body: JSON.stringify({ id }) });
     } catch (e) {
-      if (e instanceof EosRpcError && e.httpStatus === 404) return null;
+      if (e instanceof ChainRpcError && e.responseStatus === 404) return null;
       throw e;
     }
     const err = nodeosError(answer);
@@ -378,7 +378,7 @@ export class EosTransferNode implements TransferNode {
     try {
       answer = await this.call('get_transaction', { method: 'GET', path: '/v2/history/get_transaction', query: { id } });
     } catch (e) {
-      if (e instanceof EosRpcError && e.httpStatus === 404) return null;
+      if (e instanceof ChainRpcError && e.responseStatus === 404) return null;
       throw e;
     }
     const err = nodeosError(answer);
@@ -425,7 +425,7 @@ export class EosTransferNode implements TransferNode {
     const err = nodeosError(answer);
     if (err) throw this.nodeFault('get_currency_stats', err);
     const stat = isObject(answer) ? answer[symbol] : undefined;
-    if (!isObject(stat)) throw new EosRpcError('RPC_ERROR', 'get_currency_stats', `${this.http.host}: contract ${account} has no token ${symbol}`);
+    if (!isObject(stat)) throw eosError('RPC_ERROR', 'get_currency_stats', `${this.http.host}: contract ${account} has no token ${symbol}`);
     const supply = parseEosQuantity(stat.supply);
     const max = parseEosQuantity(stat.max_supply);
     if (!supply || supply.symbol !== symbol || (max && (max.symbol !== symbol || max.decimals !== supply.decimals))) throw this.bad('get_currency_stats', `an unreadable ${symbol} supply`);
@@ -436,9 +436,7 @@ export class EosTransferNode implements TransferNode {
     try {
       return await this.http.request(req, readNodeos);
     } catch (e) {
-      if (!isHttpJsonError(e)) throw e;
-      const code: EosRpcErrorCode = scannerErrorCode(e);
-      throw new EosRpcError(code, method, `${this.http.host}: ${e.message}`, { httpStatus: e.responseStatus ?? undefined, attempts: e.attempts, cause: e });
+      throw eosHttpError(method, e, `${this.http.host}: `);
     }
   }
 
@@ -448,13 +446,13 @@ export class EosTransferNode implements TransferNode {
     return this.http.scrub(text.replace(/[\u0000-\u001f]/g, ' ')).slice(0, 300);
   }
 
-  private nodeFault(method: string, e: NodeosError): EosRpcError {
-    const code: EosRpcErrorCode = TRY_LATER_CODES.has(e.code) ? 'RPC_UNAVAILABLE' : 'RPC_ERROR';
-    return new EosRpcError(code, method, `${this.http.host} answered ${this.reason(e)}`, { rpcCode: e.code, httpStatus: e.httpCode || undefined });
+  private nodeFault(method: string, e: NodeosError): ChainRpcError {
+    const code = TRY_LATER_CODES.has(e.code) ? 'RPC_UNAVAILABLE' : 'RPC_ERROR';
+    return eosError(code, method, `${this.http.host} answered ${this.reason(e)}`, { rpcCode: e.code, responseStatus: e.httpCode || null });
   }
 
-  private bad(method: string, why: string): EosRpcError {
-    return new EosRpcError('RPC_ERROR', method, `${this.http.host} answered ${why}`);
+  private bad(method: string, why: string): ChainRpcError {
+    return eosError('RPC_ERROR', method, `${this.http.host} answered ${why}`);
   }
 }
 

@@ -14,11 +14,11 @@ export {
   FEE_QUOTE_SEQUENCE, StellarTransferCrafter, stellarChainPassphrase, stellarNetworkPassphrase, type StellarTransferInput,
 } from './transfer';
 export {
-  StellarNodeError, StellarTransferNode, type StellarNodeErrorCode, type StellarNodeTransferInput, type StellarTransferNodeOptions,
+  StellarTransferNode, type StellarNodeTransferInput, type StellarTransferNodeOptions,
 } from './transfer-node';
 export {
-  STELLAR_DECIMALS, ScannerError, createStellarScanner, decodeOperationId, memoOfTransaction, parsePaymentOperation,
-  type PaymentOperation, type RetryPolicy, type ScannerErrorCode, type StellarScannerOptions,
+  STELLAR_DECIMALS, createStellarScanner, decodeOperationId, memoOfTransaction, parsePaymentOperation,
+  type PaymentOperation, type RetryPolicy, type StellarScannerOptions,
 } from './scanner';
 
 /**

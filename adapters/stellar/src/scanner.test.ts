@@ -3,7 +3,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import type { ChainEndpoint, HistoryScanner } from '@wcs/core';
 import { fixtureReader, startReplayServer, testChain, type ReplayServer } from '@wcs/core/testing';
-import { ScannerError, createStellarScanner, decodeOperationId, memoOfTransaction, parsePaymentOperation, plugin } from './index';
+import { ChainRpcError } from '@wcs/core';
+import { createStellarScanner, decodeOperationId, memoOfTransaction, parsePaymentOperation, plugin } from './index';
 
 /**
  * The scanner against recorded Horizon responses (adapters/stellar/src/fixtures, sources in
@@ -177,7 +178,7 @@ describe('stellar deposit scanner (recorded Horizon responses)', () => {
     const page = fixture('horizon-account-payments-GCNL55.json');
     const scanner = await scannerFor(() => ({ body: page }));
     const e = await scanner.transfersSince(GCNL55, null, 10).then(() => null, (err: unknown) => err);
-    expect(e).to.be.instanceOf(ScannerError).and.include({ code: 'RPC_ERROR' });
+    expect(e).to.be.instanceOf(ChainRpcError).and.include({ errorName: 'RPC_ERROR' });
     expect((e as Error).message).to.contain('join=transactions');
   });
 
@@ -200,7 +201,7 @@ describe('stellar deposit scanner (recorded Horizon responses)', () => {
       { retry: FAST },
     );
     const e = await scanner.transfersSince(GAYOLL, null, 10).then(() => null, (err: unknown) => err);
-    expect(e).to.be.instanceOf(ScannerError).and.include({ code: 'RPC_UNAVAILABLE' });
+    expect(e).to.be.instanceOf(ChainRpcError).and.include({ errorName: 'RPC_UNAVAILABLE' });
     const message = (e as Error).message;
     expect(message).to.contain('HTTP 502').and.contain(`127.0.0.1:${port}`).and.contain('3 attempt');
     for (const secret of ['bob', 'PASSWORD-123', 'KEY-456', 'TOKEN-789', 'HEADER-000']) expect(message).to.not.contain(secret);
@@ -214,7 +215,7 @@ describe('stellar deposit scanner (recorded Horizon responses)', () => {
   it('honours endpoint.timeoutMs and recovers from a 503 within the bound', async () => {
     const slow = await scannerFor(() => ({ body: fixture('horizon-root.json'), delayMs: 400 }), { timeoutMs: 50 });
     const e = await slow.tipHeight().then(() => null, (err: unknown) => err);
-    expect(e).to.be.instanceOf(ScannerError).and.include({ code: 'RPC_UNAVAILABLE' });
+    expect(e).to.be.instanceOf(ChainRpcError).and.include({ errorName: 'RPC_UNAVAILABLE' });
     expect((e as Error).message).to.contain('no answer within 50 ms');
     await horizon!.stop();
     const flaky = await scannerFor((_r, n) => (n === 1 ? { status: 503, body: '' } : { body: fixture('horizon-root.json') }));
@@ -225,7 +226,7 @@ describe('stellar deposit scanner (recorded Horizon responses)', () => {
   it('fails with RPC_ERROR, without retrying, when the root is missing', async () => {
     const scanner = await scannerFor(() => ({ status: 404, body: fixture('horizon-not-found.json') }));
     const e = await scanner.tipHeight().then(() => null, (err: unknown) => err);
-    expect(e).to.be.instanceOf(ScannerError).and.include({ code: 'RPC_ERROR' });
+    expect(e).to.be.instanceOf(ChainRpcError).and.include({ errorName: 'RPC_ERROR' });
     expect(horizon!.seen).to.have.length(1);
   });
 

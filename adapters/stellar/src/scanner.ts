@@ -1,10 +1,10 @@
 import {
-  AmountFormatError, ScannerError, ScannerHttp, isHttpJsonError, parseUnits,
+  AmountFormatError, ChainRpcError, ScannerHttp, isHttpJsonError, parseUnits,
   type ChainEndpoint, type HistoryScanner, type HttpJsonAnswer, type ObservedTransfer, type RetryPolicy,
 } from '@wcs/core';
 import { isMemoId } from './memo';
 
-export { ScannerError, DEFAULT_RETRY, type RetryPolicy, type ScannerErrorCode } from '@wcs/core';
+export { DEFAULT_RETRY, type RetryPolicy } from '@wcs/core';
 
 export interface StellarScannerOptions {
   /** Bounded retry for unavailable servers (default 3 attempts, 250 ms then 500 ms apart). */
@@ -61,7 +61,7 @@ export function decodeOperationId(id: string): { ledger: bigint; applicationOrde
   return { ledger: n >> 32n, applicationOrder: Number((n >> 12n) & 0xfffffn), position: opIndex - 1 };
 }
 
-const bad = (why: string) => new ScannerError('RPC_ERROR', `XLM payments: ${why}`);
+const bad = (why: string) => new ChainRpcError('RPC_ERROR', `XLM payments: ${why}`);
 
 function stroops(value: unknown, what: string): bigint {
   if (typeof value !== 'string') throw bad(`${what} is not a decimal string`);
@@ -170,7 +170,7 @@ export function createStellarScanner(endpoint: ChainEndpoint, options: StellarSc
     try {
       return { status: 200, body: await http.request(what, { path, ...(query ? { query } : {}) }, undefined, horizonRefusal) };
     } catch (e) {
-      if (e instanceof ScannerError && isHttpJsonError(e.cause) && e.cause.responseStatus === 404) return { status: 404, body: null };
+      if (e instanceof ChainRpcError && isHttpJsonError(e.cause) && e.cause.responseStatus === 404) return { status: 404, body: null };
       throw e;
     }
   }
@@ -181,7 +181,7 @@ export function createStellarScanner(endpoint: ChainEndpoint, options: StellarSc
     async tipHeight(): Promise<bigint> {
       const { body } = await get('XLM root', '/');
       const latest = isObject(body) ? body.history_latest_ledger : undefined;
-      if (!Number.isSafeInteger(latest) || (latest as number) < 1) throw new ScannerError('RPC_ERROR', `XLM root: ${label} did not report history_latest_ledger`);
+      if (!Number.isSafeInteger(latest) || (latest as number) < 1) throw new ChainRpcError('RPC_ERROR', `XLM root: ${label} did not report history_latest_ledger`);
       return BigInt(latest as number);
     },
 

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { Account, Keypair, Networks, Operation, TransactionBuilder, type Transaction } from '@stellar/stellar-sdk';
 import type { ChainEndpoint, SignedTransaction } from '@wcs/core';
 import { fixtureReader, rejected, startReplayServer, testChain, type ReplayServer, type Reply, type SeenRequest } from '@wcs/core/testing';
-import { StellarNodeError, StellarTransferNode, plugin, type StellarTransferNodeOptions } from './index';
+import { ChainRpcError } from '@wcs/core';
+import { StellarTransferNode, plugin, type StellarTransferNodeOptions } from './index';
 import { hotKey, request, type TestKey } from './transfer.test';
 
 /**
@@ -105,8 +106,8 @@ describe('StellarTransferNode (recorded Horizon responses)', () => {
       expect(await node.nextSequence(GAYOLL)).to.equal(120192344791187471n);
       await server!.close();
       node = await nodeFor({});
-      const e = await rejected(node.nextSequence(GAYOLL), StellarNodeError);
-      expect(e.code).to.equal('RPC_ERROR');
+      const e = await rejected(node.nextSequence(GAYOLL), ChainRpcError);
+      expect(e.errorName).to.equal('RPC_ERROR');
       expect(e.message).to.match(/does not exist/);
     });
 
@@ -131,8 +132,8 @@ describe('StellarTransferNode (recorded Horizon responses)', () => {
       await nodeFor({ [`GET /KEY-456/accounts/${GAYOLL}`]: { status: 503, body: 'Service Unavailable' } });
       const url = server!.url.replace('http://', 'http://alice:PASSWORD-123@') + 'KEY-456';
       const node = new StellarTransferNode({ url, headers: { 'x-api-key': 'HEADER-000' } }, Networks.TESTNET, { retry: FAST });
-      const e = await rejected(node.balance(GAYOLL, null), StellarNodeError);
-      expect(e.code).to.equal('RPC_UNAVAILABLE');
+      const e = await rejected(node.balance(GAYOLL, null), ChainRpcError);
+      expect(e.errorName).to.equal('RPC_UNAVAILABLE');
       expect(e.message).to.contain('HTTP 503').and.contain('3 attempt').and.not.contain('PASSWORD').and.not.contain('KEY-456').and.not.contain('HEADER');
       expect(server!.requests.map((r) => r.url)).to.deep.equal(Array(3).fill(`/KEY-456/accounts/${GAYOLL}`));
       expect(server!.requests[0]!.headers.authorization).to.equal(`Basic ${Buffer.from('alice:PASSWORD-123').toString('base64')}`);
@@ -178,23 +179,23 @@ describe('StellarTransferNode (recorded Horizon responses)', () => {
       // the account's sequence is 120192344791187470: the next valid one is …471
       expect(await node.broadcast(gayollTransaction(120192344791187470n))).to.deep.equal({ outcome: 'REJECTED', reason: 'tx_bad_seq' });
       expect(await node.broadcast(gayollTransaction(120192344791187471n))).to.deep.equal({ outcome: 'REJECTED', reason: 'tx_bad_seq' });
-      const e = await rejected(node.broadcast(gayollTransaction(120192344791187473n)), StellarNodeError);
-      expect(e).to.include({ code: 'RPC_TRY_LATER', resultCode: 'tx_bad_seq' });
+      const e = await rejected(node.broadcast(gayollTransaction(120192344791187473n)), ChainRpcError);
+      expect(e).to.include({ errorName: 'RPC_TRY_LATER', nodeCode: 'tx_bad_seq' });
       await server!.close();
       node = await nodeFor({ 'POST /transactions': { status: 400, body: INSUFFICIENT_FEE } });
       // at least the network minimum per operation: the surge price, not the transaction, is the problem
-      expect(await rejected(node.broadcast(gayollTransaction(120192344791187471n)), StellarNodeError)).to.include({ code: 'RPC_TRY_LATER', resultCode: 'tx_insufficient_fee' });
+      expect(await rejected(node.broadcast(gayollTransaction(120192344791187471n)), ChainRpcError)).to.include({ errorName: 'RPC_TRY_LATER', nodeCode: 'tx_insufficient_fee' });
     });
 
     it('504 (Horizon stopped waiting for the ledger) throws RPC_UNAVAILABLE after one POST; so does a Horizon that never answers', async () => {
       let node = await nodeFor({ 'POST /transactions': { status: 504, body: TIMEOUT } });
-      const e = await rejected(node.broadcast(fromEnvelope(SUBMITTED.envelope_xdr as string)), StellarNodeError);
-      expect(e.code).to.equal('RPC_UNAVAILABLE');
+      const e = await rejected(node.broadcast(fromEnvelope(SUBMITTED.envelope_xdr as string)), ChainRpcError);
+      expect(e.errorName).to.equal('RPC_UNAVAILABLE');
       expect(e.message).to.match(/may still be included/);
       expect(server!.requests).to.have.length(1);
       await server!.close();
       node = await nodeFor({ 'POST /transactions': 'hang' }, { timeoutMs: 100 });
-      expect(await rejected(node.broadcast(fromEnvelope(SUBMITTED.envelope_xdr as string)), StellarNodeError)).to.include({ code: 'RPC_UNAVAILABLE' });
+      expect(await rejected(node.broadcast(fromEnvelope(SUBMITTED.envelope_xdr as string)), ChainRpcError)).to.include({ errorName: 'RPC_UNAVAILABLE' });
     });
 
     it('refuses an envelope of another network or with another hash before sending it, and RPC_ERROR for an answer about another transaction', async () => {
@@ -203,7 +204,7 @@ describe('StellarTransferNode (recorded Horizon responses)', () => {
       await rejected(node.broadcast(fromEnvelope(SUBMITTED.envelope_xdr as string, Networks.PUBLIC)), TypeError);
       await rejected(node.broadcast({ ...tx, txHash: TX_RECORD.hash as string }), TypeError);
       expect(server!.requests).to.have.length(0);
-      expect(await rejected(node.broadcast(tx), StellarNodeError)).to.include({ code: 'RPC_ERROR' });
+      expect(await rejected(node.broadcast(tx), ChainRpcError)).to.include({ errorName: 'RPC_ERROR' });
       await server!.close();
       node = await nodeFor({});
       await rejected(node.broadcast({ txHash: '00'.repeat(32), raw: Uint8Array.from([1, 2, 3]) }), TypeError);
@@ -225,7 +226,7 @@ describe('StellarTransferNode (recorded Horizon responses)', () => {
     it('UNKNOWN on 404; RPC_ERROR for a record of another transaction', async () => {
       const node = await nodeFor({ [`GET /transactions/${SUBMITTED.hash}`]: TX_RECORD });
       expect(await node.status(TX_RECORD.hash as string)).to.deep.equal({ state: 'UNKNOWN' });
-      expect(await rejected(node.status(SUBMITTED.hash as string), StellarNodeError)).to.include({ code: 'RPC_ERROR' });
+      expect(await rejected(node.status(SUBMITTED.hash as string), ChainRpcError)).to.include({ errorName: 'RPC_ERROR' });
     });
   });
 

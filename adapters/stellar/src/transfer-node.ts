@@ -1,6 +1,6 @@
 import type * as StellarSdk from '@stellar/stellar-sdk';
 import {
-  DEFAULT_RETRY, HttpJsonClient, isHttpJsonError, networkErrorCode, parseUnits,
+  ChainRpcError, DEFAULT_RETRY, HttpJsonClient, isHttpJsonError, networkErrorCode, parseUnits,
   type BroadcastOutcome, type ChainEndpoint, type HttpJsonAnswer, type HttpJsonRequest, type RetryPolicy, type SignedTransaction,
   type TransactionState, type TransferNode, type TransferRequest, type Verdict,
 } from '@wcs/core';
@@ -11,7 +11,8 @@ import { StrKey } from './strkey';
 const sdk = require('@stellar/stellar-sdk/minimal') as Pick<typeof StellarSdk, 'TransactionBuilder' | 'Transaction' | 'FeeBumpTransaction'>;
 
 /**
- * Stable failure codes of the Stellar transfer node:
+ * The Stellar transfer node fails with core's ChainRpcError (`nodeCode`: Horizon's transaction
+ * result code, tx_bad_seq, …, when it gave one; messages name the endpoint by host only):
  * - RPC_UNAVAILABLE: Horizon could not be reached, was busy or stale (429 / 5xx / network
  *   errors / timeouts after the bounded retries), or timed out waiting for a submitted
  *   transaction (504: it may still be included; send the same transaction again).
@@ -21,21 +22,6 @@ const sdk = require('@stellar/stellar-sdk/minimal') as Pick<typeof StellarSdk, '
  *   before it, a fee below the current surge price): send the same transaction again later;
  *   its time bounds limit how long that can go on.
  */
-export type StellarNodeErrorCode = 'RPC_UNAVAILABLE' | 'RPC_ERROR' | 'RPC_TRY_LATER';
-
-/** A network fault or unusable answer of the Stellar transfer node. Messages name the endpoint by host only. */
-export class StellarNodeError extends Error {
-  readonly code: StellarNodeErrorCode;
-  /** Horizon's transaction result code (tx_bad_seq, …), when it gave one. */
-  readonly resultCode: string | null;
-  constructor(code: StellarNodeErrorCode, message: string, options: { resultCode?: string | null; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'StellarNodeError';
-    this.code = code;
-    this.resultCode = options.resultCode ?? null;
-  }
-}
-
 export interface StellarTransferNodeOptions {
   /** Bounded retry of reads (default 3 attempts, 250 ms then 500 ms apart). Submissions are sent once per broadcast. */
   readonly retry?: RetryPolicy;
@@ -189,7 +175,7 @@ export class StellarTransferNode implements TransferNode {
   async nextSequence(address: string): Promise<bigint> {
     const account = this.accountOf(address, 'address');
     const record = await this.account(account);
-    if (record === null) throw new StellarNodeError('RPC_ERROR', `XLM account: ${account} does not exist on the network (fund it first)`);
+    if (record === null) throw new ChainRpcError('RPC_ERROR', `XLM account: ${account} does not exist on the network (fund it first)`);
     return this.sequenceOf(record) + 1n;
   }
 
@@ -344,7 +330,7 @@ export class StellarTransferNode implements TransferNode {
       const message = e.failure === 'UNAVAILABLE'
         ? `${what}: ${this.host} unavailable after ${e.attempts} attempt(s): ${e.reason}`
         : e.failure === 'REFUSED' ? `${what}: ${this.host} answered ${e.reason}` : `${what}: ${this.host}: ${e.reason}`;
-      throw new StellarNodeError(e.failure === 'UNAVAILABLE' ? 'RPC_UNAVAILABLE' : 'RPC_ERROR', message, { cause: e });
+      throw new ChainRpcError(e.failure === 'UNAVAILABLE' ? 'RPC_UNAVAILABLE' : 'RPC_ERROR', message, { method: what, responseStatus: e.responseStatus, attempts: e.attempts, cause: e });
     }
   }
 
@@ -406,11 +392,11 @@ export class StellarTransferNode implements TransferNode {
     throw new TypeError(`${what} ${JSON.stringify(String(address).slice(0, 70))} is not a Stellar account address`);
   }
 
-  private bad(what: string, why: string): StellarNodeError {
-    return new StellarNodeError('RPC_ERROR', `${what}: ${this.host} answered ${why}`);
+  private bad(what: string, why: string): ChainRpcError {
+    return new ChainRpcError('RPC_ERROR', `${what}: ${this.host} answered ${why}`);
   }
 
-  private tryLater(txHash: string, reason: string, code: string): StellarNodeError {
-    return new StellarNodeError('RPC_TRY_LATER', `XLM submit: the network did not take ${txHash} now (${reason}); send the same transaction again later`, { resultCode: code });
+  private tryLater(txHash: string, reason: string, code: string): ChainRpcError {
+    return new ChainRpcError('RPC_TRY_LATER', `XLM submit: the network did not take ${txHash} now (${reason}); send the same transaction again later`, { method: 'XLM submit', nodeCode: code });
   }
 }

@@ -11,8 +11,8 @@ import { XrpTransferNode } from './transfer-node';
 export { validateXrpAddress, xrpAddressFromPublicKey } from './address';
 export { MAX_DESTINATION_TAG, destinationTagCodec, isDestinationTag } from './memo';
 export { XrpTransferCrafter, derSignature, FEE_QUOTE_SEQUENCE, MAX_XRP_DROPS, XRP_LEGACY_NETWORK_ID_MAX, type XrpTransferInput } from './transfer';
-export { XrpNodeError, XrpTransferNode, type XrpNodeErrorCode, type XrpNodeTransferInput, type XrpTransferNodeOptions } from './transfer-node';
-export { ScannerError, createXrpScanner, type RetryPolicy, type ScannerErrorCode, type XrpScannerOptions } from './scanner';
+export { XrpTransferNode, type XrpNodeTransferInput, type XrpTransferNodeOptions } from './transfer-node';
+export { createXrpScanner, type RetryPolicy, type XrpScannerOptions } from './scanner';
 
 /**
  * Key layout (BIP-32 secp256k1, unhardened below the account so keys come from the account xpub).

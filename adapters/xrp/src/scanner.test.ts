@@ -3,7 +3,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import type { ChainEndpoint, HistoryScanner, ObservedTransfer } from '@wcs/core';
 import { fixtureReader, startReplayServer, testChain, type ReplayServer } from '@wcs/core/testing';
-import { ScannerError, createXrpScanner, plugin } from './index';
+import { ChainRpcError } from '@wcs/core';
+import { createXrpScanner, plugin } from './index';
 
 /**
  * The scanner against recorded rippled responses (adapters/xrp/src/fixtures, sources in
@@ -194,7 +195,7 @@ describe('xrp deposit scanner (recorded rippled responses)', () => {
   it('fails with RPC_ERROR on a node error, without retrying', async () => {
     const scanner = await scannerFor(() => ({ body: fixtureText('rippled-error-ledgerIndexMalformed.jsonrpc.json') }));
     const e = await scanner.transfersSince(RLNAPO, null, 10).then(() => null, (err: unknown) => err);
-    expect(e).to.be.instanceOf(ScannerError).and.include({ code: 'RPC_ERROR' });
+    expect(e).to.be.instanceOf(ChainRpcError).and.include({ errorName: 'RPC_ERROR' });
     expect((e as Error).message).to.contain('ledgerIndexMalformed');
     expect(node!.seen).to.have.length(1);
   });
@@ -207,7 +208,7 @@ describe('xrp deposit scanner (recorded rippled responses)', () => {
       { retry: FAST },
     );
     const e = await secretScanner.transfersSince(RLNAPO, null, 10).then(() => null, (err: unknown) => err);
-    expect(e).to.be.instanceOf(ScannerError).and.include({ code: 'RPC_UNAVAILABLE' });
+    expect(e).to.be.instanceOf(ChainRpcError).and.include({ errorName: 'RPC_UNAVAILABLE' });
     const message = (e as Error).message;
     expect(message).to.contain('HTTP 503').and.contain(`127.0.0.1:${port}`).and.contain('3 attempt');
     for (const secret of ['alice', 'PASSWORD-123', 'KEY-456', 'TOKEN-789', 'HEADER-000']) expect(message).to.not.contain(secret);
@@ -228,7 +229,7 @@ describe('xrp deposit scanner (recorded rippled responses)', () => {
   it('honours endpoint.timeoutMs: a node that does not answer is RPC_UNAVAILABLE', async () => {
     const scanner = await scannerFor(() => ({ body: fixtureText('rippled-ledger-validated.jsonrpc.json'), delayMs: 400 }), { timeoutMs: 50 });
     const e = await scanner.tipHeight().then(() => null, (err: unknown) => err);
-    expect(e).to.be.instanceOf(ScannerError).and.include({ code: 'RPC_UNAVAILABLE' });
+    expect(e).to.be.instanceOf(ChainRpcError).and.include({ errorName: 'RPC_UNAVAILABLE' });
     expect((e as Error).message).to.contain('no answer within 50 ms');
   });
 
@@ -237,7 +238,7 @@ describe('xrp deposit scanner (recorded rippled responses)', () => {
     const url = await probe.start();
     await probe.stop();
     const e = await createXrpScanner({ url }, { retry: FAST }).tipHeight().then(() => null, (err: unknown) => err);
-    expect(e).to.be.instanceOf(ScannerError).and.include({ code: 'RPC_UNAVAILABLE' });
+    expect(e).to.be.instanceOf(ChainRpcError).and.include({ errorName: 'RPC_UNAVAILABLE' });
     expect((e as Error).message).to.contain('connection failed');
   });
 

@@ -1,8 +1,8 @@
-import { ScannerError, ScannerHttp, type ChainEndpoint, type HistoryScanner, type ObservedTransfer, type RetryPolicy } from '@wcs/core';
+import { ChainRpcError, ScannerHttp, type ChainEndpoint, type HistoryScanner, type ObservedTransfer, type RetryPolicy } from '@wcs/core';
 import { MAX_DESTINATION_TAG } from './memo';
 import { isObject, judgeRippled, rippledError, validatedLedgerIndex } from './rippled';
 
-export { ScannerError, DEFAULT_RETRY, type RetryPolicy, type ScannerErrorCode } from '@wcs/core';
+export { DEFAULT_RETRY, type RetryPolicy } from '@wcs/core';
 
 export interface XrpScannerOptions {
   /** Bounded retry for unavailable nodes (default 3 attempts, 250 ms then 500 ms apart). */
@@ -65,7 +65,7 @@ interface Entry {
   readonly validated: boolean;
 }
 
-function readEntry(raw: unknown, bad: (why: string) => ScannerError): Entry {
+function readEntry(raw: unknown, bad: (why: string) => ChainRpcError): Entry {
   if (!isObject(raw)) throw bad('a transaction entry is not an object');
   const tx = raw.tx_json ?? raw.tx;
   const meta = raw.meta;
@@ -81,7 +81,7 @@ function readEntry(raw: unknown, bad: (why: string) => ScannerError): Entry {
   return { tx, meta, hash: hash.toUpperCase(), ledger: ledger as number, index: index as number, ledgerHash, validated: raw.validated === true };
 }
 
-function drops(value: unknown, bad: (why: string) => ScannerError, what: string): bigint {
+function drops(value: unknown, bad: (why: string) => ChainRpcError, what: string): bigint {
   if (typeof value !== 'string' || !DROPS.test(value)) throw bad(`${what} is not an amount of drops`);
   return BigInt(value);
 }
@@ -99,7 +99,7 @@ function drops(value: unknown, bad: (why: string) => ScannerError, what: string)
  *   their amounts have no fixed decimals this scanner could convert exactly.
  * - memo = DestinationTag in decimal, null without one; position 0 (a Payment delivers once).
  */
-function transferFromEntry(entry: Entry, address: string, bad: (why: string) => ScannerError): ObservedTransfer | null {
+function transferFromEntry(entry: Entry, address: string, bad: (why: string) => ChainRpcError): ObservedTransfer | null {
   const { tx, meta } = entry;
   if (tx.TransactionType !== 'Payment' || tx.Destination !== address || tx.Account === address) return null;
   const succeeded = meta.TransactionResult === 'tesSUCCESS';
@@ -172,15 +172,15 @@ export function createXrpScanner(endpoint: ChainEndpoint, options: XrpScannerOpt
 
     async tipHeight(): Promise<bigint> {
       const result = await rpc('ledger', { ledger_index: 'validated' });
-      if (result.status === 'error') throw new ScannerError('RPC_ERROR', `XRP ledger: rippled error ${String(result.error)}`);
+      if (result.status === 'error') throw new ChainRpcError('RPC_ERROR', `XRP ledger: rippled error ${String(result.error)}`, { method: 'XRP ledger', nodeCode: String(result.error) });
       const n = validatedLedgerIndex(result);
-      if (n === null) throw new ScannerError('RPC_ERROR', `XRP ledger: ${label} did not report a validated ledger index`);
+      if (n === null) throw new ChainRpcError('RPC_ERROR', `XRP ledger: ${label} did not report a validated ledger index`);
       return BigInt(n);
     },
 
     async transfersSince(address: string, cursor: string | null, limit: number) {
       const from = cursor === null ? null : decodeCursor(cursor);
-      const bad = (why: string) => new ScannerError('RPC_ERROR', `XRP account_tx: ${why}`);
+      const bad = (why: string) => new ChainRpcError('RPC_ERROR', `XRP account_tx: ${why}`);
       const params: Record<string, unknown> = {
         account: address,
         ledger_index_min: from?.last ? from.last.ledger : -1,

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { decode, encode, hashes } from 'xrpl';
 import type { ChainEndpoint, SignedTransaction, TransactionState } from '@wcs/core';
 import { fixtureReader, rejected, startReplayServer, testChain, type ReplayServer, type Reply, type SeenRequest } from '@wcs/core/testing';
-import { XrpNodeError, XrpTransferNode, plugin, type XrpTransferNodeOptions } from './index';
+import { ChainRpcError } from '@wcs/core';
+import { XrpTransferNode, plugin, type XrpTransferNodeOptions } from './index';
 import { hotKey, request, type TestKey } from './transfer.test';
 
 /**
@@ -113,7 +114,7 @@ describe('XrpTransferNode (recorded rippled responses)', () => {
 
     it('is RPC_ERROR when the ledger answer has no validated index', async () => {
       const node = await nodeFor({ fee: FEE_LOW, ledger: { result: { ...(LEDGER.result as Json), validated: false } } });
-      expect(await rejected(node.transferInput(quote()), XrpNodeError)).to.include({ code: 'RPC_ERROR' });
+      expect(await rejected(node.transferInput(quote()), ChainRpcError)).to.include({ errorName: 'RPC_ERROR' });
     });
   });
 
@@ -130,12 +131,12 @@ describe('XrpTransferNode (recorded rippled responses)', () => {
 
     it('is RPC_ERROR for an account that does not exist yet (an unfunded hot wallet), and for another account\'s record', async () => {
       let node = await nodeFor({ account_info: ACT_NOT_FOUND });
-      const e = await rejected(node.nextSequence(R_QUEUE), XrpNodeError);
-      expect(e).to.include({ code: 'RPC_ERROR', rippledCode: 'actNotFound' });
+      const e = await rejected(node.nextSequence(R_QUEUE), ChainRpcError);
+      expect(e).to.include({ errorName: 'RPC_ERROR', nodeCode: 'actNotFound' });
       expect(e.message).to.match(/does not exist/);
       await server!.close();
       node = await nodeFor({ account_info: ACCOUNT_XRPLJS });
-      expect(await rejected(node.nextSequence(R_QUEUE), XrpNodeError)).to.include({ code: 'RPC_ERROR' });
+      expect(await rejected(node.nextSequence(R_QUEUE), ChainRpcError)).to.include({ errorName: 'RPC_ERROR' });
     });
 
     it('refuses a malformed address before asking the node', async () => {
@@ -206,8 +207,8 @@ describe('XrpTransferNode (recorded rippled responses)', () => {
       for (const [code, expected] of cases) {
         const node = await nodeFor({ submit: engineResult(code), tx: TX_NOT_FOUND });
         if (typeof expected === 'string') {
-          const e = await rejected(node.broadcast(tx), XrpNodeError);
-          expect(e, code).to.include({ code: expected, rippledCode: code });
+          const e = await rejected(node.broadcast(tx), ChainRpcError);
+          expect(e, code).to.include({ errorName: expected, nodeCode: code });
         } else {
           expect(await node.broadcast(tx), code).to.deep.equal(expected);
         }
@@ -229,18 +230,18 @@ describe('XrpTransferNode (recorded rippled responses)', () => {
 
     it('is RPC_ERROR when rippled echoes another transaction', async () => {
       const node = await nodeFor({ submit: SUBMIT_OK });
-      expect(await rejected(node.broadcast(recorded(SUBMIT_PAST_SEQ)), XrpNodeError)).to.include({ code: 'RPC_ERROR' });
+      expect(await rejected(node.broadcast(recorded(SUBMIT_PAST_SEQ)), ChainRpcError)).to.include({ errorName: 'RPC_ERROR' });
     });
 
     it('is RPC_UNAVAILABLE after the bounded retries on 5xx (test-made), and when the node does not answer in time', async () => {
       let node = await nodeFor({ submit: { status: 503, body: 'Service Unavailable' } });
-      const e = await rejected(node.broadcast(recorded(SUBMIT_OK)), XrpNodeError);
-      expect(e.code).to.equal('RPC_UNAVAILABLE');
+      const e = await rejected(node.broadcast(recorded(SUBMIT_OK)), ChainRpcError);
+      expect(e.errorName).to.equal('RPC_UNAVAILABLE');
       expect(e.message).to.contain('HTTP 503').and.contain('3 attempt');
       expect(calls).to.have.length(3);
       await server!.close();
       node = await nodeFor({ submit: 'hang' }, { timeoutMs: 100 }, { retry: { attempts: 1, backoffMs: 0 } });
-      expect(await rejected(node.broadcast(recorded(SUBMIT_OK)), XrpNodeError)).to.include({ code: 'RPC_UNAVAILABLE' });
+      expect(await rejected(node.broadcast(recorded(SUBMIT_OK)), ChainRpcError)).to.include({ errorName: 'RPC_UNAVAILABLE' });
     });
 
     it('asks a busy rippled again (tooBusy, test-made in the recorded error format)', async () => {
@@ -283,7 +284,7 @@ describe('XrpTransferNode (recorded rippled responses)', () => {
 
     it('is RPC_ERROR when the node answers with another transaction', async () => {
       const node = await nodeFor({ tx: TX_V2 });
-      expect(await rejected(node.status('2CE935CC1FB07310E34DF373C95CE735FCB546577BA3C3E197F5F2CECAABB8B4'), XrpNodeError)).to.include({ code: 'RPC_ERROR' });
+      expect(await rejected(node.status('2CE935CC1FB07310E34DF373C95CE735FCB546577BA3C3E197F5F2CECAABB8B4'), ChainRpcError)).to.include({ errorName: 'RPC_ERROR' });
     });
   });
 

@@ -1,12 +1,13 @@
 import { hashes, isValidClassicAddress } from 'xrpl';
 import {
-  ScannerError, ScannerHttp,
+  ChainRpcError, ScannerHttp,
   type BroadcastOutcome, type ChainEndpoint, type RetryPolicy, type SignedTransaction, type TransactionState, type TransferNode, type TransferRequest,
 } from '@wcs/core';
 import { isObject, judgeRippled, rippledError, validatedLedgerIndex } from './rippled';
 
 /**
- * Stable failure codes of the XRP transfer node:
+ * The XRP transfer node fails with core's ChainRpcError (`nodeCode`: rippled's engine result or
+ * error code, when it gave one; messages name the endpoint by host only):
  * - RPC_UNAVAILABLE: rippled could not be reached or was busy after the bounded retries; ask again later.
  * - RPC_ERROR: rippled answered with an error or something unreadable (also: the hot wallet
  *   account does not exist yet, when its sequence is asked for).
@@ -14,21 +15,6 @@ import { isObject, judgeRippled, rippledError, validatedLedgerIndex } from './ri
  *   terQUEUED, a full queue, a fee below this server's load): broadcast the same bytes again
  *   later; its LastLedgerSequence bounds how long that can go on.
  */
-export type XrpNodeErrorCode = 'RPC_UNAVAILABLE' | 'RPC_ERROR' | 'RPC_TRY_LATER';
-
-/** A network fault or unusable answer of the XRP transfer node. Messages name the endpoint by host only. */
-export class XrpNodeError extends Error {
-  readonly code: XrpNodeErrorCode;
-  /** rippled's engine result or error code, when it gave one. */
-  readonly rippledCode: string | null;
-  constructor(code: XrpNodeErrorCode, message: string, options: { rippledCode?: string | null; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'XrpNodeError';
-    this.code = code;
-    this.rippledCode = options.rippledCode ?? null;
-  }
-}
-
 export interface XrpTransferNodeOptions {
   /** Bounded retry for unavailable nodes (default 3 attempts, 250 ms then 500 ms apart). */
   readonly retry?: RetryPolicy;
@@ -120,8 +106,8 @@ export class XrpTransferNode implements TransferNode {
     const account = this.address(address);
     const info = await this.call('account_info', { account, ledger_index: 'current', queue: true }, true);
     if (info.status === 'error') {
-      if (info.error === 'actNotFound') throw new XrpNodeError('RPC_ERROR', `XRP account_info: account ${account} does not exist on the ledger (fund it first)`, { rippledCode: 'actNotFound' });
-      throw new XrpNodeError('RPC_ERROR', `XRP account_info: rippled error ${String(info.error)}`, { rippledCode: String(info.error) });
+      if (info.error === 'actNotFound') throw new ChainRpcError('RPC_ERROR', `XRP account_info: account ${account} does not exist on the ledger (fund it first)`, { nodeCode: 'actNotFound' });
+      throw new ChainRpcError('RPC_ERROR', `XRP account_info: rippled error ${String(info.error)}`, { nodeCode: String(info.error) });
     }
     const data = this.accountData(info, account);
     const seq = data.Sequence;
@@ -148,7 +134,7 @@ export class XrpTransferNode implements TransferNode {
     const info = await this.call('account_info', { account, ledger_index: 'validated' }, true);
     if (info.status === 'error') {
       if (info.error === 'actNotFound') return 0n;
-      throw new XrpNodeError('RPC_ERROR', `XRP account_info: rippled error ${String(info.error)}`, { rippledCode: String(info.error) });
+      throw new ChainRpcError('RPC_ERROR', `XRP account_info: rippled error ${String(info.error)}`, { nodeCode: String(info.error) });
     }
     const data = this.accountData(info, account);
     const balance = this.drops(data.Balance, 'account_info', 'an account_data.Balance');
@@ -183,7 +169,7 @@ export class XrpTransferNode implements TransferNode {
       const code = String(result.error);
       const detail = typeof result.error_exception === 'string' ? result.error_exception : typeof result.error_message === 'string' ? result.error_message : '';
       if (SUBMIT_REJECTIONS.has(code)) return { outcome: 'REJECTED', reason: `${code}${detail ? `: ${clean(detail)}` : ''}` };
-      throw new XrpNodeError('RPC_ERROR', `XRP submit: rippled error ${code}`, { rippledCode: code });
+      throw new ChainRpcError('RPC_ERROR', `XRP submit: rippled error ${code}`, { nodeCode: code });
     }
     const engine = result.engine_result;
     if (typeof engine !== 'string' || !/^(tes|tec|tef|tel|tem|ter)[A-Z_]+$/.test(engine)) throw this.bad('submit', 'no engine_result');
@@ -222,7 +208,7 @@ export class XrpTransferNode implements TransferNode {
     const result = await this.call('tx', { transaction: hash, binary: false }, true);
     if (result.status === 'error') {
       if (result.error === 'txnNotFound') return { state: 'UNKNOWN' };
-      throw new XrpNodeError('RPC_ERROR', `XRP tx: rippled error ${String(result.error)}`, { rippledCode: String(result.error) });
+      throw new ChainRpcError('RPC_ERROR', `XRP tx: rippled error ${String(result.error)}`, { nodeCode: String(result.error) });
     }
     // API v1: transaction fields beside meta; API v2: tx_json with hash, ledger_index, ledger_hash at the top
     const fields = isObject(result.tx_json) ? result.tx_json : result;
@@ -249,17 +235,11 @@ export class XrpTransferNode implements TransferNode {
 
   /** One JSON-RPC call's result; rippled errors throw RPC_ERROR unless `errorsAsResult` (then `{status:'error', error}` plus the result's fields). */
   private async call(method: string, params: Record<string, unknown>, errorsAsResult = false): Promise<Record<string, unknown>> {
-    let body: unknown;
-    try {
-      body = await this.http.request(`XRP ${method}`, { body: JSON.stringify({ method, params: [params] }) }, judgeRippled);
-    } catch (e) {
-      if (e instanceof ScannerError) throw new XrpNodeError(e.code, e.message, { cause: e });
-      throw e;
-    }
+    const body = await this.http.request(`XRP ${method}`, { body: JSON.stringify({ method, params: [params] }) }, judgeRippled);
     const result = (body as { result: Record<string, unknown> }).result;
     const code = rippledError(result);
     if (code === null) return result;
-    if (!errorsAsResult) throw new XrpNodeError('RPC_ERROR', `XRP ${method}: rippled error ${code}`, { rippledCode: code });
+    if (!errorsAsResult) throw new ChainRpcError('RPC_ERROR', `XRP ${method}: rippled error ${code}`, { method, nodeCode: code });
     return { ...result, status: 'error', error: code };
   }
 
@@ -293,11 +273,11 @@ export class XrpTransferNode implements TransferNode {
     return address;
   }
 
-  private bad(method: string, why: string): XrpNodeError {
-    return new XrpNodeError('RPC_ERROR', `XRP ${method}: ${this.http.label} answered ${why}`);
+  private bad(method: string, why: string): ChainRpcError {
+    return new ChainRpcError('RPC_ERROR', `XRP ${method}: ${this.http.label} answered ${why}`);
   }
 
-  private tryLater(txHash: string, reason: string, engine: string): XrpNodeError {
-    return new XrpNodeError('RPC_TRY_LATER', `XRP submit: ${this.http.label} did not take ${txHash} now (${reason}); broadcast the same transaction again later`, { rippledCode: engine });
+  private tryLater(txHash: string, reason: string, engine: string): ChainRpcError {
+    return new ChainRpcError('RPC_TRY_LATER', `XRP submit: ${this.http.label} did not take ${txHash} now (${reason}); broadcast the same transaction again later`, { nodeCode: engine });
   }
 }
