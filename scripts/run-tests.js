@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // The suites of `npm test`, once the build is done (package.json: the prerequisites, `tsc -b`,
-// then this). Two lanes run side by side:
+// then this). First the TON adapter package (examples/adapter-ton, a package outside the
+// workspaces with its own lock file) is installed (npm ci) and built in its folder: the end-to-end
+// suite loads it into the service (its TON test), so it must be ready before either
+// lane starts. Then two lanes run side by side:
 //
 // - the packages' own suites, through lerna one at a time (--stream: each line prefixed with its
-//   package), all but @wcs/sdk; then the TON adapter's (examples/adapter-ton, a package outside the
-//   workspaces with its own lock file: npm ci, its build and its tests, in its folder);
+//   package), all but @wcs/sdk; then the TON adapter's tests, in its folder;
 // - @wcs/sdk's suite, then the end-to-end suite (test/, the longest by far; its files run in
 //   parallel worker processes, test/.mocharc.json). The sdk suite comes first, alone in its lane:
 //   its pretest rebuilds sdk/dist/esm, which the end-to-end sdk-readme test builds and imports too.
@@ -55,10 +57,10 @@ const lerna = path.join(__dirname, '..', 'node_modules', '.bin', process.platfor
 
 const tonDir = path.join(__dirname, '..', 'examples', 'adapter-ton');
 
-/** examples/adapter-ton: its own install (npm ci from its lock file), build and tests; stops at the first step that fails. */
-async function tonSuite() {
+/** Runs the npm commands in examples/adapter-ton one after another; stops at the first that fails. */
+async function tonSteps(steps) {
   const started = Date.now();
-  for (const args of [['ci', '--no-audit', '--no-fund'], ['run', 'build'], ['test']]) {
+  for (const args of steps) {
     const r = await run(npm, [...args, '--prefix', tonDir], '@wcs/adapter-ton: ');
     if (!r.ok) return { ...r, seconds: Math.round((Date.now() - started) / 1000) };
   }
@@ -66,10 +68,13 @@ async function tonSuite() {
 }
 
 async function main() {
-  const [[packages, ton], [sdk, e2e]] = await Promise.all([
+  // its own install (npm ci from its lock file) and build, before both lanes (the e2e suite needs it)
+  const tonBuild = await tonSteps([['ci', '--no-audit', '--no-fund'], ['run', 'build']]);
+  const [[packages, tonTests], [sdk, e2e]] = await Promise.all([
     (async () => {
       const p = await run(lerna, ['run', 'test', '--stream', '--concurrency', '1', '--no-bail', '--ignore', '@wcs/sdk', '--ignore', '@wcs/e2e']);
-      return [p, await tonSuite()];
+      // its tests, unless its install or build failed (that failure is its suite's result)
+      return [p, tonBuild.ok ? await tonSteps([['test']]) : tonBuild];
     })(),
     (async () => {
       const s = await run(npm, ['run', 'test', '--workspace', '@wcs/sdk'], '@wcs/sdk: ');
@@ -78,6 +83,7 @@ async function main() {
     })(),
   ]);
   const line = (name, r) => `${name} ${r.ok ? 'passed' : `FAILED (exit ${r.code ?? r.signal})`} in ${Math.floor(r.seconds / 60)}m${String(r.seconds % 60).padStart(2, '0')}s`;
+  const ton = tonBuild.ok ? { ...tonTests, seconds: tonBuild.seconds + tonTests.seconds } : tonBuild;
   process.stdout.write(`\nnpm test: ${line('package suites (lerna)', packages)}; ${line('@wcs/adapter-ton (examples/)', ton)}; ${line('@wcs/sdk', sdk)}; ${line('@wcs/e2e', e2e)}\n`);
   if (!packages.ok || !ton.ok || !sdk.ok || !e2e.ok) process.exitCode = 1;
 }
