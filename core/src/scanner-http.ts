@@ -15,6 +15,19 @@ export function scannerErrorCode(e: HttpJsonError): ScannerErrorCode {
   return e.failure === 'UNAVAILABLE' ? 'RPC_UNAVAILABLE' : 'RPC_ERROR';
 }
 
+/**
+ * An HTTP client failure of a REST call as a ChainRpcError (`method` = what, responseStatus,
+ * attempts, the HttpJsonError as cause), worded "<what>: <label> unavailable after N attempt(s):
+ * <reason>" (RPC_UNAVAILABLE), "<what>: <label> answered HTTP 400<refusal>" or "<what>: <label>:
+ * <reason>" (RPC_ERROR). `label` names the endpoint (endpointLabel: host[:port]).
+ */
+export function restFailure(e: HttpJsonError, what: string, label: string): ChainRpcError {
+  const message = e.failure === 'UNAVAILABLE'
+    ? `${what}: ${label} unavailable after ${e.attempts} attempt(s): ${e.reason}`
+    : e.failure === 'REFUSED' ? `${what}: ${label} answered ${e.reason}` : `${what}: ${label}: ${e.reason}`;
+  return new ChainRpcError(scannerErrorCode(e), message, { method: what, responseStatus: e.responseStatus, attempts: e.attempts, cause: e });
+}
+
 /** Bounded retry: `attempts` requests in all (1..10), waiting backoffMs (0..60000), 2x, 4x … between them. */
 export interface RetryPolicy {
   readonly attempts: number;
@@ -65,11 +78,7 @@ export class ScannerHttp {
     try {
       return await http.request(req, readJson(judge, { transientStatus, ...(refusal ? { refusal } : {}) }));
     } catch (e) {
-      if (!isHttpJsonError(e)) throw e;
-      const message = e.failure === 'UNAVAILABLE'
-        ? `${what}: ${this.label} unavailable after ${e.attempts} attempt(s): ${e.reason}`
-        : e.failure === 'REFUSED' ? `${what}: ${this.label} answered ${e.reason}` : `${what}: ${this.label}: ${e.reason}`;
-      throw new ChainRpcError(scannerErrorCode(e), message, { method: what, responseStatus: e.responseStatus, attempts: e.attempts, cause: e });
+      throw isHttpJsonError(e) ? restFailure(e, what, this.label) : e;
     }
   }
 

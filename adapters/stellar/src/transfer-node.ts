@@ -1,6 +1,6 @@
 import type * as StellarSdk from '@stellar/stellar-sdk';
 import {
-  ChainRpcError, DEFAULT_RETRY, HttpJsonClient, isHttpJsonError, networkErrorCode, parseUnits,
+  ChainRpcError, DEFAULT_RETRY, HttpJsonClient, restFailure, isHttpJsonError, networkErrorCode, parseUnits,
   type BroadcastOutcome, type ChainEndpoint, type HttpJsonAnswer, type HttpJsonRequest, type RetryPolicy, type SignedTransaction,
   type TransactionState, type TransferNode, type TransferRequest, type Verdict,
 } from '@wcs/core';
@@ -326,11 +326,7 @@ export class StellarTransferNode implements TransferNode {
     try {
       return await client.request(req, read);
     } catch (e) {
-      if (!isHttpJsonError(e)) throw e;
-      const message = e.failure === 'UNAVAILABLE'
-        ? `${what}: ${this.host} unavailable after ${e.attempts} attempt(s): ${e.reason}`
-        : e.failure === 'REFUSED' ? `${what}: ${this.host} answered ${e.reason}` : `${what}: ${this.host}: ${e.reason}`;
-      throw new ChainRpcError(e.failure === 'UNAVAILABLE' ? 'RPC_UNAVAILABLE' : 'RPC_ERROR', message, { method: what, responseStatus: e.responseStatus, attempts: e.attempts, cause: e });
+      throw isHttpJsonError(e) ? restFailure(e, what, this.host) : e;
     }
   }
 
