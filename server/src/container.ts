@@ -80,6 +80,8 @@ export function createContainer(config: ServiceConfig, logger: Logger): Dependen
   c.register(TOKENS.Config, { useValue: config });
   c.register(TOKENS.Logger, { useValue: logger });
   c.register(TOKENS.Database, { useFactory: instanceCachingFactory(() => new Database(config, logger)) });
+  // Adapters load on first use (the API, the workers; the catalogue only for a family core does not know), not by every CLI command.
+  c.register(TOKENS.AdapterRegistry, { useFactory: instanceCachingFactory(() => loadAdapters(config)) });
   c.register(TOKENS.SecretBox, { useFactory: instanceCachingFactory(() => SecretBox.fromConfig(config)) });
   c.register(TOKENS.Metrics, { useFactory: instanceCachingFactory(() => (config.metrics ? new ServiceMetrics(config.metrics, logger) : null)) });
   return c;
@@ -102,8 +104,7 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
     useFactory: instanceCachingFactory((x) => new ApplicationService(db.sequelize, models, x.resolve(TOKENS.SecretBox), catalogue, config.callbacks.allowPrivateTargets,
       { forChain: (chain) => x.resolve<AdapterRegistry>(TOKENS.AdapterRegistry).forChain(chain) })),
   });
-  // Adapters and the key store are loaded on first use (the API), not by every CLI command.
-  c.register(TOKENS.AdapterRegistry, { useFactory: instanceCachingFactory(() => loadAdapters(config)) });
+  // The key store is loaded on first use (the API), not by every CLI command.
   // Key-per-ref backends (PKCS#11) record which device key serves which ref in Postgres.
   c.register(TOKENS.KeyDirectory, { useFactory: instanceCachingFactory(() => new PgKeyDirectory(db)) });
   c.register(TOKENS.KeyStore, {

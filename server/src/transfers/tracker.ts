@@ -76,8 +76,10 @@ export class TransferTracker {
   private async trackChunk(chain: ChainView, after: string, tip: bigint | null): Promise<{ moved: number; last: string | null }> {
     const node = this.nodeOf(chain);
     const adapter = this.registry.forChain(chain);
-    // expiring chains tell EXPIRED from UNKNOWN by the input a transaction was crafted on
-    const withInput = adapter.spendModel === 'expiring' ? ", 'input', a.transfer_input" : '';
+    // status() gets the input each transaction was crafted on (the contract: the service always
+    // passes it): expiring chains tell EXPIRED from UNKNOWN by it, others may follow the
+    // transaction's messages with it (TON)
+    const withInput = ", 'input', a.transfer_input";
     const rows = await this.sequelize.query<TransferRow & { txs: Array<{ attempt: number; tx_hash: string; sent_at: string; input?: TransferInput }> }>(
       `SELECT ${COLUMNS},
               (SELECT json_agg(json_build_object('attempt', a.attempt, 'tx_hash', a.tx_hash, 'sent_at', coalesce(a.sent_at, a.created_at)${withInput}) ORDER BY a.attempt DESC)
