@@ -1,4 +1,5 @@
 import type { AddressingKind, ChainDefinition, ChainFamily, Curve, FamilyTraits } from './chain';
+import { WcsError } from './errors';
 import type { KeyPurpose, KeySignature, KeySpec, PublicKey } from './keystore';
 
 /** Version of the plugin API in this core. Plugins declare the version they were built for. */
@@ -370,16 +371,13 @@ export interface TransferNode {
   statusMany?(txHashes: readonly string[], inputs?: ReadonlyArray<TransferInput | undefined>): Promise<Array<TransactionState | Error>>;
 }
 
-/** One chain served by an adapter: the capabilities it has. Later capabilities are optional. */
-export interface ChainAdapter {
+/** What every chain adapter has, whatever its addressing. Later capabilities are optional. */
+export interface ChainAdapterBase {
   readonly chain: ChainDefinition;
-  readonly addressing: AddressingKind;
   readonly curve: Curve;
   /** The key layout for a purpose (deposit keys now; hot/fee keys later). */
   keySpec(purpose: KeyPurpose): KeySpec;
   readonly address: AddressCodec;
-  /** Present exactly on memo chains. */
-  readonly memo: MemoCodec | null;
   /** Deposit scanning over an RPC endpoint; absent when the adapter cannot scan yet. */
   createScanner?(endpoint: ChainEndpoint): DepositScanner;
   /** How the chain orders an account's transactions (what the service allocates). */
@@ -402,6 +400,55 @@ export interface ChainAdapter {
   readonly transfers?: TransferCrafter;
   /** Withdrawal I/O over an RPC endpoint; present with `transfers`. */
   createTransferNode?(endpoint: ChainEndpoint): TransferNode;
+}
+
+/** HD chains: one deposit address per user (its own key), no memo. */
+export interface HdChainAdapter extends ChainAdapterBase {
+  readonly addressing: 'hd';
+  readonly memo: null;
+}
+
+/** Memo chains: one shared deposit address per application, a memo per user. */
+export interface MemoChainAdapter extends ChainAdapterBase {
+  readonly addressing: 'memo';
+  readonly memo: MemoCodec;
+}
+
+/** One chain served by an adapter: an HD chain or a memo chain (`addressing` tells which, and only a memo chain has a MemoCodec). */
+export type ChainAdapter = HdChainAdapter | MemoChainAdapter;
+
+/** A chain adapter that pays out: its crafter and its node present. */
+export type PayingAdapter = ChainAdapter & { readonly transfers: TransferCrafter; createTransferNode(endpoint: ChainEndpoint): TransferNode };
+
+/** A chain adapter that scans deposits. */
+export type ScanningAdapter = ChainAdapter & { createScanner(endpoint: ChainEndpoint): DepositScanner };
+
+export function canPay(adapter: ChainAdapter): adapter is PayingAdapter {
+  return adapter.transfers !== undefined && typeof adapter.createTransferNode === 'function';
+}
+
+export function canScan(adapter: ChainAdapter): adapter is ScanningAdapter {
+  return typeof adapter.createScanner === 'function';
+}
+
+/** A chain's capability is missing where the service needs it (it checks before it offers the chain): a coded error, not a crash on undefined. */
+export class CapabilityMissingError extends WcsError {
+  constructor(chain: ChainDefinition, capability: 'withdrawals' | 'deposit scanning') {
+    super('CHAIN_NOT_CONFIGURED', { message: `The adapter of chain ${chain.code} has no ${capability}`, details: { chainCode: chain.code } });
+    this.name = 'CapabilityMissingError';
+  }
+}
+
+/** The adapter as a paying one, for code that runs only for chains that pay out; CapabilityMissingError otherwise. */
+export function paying(adapter: ChainAdapter): PayingAdapter {
+  if (!canPay(adapter)) throw new CapabilityMissingError(adapter.chain, 'withdrawals');
+  return adapter;
+}
+
+/** The adapter as a scanning one, for code that runs only for chains that scan; CapabilityMissingError otherwise. */
+export function scanning(adapter: ChainAdapter): ScanningAdapter {
+  if (!canScan(adapter)) throw new CapabilityMissingError(adapter.chain, 'deposit scanning');
+  return adapter;
 }
 
 /** What an adapter package exports (as `plugin`). */
@@ -442,7 +489,9 @@ export async function singleAnswer<T>(answers: Promise<ReadonlyArray<T | Error>>
 }
 
 /** What one chain's adapter adds to the parts defineAdapter fills in. */
-export type AdapterParts = Omit<ChainAdapter, 'chain' | 'addressing' | 'curve' | 'keySpec'> & {
+export type AdapterParts = Omit<ChainAdapterBase, 'chain' | 'curve' | 'keySpec'> & {
+  /** The memo codec on a memo chain, null on an HD chain (create() refuses a mismatch). */
+  readonly memo: MemoCodec | null;
   /** The key layout: a function, or one KeySpec per purpose. */
   readonly keySpec: ChainAdapter['keySpec'] | Readonly<Record<KeyPurpose, KeySpec>>;
 };
@@ -481,7 +530,14 @@ export function defineAdapter(def: AdapterDefinition): AdapterPlugin {
       if (!spec) throw new TypeError(`unknown key purpose ${String(purpose)}`);
       return spec;
     };
-    return Object.freeze({ ...parts, chain, addressing: def.addressing, curve: def.curve, keySpec });
+    const { memo, ...rest } = parts;
+    const common = { ...rest, chain, curve: def.curve, keySpec };
+    if (def.addressing === 'memo') {
+      if (memo === null) throw new AdapterConfigError(`${def.name}: a memo chain's adapter needs a memo codec`);
+      return Object.freeze<MemoChainAdapter>({ ...common, addressing: 'memo', memo });
+    }
+    if (memo !== null) throw new AdapterConfigError(`${def.name}: an HD chain's adapter has no memo codec`);
+    return Object.freeze<HdChainAdapter>({ ...common, addressing: 'hd', memo: null });
   };
   return Object.freeze({
     name: def.name,

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { AdapterConfigError, PLUGIN_API_VERSION, defineAdapter, type ChainAdapter } from './adapter';
+import { AdapterConfigError, CapabilityMissingError, PLUGIN_API_VERSION, canPay, canScan, defineAdapter, paying, scanning, type ChainAdapter, type MemoCodec } from './adapter';
+import { WcsError } from './errors';
 import type { ChainDefinition } from './chain';
 
 const CHAIN: ChainDefinition = {
@@ -9,6 +10,7 @@ const CHAIN: ChainDefinition = {
 
 describe('defineAdapter', () => {
   const spec = { namespace: 'xlm', curve: 'ed25519', pathTemplate: "m/44'/148'/{account}'/{index}'" } as const;
+  const memoCodec: MemoCodec = { maxIndex: 10n, format: (i) => String(i), isValid: (m) => /^[0-9]+$/.test(m) };
   const plugin = defineAdapter({
     name: '@wcs/adapter-test',
     family: 'stellar',
@@ -20,7 +22,7 @@ describe('defineAdapter', () => {
         spendModel: 'sequence',
         keySpec: { deposit: spec, hot: spec, fee: spec },
         address: { addressFromPublicKey: () => 'G', validate: () => ({ valid: false, reason: 'no' }) },
-        memo: null,
+        memo: chain.options.noMemo ? null : memoCodec,
       };
     },
   });
@@ -42,5 +44,32 @@ describe('defineAdapter', () => {
       expect(() => plugin.create({ ...CHAIN, ...bad } as ChainDefinition), JSON.stringify(bad)).to.throw(AdapterConfigError, /@wcs\/adapter-test serves family stellar/);
     }
     expect(() => plugin.create({ ...CHAIN, options: { bad: '1' } })).to.throw(AdapterConfigError, 'bad option');
+  });
+
+  it('a memo chain\'s adapter carries its memo codec and an HD chain\'s none: the union tells them apart, and a mismatch is refused', () => {
+    const a = plugin.create(CHAIN);
+    expect(a.addressing).to.equal('memo');
+    if (a.addressing === 'memo') expect(a.memo.format(7n)).to.equal('7'); // no `!`: the type says a memo chain has a codec
+    expect(() => plugin.create({ ...CHAIN, options: { noMemo: '1' } })).to.throw(AdapterConfigError, /a memo chain's adapter needs a memo codec/);
+    const hd = defineAdapter({
+      name: '@wcs/adapter-hd', family: 'evm', curve: 'secp256k1', addressing: 'hd',
+      build: () => ({ spendModel: 'sequence', keySpec: { deposit: spec, hot: spec, fee: spec }, address: { addressFromPublicKey: () => '0x', validate: () => ({ valid: false, reason: 'no' }) }, memo: memoCodec }),
+    });
+    expect(() => hd.create({ ...CHAIN, family: 'evm', curve: 'secp256k1', addressing: 'hd', evmChainId: 1 })).to.throw(AdapterConfigError, /an HD chain's adapter has no memo codec/);
+  });
+
+  it('capabilities narrow without `!`: paying() and scanning() return the typed adapter, or a coded CHAIN_NOT_CONFIGURED error naming the chain', () => {
+    const a = plugin.create(CHAIN);
+    expect([canPay(a), canScan(a)]).to.deep.equal([false, false]);
+    expect(() => paying(a)).to.throw(CapabilityMissingError, 'The adapter of chain XLM has no withdrawals');
+    expect(() => scanning(a)).to.throw(WcsError).with.property('code', 1003001004);
+    const withAll: ChainAdapter = {
+      ...a,
+      transfers: { craft: () => { throw new Error('unused'); }, combine: () => { throw new Error('unused'); } },
+      createTransferNode: () => { throw new Error('unused'); },
+      createScanner: () => { throw new Error('unused'); },
+    };
+    expect(paying(withAll).transfers).to.equal(withAll.transfers);
+    expect(typeof scanning(withAll).createScanner).to.equal('function');
   });
 });

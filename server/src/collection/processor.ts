@@ -1,4 +1,5 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
+import { paying } from '@wcs/core';
 import type { AdapterRegistry, ChainAdapter, KeyStore, TransferInput, TransferNode } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 import type { Logger } from '../config/logger';
@@ -274,7 +275,7 @@ export class CollectionProcessor {
    */
   private async evm(chain: ChainView, adapter: ChainAdapter, ready: ReadonlyArray<{ item: ItemRow; to: string; memo: string | null }>): Promise<number> {
     const node = this.nodeOf(chain);
-    const crafter = adapter.transfers!;
+    const crafter = paying(adapter).transfers;
     const nativeToken = chain.tokens.find((t) => t.contract === null)!;
     const natives = ready.filter((r) => r.item.contract === null);
     const launchNatives = () => this.launch(natives.map(({ item, to }) => ({

@@ -1,5 +1,6 @@
 import * as os from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { scanning } from '@wcs/core';
 import type { AdapterRegistry, ChainDefinition, ChainEndpoint } from '@wcs/core';
 import type { Database } from '../db/database';
 import type { Logger } from '../config/logger';
@@ -87,7 +88,7 @@ export class ScanWorker implements Worker {
 
   private async build(chain: ChainDefinition, endpoint: ChainEndpoint): Promise<ChainLoop> {
     const sequelize = this.db.sequelize;
-    const scanner = this.registry.forChain(chain).createScanner!(endpoint);
+    const scanner = scanning(this.registry.forChain(chain)).createScanner(endpoint);
     const lease = new ScanLease(sequelize, chain.id, this.owner, this.config.leaseMs);
     const watch = new WatchList(sequelize, chain.id, chain.addressing === 'memo');
     const tokens = await ChainTokens.load(sequelize, chain.id, chain.family);

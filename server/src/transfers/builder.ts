@@ -1,3 +1,4 @@
+import { paying } from '@wcs/core';
 import type { ChainAdapter, KeyRef, KeyStore, PublicKey, SpendableOutput, TransferInput, TransferKey, TransferRequest, UnsignedTransfer } from '@wcs/core';
 import { keyRefOf, type StoredKey } from './model';
 import type { TransferRow } from './rows';
@@ -57,13 +58,14 @@ export class TransferBuilder {
   /** The input a transfer is crafted on: the node's, made exact-fee where the transfer asks. */
   shapeInput(adapter: ChainAdapter, r: TransferRow, input: TransferInput): TransferInput {
     const exact = r.options?.exactFee;
-    if (!exact || !adapter.transfers!.exactFee) return input;
-    return adapter.transfers!.exactFee(input, exact.maxPerUnit === null ? null : BigInt(exact.maxPerUnit));
+    const crafter = paying(adapter).transfers;
+    if (!exact || !crafter.exactFee) return input;
+    return crafter.exactFee(input, exact.maxPerUnit === null ? null : BigInt(exact.maxPerUnit));
   }
 
   /** Crafts at the allocated request; a fee taken out of a whole balance is subtracted first. */
   craft(adapter: ChainAdapter, r: TransferRow, request: TransferRequest, input: TransferInput): { request: TransferRequest; unsigned: UnsignedTransfer; sent: bigint } {
-    const crafter = adapter.transfers!;
+    const crafter = paying(adapter).transfers;
     let req = request;
     if (r.options?.feeFromAmount) {
       const fee = crafter.maxFeeOf ? crafter.maxFeeOf(request, input) : crafter.craft(request, input).maxFee;

@@ -1,4 +1,5 @@
 import PQueue from 'p-queue';
+import { paying } from '@wcs/core';
 import type { BroadcastOutcome, ChainAdapter, KeyRef, KeyStore, SignedTransaction, TransactionState, TransferInput, TransferNode, TransferRequest, UnsignedTransfer } from '@wcs/core';
 
 /** Parallel requests to a node without the set-based TransferNode forms. */
@@ -44,7 +45,7 @@ export async function signTransfer(adapter: ChainAdapter, keyStore: KeyStore, ke
     if (!ref) throw new Error(`${adapter.chain.code}: payload ${i} is to be signed by ${signer}, a key this transfer does not hold`);
     signatures.push(await keyStore.sign(ref, p));
   }
-  return adapter.transfers!.combine(unsigned, signatures);
+  return paying(adapter).transfers.combine(unsigned, signatures);
 }
 
 /** Balances of many (address, contract) pairs: the node's set-based form where it has one, else the single calls (NODE_CONCURRENCY at a time). */

@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { chainErrorName, type ChainAdapter, type SpendableOutput, type SpendModel, type TransferInput, type TransferNode, type TransferRequest } from '@wcs/core';
+import { paying, chainErrorName, type ChainAdapter, type SpendableOutput, type SpendModel, type TransferInput, type TransferNode, type TransferRequest } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 
 /** What a strategy needs of a transfer being signed. */
@@ -49,7 +49,9 @@ class SequenceStrategy implements SpendStrategy {
       if (fault) throw fault;
       return new Map(senders.map((a, i) => [a, answers[i] as bigint] as const));
     }
-    return new Map(await Promise.all(senders.map(async (a) => [a, await node.nextSequence!(a)] as const)));
+    const nextSequence = node.nextSequence?.bind(node);
+    if (!nextSequence) throw new Error('a sequence chain\'s transfer node has no nextSequence');
+    return new Map(await Promise.all(senders.map(async (a) => [a, await nextSequence(a)] as const)));
   }
 
   async begin(t: Transaction, prepared: unknown, transfers: readonly Allocatable[]): Promise<Allocation> {
@@ -174,7 +176,7 @@ export function spendStrategy(sequelize: Sequelize, chain: ChainView, adapter: C
  * confirmed outputs); a refusal of the transfer itself (not its inputs) throws.
  */
 export function pickInputs(adapter: ChainAdapter, pool: SpendableOutput[], request: TransferRequest, input: TransferInput): SpendableOutput[] | null {
-  const crafter = adapter.transfers!;
+  const crafter = paying(adapter).transfers;
   if (crafter.selectInputs) {
     const selection = crafter.selectInputs(pool, request, input);
     if (!selection.ok) return null;

@@ -1,7 +1,7 @@
 import { AuditLog, type AuditActor } from '../operators/audit';
 import { generateKeyPairSync } from 'node:crypto';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { formatLocalDateTime, formatUnits } from '@wcs/core';
+import { paying, formatLocalDateTime, formatUnits } from '@wcs/core';
 import type { AdapterRegistry, ChainAdapter, ChainDefinition, ChainEndpoint, KeyRef, KeyStore, SpendableOutput, TransferNode } from '@wcs/core';
 import type { Catalogue, ChainView } from '../catalogue/catalogue';
 import type { Logger } from '../config/logger';
@@ -241,7 +241,7 @@ export class HotWalletLedger {
   node(chain: ChainView): TransferNode {
     let n = this.nodes.get(chain.id);
     if (!n) {
-      n = this.registry.forChain(chain).createTransferNode!(this.endpoints.get(`${chain.environment}:${chain.code}`)!);
+      n = paying(this.registry.forChain(chain)).createTransferNode(this.endpoints.get(`${chain.environment}:${chain.code}`)!);
       this.nodes.set(chain.id, n);
     }
     return n;
@@ -418,7 +418,7 @@ export class HotWalletLedger {
       let maxFee: bigint;
       try {
         // e.g. a token the hot wallet holds none of cannot be estimated yet: no quote, no orders
-        maxFee = adapter.transfers!.craft(request, await node.transferInput(request)).maxFee;
+        maxFee = paying(adapter).transfers.craft(request, await node.transferInput(request)).maxFee;
         this.failing.delete(`quote/${token.id}`);
       } catch (e) {
         if (this.firstFailure(`quote/${token.id}`, e)) this.logger.warn('fee quote failed (said again only when the reason changes)', { chain: chain.code, token: token.symbol, error: e });
