@@ -182,8 +182,13 @@ export interface SpendableOutput {
   readonly owner?: TransferKey;
 }
 
-/** One outgoing transfer (a payout, a sweep, a gas top-up, a cold transfer) from a key the KeyStore holds. */
-export interface TransferRequest {
+/**
+ * One outgoing transfer (a payout, a sweep, a gas top-up, a cold transfer) from a key the KeyStore
+ * holds, before the spend model's part: what every chain's request says. The crafter of each spend
+ * model takes it with that model's part (SequenceTransferRequest, UtxoTransferRequest; an
+ * `expiring` chain takes it as it is).
+ */
+export interface TransferIntent {
   /** The sending account's address and public key (a hot, fee or deposit key). */
   readonly from: string;
   readonly fromPublicKey: PublicKey;
@@ -195,17 +200,6 @@ export interface TransferRequest {
   readonly contract: string | null;
   /** Base units, > 0. */
   readonly amount: bigint;
-  /** `sequence` chains: the sequence / nonce allocated to this transaction. */
-  readonly sequence?: bigint;
-  /** `utxo` chains: the inputs chosen for this transaction, and the change address. */
-  readonly inputs?: readonly SpendableOutput[];
-  readonly changeAddress?: string;
-  /**
-   * `utxo` chains: the fee comes out of `amount`, which must equal the sum of the inputs; no
-   * change output (a consolidation). The payment is `amount` less the fee; the crafter refuses
-   * when that is dust.
-   */
-  readonly subtractFee?: boolean;
   /**
    * Chains where another account may pay the fee (Solana): that account, whose key signs too. A
    * sweep out of a deposit address that holds no native coin for fees. Crafters of chains without
@@ -218,6 +212,46 @@ export interface TransferRequest {
    */
   readonly closeTokenAccount?: boolean;
 }
+
+/** `sequence` chains: the transfer at the sequence / nonce the service allocated to it. */
+export interface SequenceTransferRequest extends TransferIntent {
+  readonly sequence: bigint;
+}
+
+/** `utxo` chains, a payment: the inputs chosen for it, the change going back to `changeAddress`. */
+export interface UtxoPaymentRequest extends TransferIntent {
+  readonly inputs: readonly SpendableOutput[];
+  readonly changeAddress: string;
+  readonly subtractFee?: false;
+}
+
+/**
+ * `utxo` chains, a consolidation: the fee comes out of `amount`, which must equal the sum of the
+ * inputs; no change output. The payment is `amount` less the fee; the crafter refuses when that
+ * is dust.
+ */
+export interface UtxoConsolidationRequest extends TransferIntent {
+  readonly inputs: readonly SpendableOutput[];
+  readonly subtractFee: true;
+  readonly changeAddress?: undefined;
+}
+
+export type UtxoTransferRequest = UtxoPaymentRequest | UtxoConsolidationRequest;
+
+/** `expiring` chains: nothing is allocated, the intent is the request. */
+export type ExpiringTransferRequest = TransferIntent;
+
+/**
+ * A transfer at its spend model's allocation, as the service hands it to craftTransfer(): the
+ * model says which request it is.
+ */
+export type AllocatedTransfer =
+  | { readonly spendModel: 'sequence'; readonly request: SequenceTransferRequest }
+  | { readonly spendModel: 'utxo'; readonly request: UtxoTransferRequest }
+  | { readonly spendModel: 'expiring'; readonly request: ExpiringTransferRequest };
+
+/** Any spend model's request (what the service stores and reads back). */
+export type TransferRequest = AllocatedTransfer['request'];
 
 /**
  * What the node says a transfer should be built on, read just before crafting: fee rates, a
@@ -255,27 +289,28 @@ export type InputSelectionResult =
   | { readonly ok: true; readonly inputs: readonly SpendableOutput[] }
   | { readonly ok: false; readonly shortfall: bigint };
 
-/** Offline transfer crafting: no I/O, deterministic for a (request, input). */
-export interface TransferCrafter {
-  /**
-   * Throws when the request cannot be made. `utxo` chains: an error with `code`
-   * 'INSUFFICIENT_INPUTS' when only the inputs fall short (the service then waits for more
-   * confirmed outputs); any other refusal (a dust amount, an invalid destination) ends the order.
-   */
-  craft(request: TransferRequest, input: TransferInput): UnsignedTransfer;
+/**
+ * What crafting a `utxo` transfer gave: the transaction to sign, or the expected outcome that the
+ * inputs fall short of amount and fee (the service then waits for more confirmed outputs). Any
+ * other refusal (a dust amount, an invalid destination) is thrown: it ends the order.
+ */
+export type CraftResult =
+  | { readonly ok: true; readonly unsigned: UnsignedTransfer }
+  | { readonly ok: false; readonly reason: 'INSUFFICIENT_INPUTS'; readonly shortfall: bigint };
+
+/** What every crafter has: offline (no I/O), deterministic for a (request, input). */
+interface CrafterBase {
   combine(unsigned: UnsignedTransfer, signatures: readonly KeySignature[]): SignedTransaction;
+}
+
+/** `sequence` chains' crafting: EVM, XRP, Stellar, TON. */
+export interface SequenceCrafter extends CrafterBase {
+  /** Throws when the request cannot be made (a refusal ends the order). */
+  craft(request: SequenceTransferRequest, input: TransferInput): UnsignedTransfer;
   /**
-   * `utxo` chains: the adapter's own input selection for this request at this input's fees, from
-   * `available` (each output spent at most once): the inputs to give craft(), or the shortfall
-   * when the outputs cannot cover amount and fee (the service then waits for more confirmed
-   * outputs). Throws when the request itself is invalid. Absent: the service tries the outputs
-   * largest first until craft() accepts them.
-   */
-  selectInputs?(available: readonly SpendableOutput[], request: Pick<TransferRequest, 'to' | 'amount' | 'changeAddress'>, input: TransferInput): InputSelectionResult;
-  /**
-   * `sequence` chains with a fee market: the input for a replacement of a stuck transaction at
-   * the same sequence, its fee raised by at least `percent` and capped at `maxFee` per unit
-   * (base units, the adapter's fee unit); null when the cap does not allow a valid replacement.
+   * Chains with a fee market: the input for a replacement of a stuck transaction at the same
+   * sequence, its fee raised by at least `percent` and capped at `cap` per unit (base units, the
+   * adapter's fee unit); null when the cap does not allow a valid replacement.
    */
   bumpFee?(input: TransferInput, percent: number, cap: bigint): TransferInput | null;
   /**
@@ -291,8 +326,30 @@ export interface TransferCrafter {
    * amount (EVM: gasLimit x the fee per gas): what a whole balance leaving pays, taken off it
    * before the transfer is crafted. Absent: the caller crafts once to learn it.
    */
-  maxFeeOf?(request: TransferRequest, input: TransferInput): bigint;
+  maxFeeOf?(request: TransferIntent, input: TransferInput): bigint;
 }
+
+/** `utxo` chains' crafting: Bitcoin. */
+export interface UtxoCrafter extends CrafterBase {
+  /** The transaction, or INSUFFICIENT_INPUTS as a typed result; throws on any other refusal. */
+  craft(request: UtxoTransferRequest, input: TransferInput): CraftResult;
+  /**
+   * The adapter's own input selection for a payment at this input's fees, from `available`
+   * (each output spent at most once): the inputs to give craft(), or the shortfall when the
+   * outputs cannot cover amount and fee. Throws when the request itself is invalid. Absent: the
+   * service tries the outputs largest first until craft() accepts them.
+   */
+  selectInputs?(available: readonly SpendableOutput[], request: Pick<UtxoPaymentRequest, 'to' | 'amount' | 'changeAddress'>, input: TransferInput): InputSelectionResult;
+}
+
+/** `expiring` chains' crafting: Solana, EOS. */
+export interface ExpiringCrafter extends CrafterBase {
+  /** Throws when the request cannot be made (a refusal ends the order). */
+  craft(request: ExpiringTransferRequest, input: TransferInput): UnsignedTransfer;
+}
+
+/** Any spend model's crafter. */
+export type TransferCrafter = SequenceCrafter | UtxoCrafter | ExpiringCrafter;
 
 /** What the node answered to a broadcast. */
 export type BroadcastOutcome =
@@ -320,11 +377,7 @@ export type TransactionState =
 /** Withdrawal I/O against a chain's node; network faults are thrown (coded errors), node answers returned. */
 export interface TransferNode {
   /** What craft() needs for this request now (fees, recent block, on-chain sequence, ...). */
-  transferInput(request: Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>): Promise<TransferInput>;
-  /** The account's next sequence on chain (`sequence` chains): the allocator's floor. */
-  nextSequence?(address: string): Promise<bigint>;
-  /** `utxo` chains: the address's unspent outputs with their confirmations (0: in the mempool). */
-  unspentOutputs?(address: string): Promise<ReadonlyArray<SpendableOutput & { readonly confirmations: number }>>;
+  transferInput(request: TransferIntent): Promise<TransferInput>;
   /** The account's spendable balance of a token (null contract: native), base units. */
   balance(address: string, contract: string | null): Promise<bigint>;
   /**
@@ -362,13 +415,27 @@ export interface TransferNode {
    * only after this answered true.
    */
   controls?(address: string, publicKey: PublicKey): Promise<boolean>;
-  transferInputs?(requests: ReadonlyArray<Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>>): Promise<Array<TransferInput | Error>>;
+  transferInputs?(requests: readonly TransferIntent[]): Promise<Array<TransferInput | Error>>;
   /** balance for many (address, contract) pairs in one round trip (one answer or Error per pair, in order). */
   balances?(pairs: ReadonlyArray<{ readonly address: string; readonly contract: string | null }>): Promise<Array<bigint | Error>>;
-  /** nextSequence for many accounts in one round trip (one answer or Error per address, in order). */
-  nextSequences?(addresses: readonly string[]): Promise<Array<bigint | Error>>;
   broadcastMany?(txs: readonly SignedTransaction[]): Promise<Array<BroadcastOutcome | Error>>;
   statusMany?(txHashes: readonly string[], inputs?: ReadonlyArray<TransferInput | undefined>): Promise<Array<TransactionState | Error>>;
+}
+
+/** `sequence` chains' node: where the allocator's floor comes from. */
+export interface SequenceTransferNode extends TransferNode {
+  /** The account's next sequence on chain: the allocator's floor. */
+  nextSequence(address: string): Promise<bigint>;
+  /** nextSequence for many accounts in one round trip (one answer or Error per address, in order). */
+  nextSequences?(addresses: readonly string[]): Promise<Array<bigint | Error>>;
+}
+
+/** An unspent output as the node lists it, with its confirmations (0: in the mempool). */
+export type ListedOutput = SpendableOutput & { readonly confirmations: number };
+
+/** `utxo` chains' node: the outputs a wallet can spend. */
+export interface UtxoTransferNode extends TransferNode {
+  unspentOutputs(address: string): Promise<readonly ListedOutput[]>;
 }
 
 /** What every chain adapter has, whatever its addressing. Later capabilities are optional. */
@@ -380,8 +447,6 @@ export interface ChainAdapterBase {
   readonly address: AddressCodec;
   /** Deposit scanning over an RPC endpoint; absent when the adapter cannot scan yet. */
   createScanner?(endpoint: ChainEndpoint): DepositScanner;
-  /** How the chain orders an account's transactions (what the service allocates). */
-  readonly spendModel: SpendModel;
   /**
    * Where a hot wallet's address comes from: 'derived' (the default) from its public key
    * (address.addressFromPublicKey); 'registered' on chains whose accounts are named and created
@@ -396,29 +461,61 @@ export interface ChainAdapterBase {
    * address.addressFromPublicKey throws AdapterConfigError with this message.
    */
   readonly addressesUnavailable?: string;
-  /** Withdrawal crafting; absent when the adapter cannot pay out yet. */
-  readonly transfers?: TransferCrafter;
-  /** Withdrawal I/O over an RPC endpoint; present with `transfers`. */
-  createTransferNode?(endpoint: ChainEndpoint): TransferNode;
 }
 
+/**
+ * How the chain orders an account's transactions (what the service allocates), with the crafter
+ * and node of that model: withdrawal crafting (`transfers`) and withdrawal I/O over an RPC
+ * endpoint (`createTransferNode`), both absent when the adapter cannot pay out yet.
+ */
+export interface SequenceSpending {
+  readonly spendModel: 'sequence';
+  readonly transfers?: SequenceCrafter;
+  createTransferNode?(endpoint: ChainEndpoint): SequenceTransferNode;
+}
+export interface UtxoSpending {
+  readonly spendModel: 'utxo';
+  readonly transfers?: UtxoCrafter;
+  createTransferNode?(endpoint: ChainEndpoint): UtxoTransferNode;
+}
+export interface ExpiringSpending {
+  readonly spendModel: 'expiring';
+  readonly transfers?: ExpiringCrafter;
+  createTransferNode?(endpoint: ChainEndpoint): TransferNode;
+}
+export type Spending = SequenceSpending | UtxoSpending | ExpiringSpending;
+
+/** The spend model branches with their crafter and node present. */
+export type PayingSpending =
+  | { readonly spendModel: 'sequence'; readonly transfers: SequenceCrafter; createTransferNode(endpoint: ChainEndpoint): SequenceTransferNode }
+  | { readonly spendModel: 'utxo'; readonly transfers: UtxoCrafter; createTransferNode(endpoint: ChainEndpoint): UtxoTransferNode }
+  | { readonly spendModel: 'expiring'; readonly transfers: ExpiringCrafter; createTransferNode(endpoint: ChainEndpoint): TransferNode };
+
 /** HD chains: one deposit address per user (its own key), no memo. */
-export interface HdChainAdapter extends ChainAdapterBase {
+export interface HdAddressing {
   readonly addressing: 'hd';
   readonly memo: null;
 }
 
 /** Memo chains: one shared deposit address per application, a memo per user. */
-export interface MemoChainAdapter extends ChainAdapterBase {
+export interface MemoAddressing {
   readonly addressing: 'memo';
   readonly memo: MemoCodec;
 }
 
-/** One chain served by an adapter: an HD chain or a memo chain (`addressing` tells which, and only a memo chain has a MemoCodec). */
+export type HdChainAdapter = ChainAdapterBase & HdAddressing & Spending;
+export type MemoChainAdapter = ChainAdapterBase & MemoAddressing & Spending;
+
+/**
+ * One chain served by an adapter: an HD chain or a memo chain (`addressing` tells which, and only
+ * a memo chain has a MemoCodec), of one spend model (`spendModel` tells which, and the crafter
+ * and node are that model's: only a sequence chain's node has nextSequence, only a utxo chain's
+ * crafter selects inputs).
+ */
 export type ChainAdapter = HdChainAdapter | MemoChainAdapter;
 
-/** A chain adapter that pays out: its crafter and its node present. */
-export type PayingAdapter = ChainAdapter & { readonly transfers: TransferCrafter; createTransferNode(endpoint: ChainEndpoint): TransferNode };
+/** A chain adapter that pays out: its spend model's crafter and node present. */
+export type PayingAdapter = ChainAdapter & PayingSpending;
 
 /** A chain adapter that scans deposits. */
 export type ScanningAdapter = ChainAdapter & { createScanner(endpoint: ChainEndpoint): DepositScanner };
@@ -449,6 +546,49 @@ export function paying(adapter: ChainAdapter): PayingAdapter {
 export function scanning(adapter: ChainAdapter): ScanningAdapter {
   if (!canScan(adapter)) throw new CapabilityMissingError(adapter.chain, 'deposit scanning');
   return adapter;
+}
+
+/**
+ * Crafts a transfer at its allocation with the adapter's crafter of that spend model: the
+ * transaction, or INSUFFICIENT_INPUTS as a typed result (utxo chains). A transfer allocated for
+ * another spend model than the adapter's is a programming error (TypeError).
+ */
+export function craftTransfer(adapter: PayingAdapter, transfer: AllocatedTransfer, input: TransferInput): CraftResult {
+  if (adapter.spendModel === 'utxo' && transfer.spendModel === 'utxo') return adapter.transfers.craft(transfer.request, input);
+  if (adapter.spendModel === 'sequence' && transfer.spendModel === 'sequence') return { ok: true, unsigned: adapter.transfers.craft(transfer.request, input) };
+  if (adapter.spendModel === 'expiring' && transfer.spendModel === 'expiring') return { ok: true, unsigned: adapter.transfers.craft(transfer.request, input) };
+  throw new TypeError(`${adapter.chain.code} is a ${adapter.spendModel} chain; the transfer was allocated as ${transfer.spendModel}`);
+}
+
+/** The same allocated transfer for another amount. */
+export function withAmount(transfer: AllocatedTransfer, amount: bigint): AllocatedTransfer {
+  switch (transfer.spendModel) {
+    case 'sequence':
+      return { spendModel: 'sequence', request: { ...transfer.request, amount } };
+    case 'utxo':
+      return { spendModel: 'utxo', request: { ...transfer.request, amount } };
+    case 'expiring':
+      return { spendModel: 'expiring', request: { ...transfer.request, amount } };
+  }
+}
+
+/**
+ * A paying adapter's node as its spend model's node (the one createTransferNode() of that adapter
+ * made): for code that holds the node apart from the adapter. A node without the model's calls is
+ * a coded CapabilityMissingError.
+ */
+export function sequenceNode(adapter: ChainAdapter, node: TransferNode): SequenceTransferNode {
+  if (adapter.spendModel !== 'sequence' || typeof (node as Partial<SequenceTransferNode>).nextSequence !== 'function') {
+    throw new CapabilityMissingError(adapter.chain, 'withdrawals');
+  }
+  return node as SequenceTransferNode;
+}
+
+export function utxoNode(adapter: ChainAdapter, node: TransferNode): UtxoTransferNode {
+  if (adapter.spendModel !== 'utxo' || typeof (node as Partial<UtxoTransferNode>).unspentOutputs !== 'function') {
+    throw new CapabilityMissingError(adapter.chain, 'withdrawals');
+  }
+  return node as UtxoTransferNode;
 }
 
 /** What an adapter package exports (as `plugin`). */
@@ -489,7 +629,7 @@ export async function singleAnswer<T>(answers: Promise<ReadonlyArray<T | Error>>
 }
 
 /** What one chain's adapter adds to the parts defineAdapter fills in. */
-export type AdapterParts = Omit<ChainAdapterBase, 'chain' | 'curve' | 'keySpec'> & {
+export type AdapterParts = Omit<ChainAdapterBase, 'chain' | 'curve' | 'keySpec'> & Spending & {
   /** The memo codec on a memo chain, null on an HD chain (create() refuses a mismatch). */
   readonly memo: MemoCodec | null;
   /** The key layout: a function, or one KeySpec per purpose. */
@@ -530,13 +670,18 @@ export function defineAdapter(def: AdapterDefinition): AdapterPlugin {
       if (!spec) throw new TypeError(`unknown key purpose ${String(purpose)}`);
       return spec;
     };
-    const { memo, ...rest } = parts;
-    const common = { ...rest, chain, curve: def.curve, keySpec };
+    if ((parts.transfers === undefined) !== (parts.createTransferNode === undefined)) {
+      throw new AdapterConfigError(`${def.name}: a transfer crafter and a transfer node come together`);
+    }
+    if (!['sequence', 'utxo', 'expiring'].includes(parts.spendModel)) throw new AdapterConfigError(`${def.name}: unknown spend model ${String(parts.spendModel)}`);
+    // `parts` keeps its spend model's branch: only keySpec, chain, curve and the addressing are set here
+    const common = { ...parts, chain, curve: def.curve, keySpec } as ChainAdapterBase & Spending & { memo: MemoCodec | null };
     if (def.addressing === 'memo') {
+      const memo = common.memo;
       if (memo === null) throw new AdapterConfigError(`${def.name}: a memo chain's adapter needs a memo codec`);
       return Object.freeze<MemoChainAdapter>({ ...common, addressing: 'memo', memo });
     }
-    if (memo !== null) throw new AdapterConfigError(`${def.name}: an HD chain's adapter has no memo codec`);
+    if (common.memo !== null) throw new AdapterConfigError(`${def.name}: an HD chain's adapter has no memo codec`);
     return Object.freeze<HdChainAdapter>({ ...common, addressing: 'hd', memo: null });
   };
   return Object.freeze({

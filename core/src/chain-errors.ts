@@ -3,7 +3,7 @@ import { WcsError, type ErrorClass, type ErrorSpec } from './errors';
 /**
  * The adapters' errors, as coded WcsErrors: `code` follows the catalogue's scheme in module 1009
  * (chain adapters), `errorName` is the stable name adapters always used ('RPC_UNAVAILABLE',
- * 'INSUFFICIENT_INPUTS', ...), `cause` the failure underneath. Messages never carry an
+ * 'AMOUNT_BELOW_DUST', ...), `cause` the failure underneath. Messages never carry an
  * endpoint's credentials, path, query or headers.
  *
  * These are faults inside the service, never an API answer of their own (the API answers
@@ -27,7 +27,7 @@ export const ChainErrorCodes = Object.freeze({
   INVALID_REQUEST: spec(1009002001, 'INVALID_REQUEST', 'INTERNAL', 500, 'The transfer request cannot be crafted (malformed, or not for this chain)'),
   AMOUNT_BELOW_DUST: spec(1009002002, 'AMOUNT_BELOW_DUST', 'INTERNAL', 500, "The amount is below the destination's dust threshold"),
   DUST_AFTER_FEE: spec(1009002003, 'DUST_AFTER_FEE', 'INTERNAL', 500, 'What is left after the fee is dust: uneconomic to spend now'),
-  INSUFFICIENT_INPUTS: spec(1009002004, 'INSUFFICIENT_INPUTS', 'INTERNAL', 500, 'The inputs do not cover amount and fee'),
+  // 1009002004 was INSUFFICIENT_INPUTS, now the typed CraftResult of a utxo crafter: never reused
   INVALID_SIGNATURE: spec(1009002005, 'INVALID_SIGNATURE', 'INTERNAL', 500, "A signature is missing, malformed, or not the key's signature of its payload"),
   INVALID_STATE: spec(1009002006, 'INVALID_STATE', 'INTERNAL', 500, 'The unsigned transfer is not one the crafter made (state or payloads altered)'),
   WRONG_SIGNER: spec(1009002007, 'WRONG_SIGNER', 'INTERNAL', 500, "The signature does not recover the request's sender: the key store signed with another key"),
@@ -92,28 +92,25 @@ export function isChainRpcError(e: unknown): e is ChainRpcError {
  * Why a transfer must not be crafted or go out.
  * - INVALID_REQUEST: the request is malformed or not for this chain.
  * - AMOUNT_BELOW_DUST / DUST_AFTER_FEE: uneconomic amounts (`fee` says the fee of the latter).
- * - INSUFFICIENT_INPUTS: the inputs do not cover amount + fee (`shortfall` says by how much);
- *   the service then waits for more confirmed outputs.
+ * Inputs that do not cover amount + fee are not an error: a utxo crafter returns them as its
+ * typed CraftResult (`ok: false`, `shortfall`).
  * - INVALID_SIGNATURE / INVALID_STATE: combine() got a bad signature or an altered unsigned transfer (`inputIndex`).
  * - WRONG_SIGNER: the signature does not recover the request's sender.
  */
 export type ChainTransferErrorName =
-  | 'INVALID_REQUEST' | 'AMOUNT_BELOW_DUST' | 'DUST_AFTER_FEE' | 'INSUFFICIENT_INPUTS' | 'INVALID_SIGNATURE' | 'INVALID_STATE' | 'WRONG_SIGNER';
+  | 'INVALID_REQUEST' | 'AMOUNT_BELOW_DUST' | 'DUST_AFTER_FEE' | 'INVALID_SIGNATURE' | 'INVALID_STATE' | 'WRONG_SIGNER';
 
 /** A transfer an adapter's crafter refused. Amounts are bigint (base units). */
 export class ChainTransferError extends WcsError {
   declare readonly errorName: ChainTransferErrorName;
-  /** INSUFFICIENT_INPUTS: base units missing (amount + fee − inputs); null otherwise. */
-  readonly shortfall: bigint | null;
   /** INVALID_SIGNATURE / INVALID_STATE: the input concerned, when one is. */
   readonly inputIndex: number | null;
   /** DUST_AFTER_FEE: the fee the transfer would pay, base units; null otherwise. */
   readonly fee: bigint | null;
 
-  constructor(name: ChainTransferErrorName, message: string, extra: { shortfall?: bigint; inputIndex?: number; fee?: bigint; cause?: unknown } = {}) {
+  constructor(name: ChainTransferErrorName, message: string, extra: { inputIndex?: number; fee?: bigint; cause?: unknown } = {}) {
     super(ChainErrorCodes[name], { message, cause: extra.cause });
     this.name = 'ChainTransferError';
-    this.shortfall = extra.shortfall ?? null;
     this.inputIndex = extra.inputIndex ?? null;
     this.fee = extra.fee ?? null;
   }
@@ -130,7 +127,7 @@ export function isChainError(e: unknown): e is ChainRpcError | ChainTransferErro
 
 /**
  * The stable name of an adapter error: a chain error's errorName, or the string `code` of an
- * error from an adapter outside this repository (the contract's `code: 'INSUFFICIENT_INPUTS'`).
+ * error from an adapter outside this repository (a string `code`).
  */
 export function chainErrorName(e: unknown): string | undefined {
   if (isChainError(e)) return e.errorName;

@@ -334,12 +334,12 @@ describe('json-rpc: JsonRpcClient over a real HTTP server', () => {
 describe('chain errors', () => {
   it('are coded WcsErrors whose errorName is the stable name adapters use', () => {
     const root = new Error('boom');
-    const e = new ChainTransferError('INSUFFICIENT_INPUTS', 'short by 5 sats', { shortfall: 5n, cause: root });
+    const e = new ChainTransferError('DUST_AFTER_FEE', '500 sat left after the fee', { fee: 5n, cause: root });
     expect(e).to.be.instanceOf(WcsError);
-    expect([e.code, e.errorName, e.shortfall, e.cause]).to.deep.equal([ChainErrorCodes.INSUFFICIENT_INPUTS.code, 'INSUFFICIENT_INPUTS', 5n, root]);
+    expect([e.code, e.errorName, e.fee, e.cause]).to.deep.equal([ChainErrorCodes.DUST_AFTER_FEE.code, 'DUST_AFTER_FEE', 5n, root]);
     expect(isChainError(e)).to.equal(true);
-    expect(chainErrorName(e)).to.equal('INSUFFICIENT_INPUTS');
-    expect(chainErrorName(Object.assign(new Error('x'), { code: 'INSUFFICIENT_INPUTS' }))).to.equal('INSUFFICIENT_INPUTS');
+    expect(chainErrorName(e)).to.equal('DUST_AFTER_FEE');
+    expect(chainErrorName(Object.assign(new Error('x'), { code: 'DUST_AFTER_FEE' }))).to.equal('DUST_AFTER_FEE');
     expect(chainErrorName(new WcsError('INTERNAL_ERROR'))).to.equal(undefined);
     expect(new ChainRpcError('RPC_TRY_LATER', 'later').httpStatus).to.equal(503);
   });
