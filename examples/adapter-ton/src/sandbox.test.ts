@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Address, beginCell, toNano } from '@ton/core';
 import { WalletContractV4 } from '@ton/ton';
 import type { SandboxContract, TreasuryContract } from '@ton/sandbox';
-import type { ChainAdapter, KeyRef, ObservedTransfer, TransferNode, TransferRequest } from '@wcs/core';
+import { paying, type ChainAdapter, type KeyRef, type ObservedTransfer, type SequenceCrafter, type SequenceTransferNode, type TransferIntent } from '@wcs/core';
 import { OP_JETTON_NOTIFICATION, TonScanner, commentCell, jettonMasterForm, plugin, type TonNodeTransferInput } from './index';
 import { TonSandboxNode } from './test-support/sandbox-server';
 import { deployJetton, testKeyStore, tonChain, type Jetton } from './test-support/fixtures';
@@ -109,27 +109,31 @@ describe('TON adapter in @ton/sandbox', function () {
   });
 
   describe('withdrawals from the hot wallet', () => {
-    let tn: TransferNode;
+    let tn: SequenceTransferNode;
+    let crafter: SequenceCrafter;
 
-    async function pay(req: Omit<TransferRequest, 'from' | 'fromPublicKey' | 'sequence'>) {
+    async function pay(req: Omit<TransferIntent, 'from' | 'fromPublicKey'>) {
       const fromPublicKey = await keys.getPublicKey(hotRef);
       const base = { ...req, from: hot, fromPublicKey };
       const input = await tn.transferInput(base) as TonNodeTransferInput;
-      const sequence = await tn.nextSequence!(hot);
-      const unsigned = adapter.transfers!.craft({ ...base, sequence }, input);
+      const sequence = await tn.nextSequence(hot);
+      const unsigned = crafter.craft({ ...base, sequence }, input);
       const signatures = [];
       for (const p of unsigned.payloads) signatures.push(await keys.sign(hotRef, p));
-      const signed = adapter.transfers!.combine(unsigned, signatures);
+      const signed = crafter.combine(unsigned, signatures);
       const sent = await tn.broadcast(signed);
       expect(sent).to.deep.equal({ outcome: 'ACCEPTED', txHash: signed.txHash });
       return { signed, input, sequence, unsigned, status: await tn.status(signed.txHash, input) };
     }
 
     before(async () => {
-      tn = adapter.createTransferNode!({ url: node.url });
+      const payer = paying(adapter);
+      if (payer.spendModel !== 'sequence') throw new Error('TON is a sequence chain');
+      tn = payer.createTransferNode({ url: node.url });
+      crafter = payer.transfers;
       await user.send({ to: Address.parse(hot), value: toNano('5'), bounce: false });
       await jetton.mint(Address.parse(hot), 100_000_000n);
-      expect(await tn.nextSequence!(hot)).to.equal(0n);
+      expect(await tn.nextSequence(hot)).to.equal(0n);
       expect(await tn.balance(hot, usdt)).to.equal(100_000_000n);
     });
 
@@ -141,7 +145,7 @@ describe('TON adapter in @ton/sandbox', function () {
       expect(r.input.deployed).to.equal(false);
       expect(r.status).to.deep.include({ state: 'MINED', succeeded: true });
       expect(await tn.balance(to, null)).to.equal(1_250_000_000n);
-      expect(await tn.nextSequence!(hot)).to.equal(1n);
+      expect(await tn.nextSequence(hot)).to.equal(1n);
       const dest = node.transactionsOf(Address.parse(to));
       const body = dest[dest.length - 1]!.tx.inMessage!.body.beginParse();
       expect(body.loadUint(32)).to.equal(0);
@@ -180,8 +184,8 @@ describe('TON adapter in @ton/sandbox', function () {
       const fromPublicKey = await keys.getPublicKey(hotRef);
       const base = { from: hot, fromPublicKey, to: fresh(4, false), memo: null, contract: null, amount: 1n };
       const input = await tn.transferInput(base);
-      const unsigned = adapter.transfers!.craft({ ...base, sequence: 99n }, input);
-      const signed = adapter.transfers!.combine(unsigned, [await keys.sign(hotRef, unsigned.payloads[0]!)]);
+      const unsigned = crafter.craft({ ...base, sequence: 99n }, input);
+      const signed = crafter.combine(unsigned, [await keys.sign(hotRef, unsigned.payloads[0]!)]);
       const out = await tn.broadcast(signed);
       expect(out.outcome).to.equal('REJECTED');
       expect(await tn.status(signed.txHash, input)).to.deep.equal({ state: 'UNKNOWN' });

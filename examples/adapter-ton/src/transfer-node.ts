@@ -1,6 +1,6 @@
 import { Address, Cell, beginCell, loadMessage, storeMessage, type Message, type Transaction } from '@ton/core';
 import type {
-  BroadcastOutcome, ChainEndpoint, SignedTransaction, TransactionState, TransferInput, TransferNode, TransferRequest,
+  BroadcastOutcome, ChainEndpoint, SignedTransaction, SequenceTransferNode, TransactionState, TransferInput, TransferIntent,
 } from '@wcs/core';
 import { TonApi, TonNodeRefusal, addressSlice, stackAddress, stackNum, type ApiTransaction } from './api';
 import { TonAddresses, canonicalJettonMaster } from './address';
@@ -59,7 +59,7 @@ function failedReason(tx: Transaction): string | null {
  *   recipient's jetton wallet both ran it). A hop not yet reached is PENDING. A wallet transaction
  *   that sent nothing (the message was dropped: send mode ignores errors) is failed.
  */
-export class TonTransferNode implements TransferNode {
+export class TonTransferNode implements SequenceTransferNode {
   private readonly api: TonApi;
   private readonly timeoutSeconds: bigint;
   private readonly confirmations: number;
@@ -80,7 +80,7 @@ export class TonTransferNode implements TransferNode {
     return p.address;
   }
 
-  async transferInput(request: Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>): Promise<TonNodeTransferInput> {
+  async transferInput(request: TransferIntent): Promise<TonNodeTransferInput> {
     const wallet = this.address(request.from, 'from');
     const account = await this.api.account(wallet);
     const validUntil = BigInt(Math.floor(this.now() / 1000)) + this.timeoutSeconds;

@@ -4,7 +4,7 @@ import {
 import { signVerify } from '@ton/crypto';
 import { WalletContractV4 } from '@ton/ton';
 import type {
-  JsonValue, KeySignature, SignedTransaction, TransferCrafter, TransferInput, TransferRequest, UnsignedTransfer,
+  JsonValue, KeySignature, SignedTransaction, SequenceCrafter, SequenceTransferRequest, TransferInput, UnsignedTransfer,
 } from '@wcs/core';
 import { TonAddresses, canonicalJettonMaster } from './address';
 import { isTonComment } from './memo';
@@ -90,10 +90,10 @@ export function externalMessage(wallet: Address, init: StateInit | null, body: C
  * KeyStore does with an ed25519 payload. The transaction id (`txHash`) is the external message's
  * hash, known once signed.
  */
-export class TonTransferCrafter implements TransferCrafter {
+export class TonTransferCrafter implements SequenceCrafter {
   constructor(private readonly addresses: TonAddresses) {}
 
-  craft(request: TransferRequest, input: TransferInput): UnsignedTransfer {
+  craft(request: SequenceTransferRequest, input: TransferInput): UnsignedTransfer {
     const key = request.fromPublicKey;
     if (key?.curve !== 'ed25519' || !(key.bytes instanceof Uint8Array) || key.bytes.length !== 32) fail('fromPublicKey must be a 32-byte ed25519 key');
     const wallet = walletOf(key.bytes);
