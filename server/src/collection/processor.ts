@@ -257,7 +257,7 @@ export class CollectionProcessor {
     try {
       const key = this.depositKey(adapter, r.item);
       const fromPublicKey = await this.keyStore().getPublicKey({ applicationId: r.item.application_id, spec: adapter.keySpec('deposit'), purpose: 'deposit', index: key.index });
-      input = await this.nodeOf(chain).transferInput({ from: r.item.from_address, fromPublicKey, to: r.to, memo: null, contract: r.item.contract, amount: BigInt(r.item.amount), subtractFee: true });
+      input = await this.nodeOf(chain).transferInput({ from: r.item.from_address, fromPublicKey, to: r.to, memo: null, contract: r.item.contract, amount: BigInt(r.item.amount) });
     } catch (e) {
       this.logger.warn('collection: fee rate not read; consolidations wait, read again next step', { chain: chain.code, error: e });
       return `the fee rate could not be read (${e instanceof Error ? e.message : String(e)}) to compare with the ceiling ${formatMilli(ceiling)} sat/vB (${name})`;
@@ -275,7 +275,9 @@ export class CollectionProcessor {
    */
   private async evm(chain: ChainView, adapter: ChainAdapter, ready: ReadonlyArray<{ item: ItemRow; to: string; memo: string | null }>): Promise<number> {
     const node = this.nodeOf(chain);
-    const crafter = paying(adapter).transfers;
+    const payer = paying(adapter);
+    // EVM is a sequence chain: its crafter makes a sweep's fee exact (EIP-1559)
+    const exactFee = payer.spendModel === 'sequence' && payer.transfers.exactFee ? payer.transfers.exactFee.bind(payer.transfers) : null;
     const nativeToken = chain.tokens.find((t) => t.contract === null)!;
     const natives = ready.filter((r) => r.item.contract === null);
     const launchNatives = () => this.launch(natives.map(({ item, to }) => ({
@@ -309,7 +311,7 @@ export class CollectionProcessor {
         this.logger.warn('collection: gas not read; tried again next step', { chain: chain.code, item: x.r.item.id, error: input instanceof Error ? input : gasAtAddress });
         return null;
       }
-      return { r: x.r, key: x.key, gasAtAddress, gas: known ?? evmGas(crafter.exactFee ? crafter.exactFee(input!, null) : input!) };
+      return { r: x.r, key: x.key, gasAtAddress, gas: known ?? evmGas(exactFee ? exactFee(input!, null) : input!) };
     });
     const sweeps: Launch[] = [];
     const topups: Launch[] = [];

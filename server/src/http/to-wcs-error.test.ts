@@ -42,7 +42,7 @@ describe('toWcsError: key-store outages are 503 KEYSTORE_UNAVAILABLE', () => {
   });
 
   it("an adapter's errors answer INTERNAL_ERROR (500), as plain errors did: no code or message of their own reaches a client", () => {
-    for (const thrown of [new ChainRpcError('RPC_UNAVAILABLE', 'ETH RPC http://node unavailable'), new ChainTransferError('INSUFFICIENT_INPUTS', 'short')]) {
+    for (const thrown of [new ChainRpcError('RPC_UNAVAILABLE', 'ETH RPC http://node unavailable'), new ChainTransferError('AMOUNT_BELOW_DUST', 'dust')]) {
       const { error, fault } = toWcsError(thrown);
       expect({ code: error.code, http: error.httpStatus, fault, cause: error.cause }).to.deep.equal({ code: 1000009001, http: 500, fault: true, cause: thrown });
     }

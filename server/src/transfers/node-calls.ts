@@ -1,6 +1,6 @@
 import PQueue from 'p-queue';
 import { paying } from '@wcs/core';
-import type { BroadcastOutcome, ChainAdapter, KeyRef, KeyStore, SignedTransaction, TransactionState, TransferInput, TransferNode, TransferRequest, UnsignedTransfer } from '@wcs/core';
+import type { BroadcastOutcome, ChainAdapter, KeyRef, KeyStore, SignedTransaction, TransactionState, TransferInput, TransferIntent, TransferNode, UnsignedTransfer } from '@wcs/core';
 
 /** Parallel requests to a node without the set-based TransferNode forms. */
 const NODE_CONCURRENCY = 8;
@@ -10,7 +10,7 @@ export function asError(e: unknown): Error {
 }
 
 /** The node's set-based forms where it has them, else the single calls (NODE_CONCURRENCY at a time). */
-export async function transferInputs(node: TransferNode, requests: ReadonlyArray<Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>>): Promise<Array<TransferInput | Error>> {
+export async function transferInputs(node: TransferNode, requests: readonly TransferIntent[]): Promise<Array<TransferInput | Error>> {
   if (requests.length === 0) return [];
   if (node.transferInputs) return node.transferInputs(requests);
   const queue = new PQueue({ concurrency: NODE_CONCURRENCY });

@@ -1,7 +1,6 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { chainErrorName } from '@wcs/core';
 import type {
-  AdapterRegistry, ChainAdapter, KeyStore, SignedTransaction, TransferInput, TransferNode, TransferRequest, UnsignedTransfer,
+  AdapterRegistry, AllocatedTransfer, ChainAdapter, KeyStore, SignedTransaction, TransferInput, TransferNode, UnsignedTransfer,
 } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 import type { Logger } from '../config/logger';
@@ -9,7 +8,7 @@ import type { Worker } from '../workers/worker';
 import { raiseAlert } from '../deposits/scan-lease';
 import type { TransferKind, TransferStatus } from './model';
 import type { TransferChange, TransferFailCode, TransferOwner } from './owners';
-import { TransferBuilder } from './builder';
+import { TransferBuilder, sequenceOf, type CraftedTransfer } from './builder';
 import { TransferTracker } from './tracker';
 import { change, COLUMNS, FROM, type TransferRow } from './rows';
 import { broadcastAll, signTransfer, transferInputs } from './node-calls';
@@ -250,29 +249,34 @@ export class TransferPipeline implements Worker {
       const lockedIds = new Set(locked.map((l) => l.id));
       const todo = ready.filter((x) => lockedIds.has(x.r.id));
       const allocation = await strategy.begin(t, prepared, todo.map(allocatable));
-      const signed: Array<{ r: TransferRow; request: TransferRequest; unsigned: UnsignedTransfer; tx: SignedTransaction; input: TransferInput; sent: bigint }> = [];
+      const signed: Array<{ r: TransferRow; transfer: AllocatedTransfer; unsigned: UnsignedTransfer; tx: SignedTransaction; input: TransferInput; sent: bigint }> = [];
       const refused: Array<{ r: TransferRow; reason: string }> = [];
       for (const x of todo) {
-        let made: ReturnType<TransferBuilder['craft']>;
+        let made: CraftedTransfer;
         try {
-          const request = allocation.allocate(allocatable(x), x.base, x.input);
-          if (request === null) continue; // not enough confirmed outputs yet: next round
-          made = this.builder.craft(adapter, x.r, request, x.input);
+          const transfer = allocation.allocate(allocatable(x), x.base, x.input);
+          if (transfer === null) continue; // not enough confirmed outputs yet: next round
+          made = this.builder.craft(adapter, x.r, transfer, x.input);
         } catch (e) {
-          if (chainErrorName(e) === 'INSUFFICIENT_INPUTS' && x.fixedInputs === null) continue;
           refused.push({ r: x.r, reason: `the transfer cannot be made on ${chain.code}: ${e instanceof Error ? e.message : String(e)}` });
           continue;
         }
+        if (!made.ok) {
+          // the hot wallet's confirmed outputs fall short: next round; a consolidation's own inputs falling short never heals
+          if (x.fixedInputs === null) continue;
+          refused.push({ r: x.r, reason: `the transfer cannot be made on ${chain.code}: its inputs fall ${made.shortfall} short of the amount and fee` });
+          continue;
+        }
         const tx = await signTransfer(adapter, keyStore, x.keys, x.r.from_address, made.unsigned);
-        signed.push({ r: x.r, request: made.request, unsigned: made.unsigned, tx, input: x.input, sent: made.sent });
-        allocation.taken(allocatable(x), made.request);
+        signed.push({ r: x.r, transfer: made.transfer, unsigned: made.unsigned, tx, input: x.input, sent: made.sent });
+        allocation.taken(allocatable(x), made.transfer);
       }
       if (signed.length > 0) {
         await this.sequelize.query(
           `UPDATE transfers x SET status = 'SIGNED', sequence = u.seq::numeric, tx_hash = u.hash, fee = u.fee::numeric, sent_amount = u.sent::numeric, signed_at = now(), updated_at = now()
              FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, seq, hash, fee, sent) WHERE x.id = u.id`,
           {
-            bind: [signed.map((s) => s.r.id), signed.map((s) => s.request.sequence?.toString() ?? null), signed.map((s) => s.tx.txHash), signed.map((s) => s.unsigned.maxFee.toString()), signed.map((s) => s.sent.toString())],
+            bind: [signed.map((s) => s.r.id), signed.map((s) => sequenceOf(s.transfer)?.toString() ?? null), signed.map((s) => s.tx.txHash), signed.map((s) => s.unsigned.maxFee.toString()), signed.map((s) => s.sent.toString())],
             transaction: t,
           },
         );
@@ -286,7 +290,7 @@ export class TransferPipeline implements Worker {
         );
         await allocation.commit(t);
         await this.notify(t, signed.map((s) => change(s.r, 'SIGNED', ['SIGNED'], {
-          txHash: s.tx.txHash, sequence: s.request.sequence?.toString() ?? null, fee: s.unsigned.maxFee.toString(), sentAmount: s.sent.toString(),
+          txHash: s.tx.txHash, sequence: sequenceOf(s.transfer)?.toString() ?? null, fee: s.unsigned.maxFee.toString(), sentAmount: s.sent.toString(),
         })));
       }
       if (refused.length > 0) await this.failUnsigned(t, refused);

@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { paying, chainErrorName, type ChainAdapter, type SpendableOutput, type SpendModel, type TransferInput, type TransferNode, type TransferRequest } from '@wcs/core';
+import { paying, sequenceNode, type AllocatedTransfer, type ChainAdapter, type SpendableOutput, type SpendModel, type TransferInput, type TransferIntent, type TransferNode, type UtxoCrafter, type UtxoPaymentRequest } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 
 /** What a strategy needs of a transfer being signed. */
@@ -16,10 +16,10 @@ export interface Allocatable {
  * each transfer is built on (a sequence, inputs, or nothing), committed with them.
  */
 export interface Allocation {
-  /** The request at its allocated sequence / inputs; null: not now (too few confirmed outputs). */
-  allocate(x: Allocatable, base: TransferRequest, input: TransferInput): TransferRequest | null;
-  /** `request` was signed and will be stored: what it holds is taken. */
-  taken(x: Allocatable, request: TransferRequest): void;
+  /** The transfer at its allocated sequence / inputs; null: not now (too few confirmed outputs). */
+  allocate(x: Allocatable, base: TransferIntent, input: TransferInput): AllocatedTransfer | null;
+  /** `transfer` was signed and will be stored: what it holds is taken. */
+  taken(x: Allocatable, transfer: AllocatedTransfer): void;
   /** Writes what was taken, in the round's transaction. */
   commit(t: Transaction): Promise<void>;
 }
@@ -38,9 +38,10 @@ export interface SpendStrategy {
  */
 class SequenceStrategy implements SpendStrategy {
   readonly model = 'sequence' as const;
-  constructor(private readonly sequelize: Sequelize, private readonly chain: ChainView) {}
+  constructor(private readonly sequelize: Sequelize, private readonly chain: ChainView, private readonly adapter: ChainAdapter) {}
 
-  async prepare(node: TransferNode, transfers: readonly Allocatable[]): Promise<Map<string, bigint>> {
+  async prepare(transferNode: TransferNode, transfers: readonly Allocatable[]): Promise<Map<string, bigint>> {
+    const node = sequenceNode(this.adapter, transferNode);
     const senders = [...new Set(transfers.map((x) => x.fromAddress))];
     if (node.nextSequences) {
       // one round trip; a sender the node could not answer for fails the round, as the single call would (tried again next step)
@@ -49,9 +50,7 @@ class SequenceStrategy implements SpendStrategy {
       if (fault) throw fault;
       return new Map(senders.map((a, i) => [a, answers[i] as bigint] as const));
     }
-    const nextSequence = node.nextSequence?.bind(node);
-    if (!nextSequence) throw new Error('a sequence chain\'s transfer node has no nextSequence');
-    return new Map(await Promise.all(senders.map(async (a) => [a, await nextSequence(a)] as const)));
+    return new Map(await Promise.all(senders.map(async (a) => [a, await node.nextSequence(a)] as const)));
   }
 
   async begin(t: Transaction, prepared: unknown, transfers: readonly Allocatable[]): Promise<Allocation> {
@@ -72,9 +71,17 @@ class SequenceStrategy implements SpendStrategy {
       claimed.set(r.address, BigInt(r.next));
     }
     const { sequelize, chain } = this;
+    const nextOf = (address: string): bigint => {
+      const n = next.get(address);
+      if (n === undefined) throw new Error(`${chain.code}: no sequence was claimed for ${address} in this round`);
+      return n;
+    };
     return {
-      allocate: (x, base) => ({ ...base, sequence: next.get(x.fromAddress)! }),
-      taken: (x, request) => void next.set(x.fromAddress, request.sequence! + 1n),
+      allocate: (x, base) => ({ spendModel: 'sequence', request: { ...base, sequence: nextOf(x.fromAddress) } }),
+      taken: (x, transfer) => {
+        if (transfer.spendModel !== 'sequence') throw new TypeError(`${chain.code}: a ${transfer.spendModel} transfer in a sequence round`);
+        next.set(x.fromAddress, transfer.request.sequence + 1n);
+      },
       async commit(tx) {
         const moved = [...next].filter(([a, n]) => claimed.get(a) !== n);
         if (moved.length === 0) return;
@@ -96,7 +103,7 @@ class SequenceStrategy implements SpendStrategy {
  */
 class UtxoStrategy implements SpendStrategy {
   readonly model = 'utxo' as const;
-  constructor(private readonly sequelize: Sequelize, private readonly chain: ChainView, private readonly adapter: ChainAdapter) {}
+  constructor(private readonly sequelize: Sequelize, private readonly chain: ChainView, private readonly crafter: UtxoCrafter) {}
 
   async prepare(): Promise<null> {
     return null;
@@ -119,20 +126,23 @@ class UtxoStrategy implements SpendStrategy {
       pools.set(appId, { walletId: w.id, outputs: rows.map((r) => ({ txHash: r.tx_hash, vout: r.vout, amount: BigInt(r.amount) })) });
     }
     const spent: Array<{ wallet: number; transfer: string; tx: string; vout: number }> = [];
-    const { sequelize, adapter } = this;
+    const { sequelize, crafter, chain } = this;
     return {
       allocate: (x, base, input) => {
-        if (x.fixedInputs !== null) return { ...base, inputs: x.fixedInputs };
+        // fixed inputs are a consolidation: the fee comes out of their sum, no change
+        if (x.fixedInputs !== null) return { spendModel: 'utxo', request: { ...base, inputs: x.fixedInputs, subtractFee: true } };
         const pool = pools.get(x.applicationId);
         if (!pool) return null;
-        const withChange = { ...base, changeAddress: base.from };
-        const picked = pickInputs(adapter, pool.outputs, withChange, input);
-        return picked === null ? null : { ...withChange, inputs: picked };
+        const payment = { ...base, changeAddress: base.from, inputs: [] as readonly SpendableOutput[] };
+        const picked = pickInputs(chain.code, crafter, pool.outputs, payment, input);
+        return picked === null ? null : { spendModel: 'utxo', request: { ...payment, inputs: picked } };
       },
-      taken: (x, request) => {
+      taken: (x, transfer) => {
         if (x.fixedInputs !== null) return;
-        const pool = pools.get(x.applicationId)!;
-        for (const i of request.inputs ?? []) spent.push({ wallet: pool.walletId, transfer: x.id, tx: i.txHash, vout: i.vout });
+        if (transfer.spendModel !== 'utxo') throw new TypeError(`${chain.code}: a ${transfer.spendModel} transfer in a utxo round`);
+        const pool = pools.get(x.applicationId);
+        if (!pool) throw new Error(`${chain.code}: transfer ${x.id} was allocated without its application's pool`);
+        for (const i of transfer.request.inputs) spent.push({ wallet: pool.walletId, transfer: x.id, tx: i.txHash, vout: i.vout });
       },
       async commit(tx) {
         if (spent.length === 0) return;
@@ -153,16 +163,17 @@ class ExpiringStrategy implements SpendStrategy {
     return null;
   }
   async begin(): Promise<Allocation> {
-    return { allocate: (_x, base) => base, taken: () => undefined, commit: async () => undefined };
+    return { allocate: (_x, base) => ({ spendModel: 'expiring', request: base }), taken: () => undefined, commit: async () => undefined };
   }
 }
 
 export function spendStrategy(sequelize: Sequelize, chain: ChainView, adapter: ChainAdapter): SpendStrategy {
-  switch (adapter.spendModel) {
+  const payer = paying(adapter);
+  switch (payer.spendModel) {
     case 'sequence':
-      return new SequenceStrategy(sequelize, chain);
+      return new SequenceStrategy(sequelize, chain, payer);
     case 'utxo':
-      return new UtxoStrategy(sequelize, chain, adapter);
+      return new UtxoStrategy(sequelize, chain, payer.transfers);
     case 'expiring':
       return new ExpiringStrategy();
   }
@@ -172,30 +183,25 @@ export function spendStrategy(sequelize: Sequelize, chain: ChainView, adapter: C
  * The inputs of one payout from `pool` (they leave the pool): the adapter's own selection when it
  * has one (Bitcoin: branch-and-bound for a changeless spend, else largest first; tested in the
  * adapter), else outputs from the front of `pool` (largest first) until the crafter says they
- * cover amount and fee. Null when the pool cannot cover it (the transfer waits for more
- * confirmed outputs); a refusal of the transfer itself (not its inputs) throws.
+ * cover amount and fee (its typed INSUFFICIENT_INPUTS result says they do not). Null when the
+ * pool cannot cover it (the transfer waits for more confirmed outputs); a refusal of the transfer
+ * itself (not its inputs) throws.
  */
-export function pickInputs(adapter: ChainAdapter, pool: SpendableOutput[], request: TransferRequest, input: TransferInput): SpendableOutput[] | null {
-  const crafter = paying(adapter).transfers;
+export function pickInputs(chainCode: string, crafter: UtxoCrafter, pool: SpendableOutput[], request: UtxoPaymentRequest, input: TransferInput): SpendableOutput[] | null {
+  const key = (o: SpendableOutput): string => `${o.txHash}:${o.vout}`;
   if (crafter.selectInputs) {
     const selection = crafter.selectInputs(pool, request, input);
     if (!selection.ok) return null;
-    const chosen = new Set(selection.inputs.map((o) => `${o.txHash}:${o.vout}`));
-    const picked = pool.filter((o) => chosen.has(`${o.txHash}:${o.vout}`));
-    if (picked.length !== chosen.size) throw new Error(`${adapter.chain.code}: the input selection returned outputs that are not in the pool`);
-    for (let i = pool.length - 1; i >= 0; i--) if (chosen.has(`${pool[i]!.txHash}:${pool[i]!.vout}`)) pool.splice(i, 1);
+    const chosen = new Set(selection.inputs.map(key));
+    const picked = pool.filter((o) => chosen.has(key(o)));
+    if (picked.length !== chosen.size) throw new Error(`${chainCode}: the input selection returned outputs that are not in the pool`);
+    for (let i = pool.length - 1; i >= 0; i--) if (chosen.has(key(pool[i] as SpendableOutput))) pool.splice(i, 1);
     // craft() gets them in the order the adapter chose
     return [...selection.inputs];
   }
   for (let n = 1; n <= pool.length; n++) {
     const picked = pool.slice(0, n);
-    try {
-      // the crafter says whether these inputs cover amount and fee (INSUFFICIENT_INPUTS when they do not)
-      crafter.craft({ ...request, inputs: picked }, input);
-    } catch (e) {
-      if (chainErrorName(e) === 'INSUFFICIENT_INPUTS') continue;
-      throw e;
-    }
+    if (!crafter.craft({ ...request, inputs: picked }, input).ok) continue;
     pool.splice(0, n);
     return picked;
   }

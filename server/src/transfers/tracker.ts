@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import type { AdapterRegistry, ChainAdapter, JsonValue, KeyStore, TransactionState, TransferInput, TransferNode, TransferRequest } from '@wcs/core';
+import type { AdapterRegistry, ChainAdapter, JsonValue, KeyStore, TransactionState, TransferInput, TransferNode, AllocatedTransfer } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 import type { Logger } from '../config/logger';
 import { raiseAlert } from '../deposits/scan-lease';
@@ -166,7 +166,8 @@ export class TransferTracker {
     if (age <= this.config.stuckMs || this.stuckAlerted.has(`${r.id}/${newest.attempt}`)) return;
     let why: string;
     const cap = this.config.feeCaps.get(`${chain.environment}:${chain.code}`);
-    if (!adapter.transfers?.bumpFee) {
+    const crafter = adapter.spendModel === 'sequence' ? adapter.transfers : undefined;
+    if (!crafter?.bumpFee) {
       return; // no fee market to bid in: it waits for the chain
     } else if (r.options?.feeFromAmount || r.options?.exactFee) {
       why = 'its fee is fixed by what it moves (a whole balance, or a measured top-up): a replacement would need more than the address holds';
@@ -176,7 +177,8 @@ export class TransferTracker {
       why = `${txs.length} transactions are signed for it, the most allowed`;
     } else {
       const input = await this.host.storedInput(r.id, newest.attempt);
-      const bumped = adapter.transfers.bumpFee(input!, this.config.bumpPercent, cap);
+      if (input === undefined) throw new Error(`transfer ${r.id}: attempt ${newest.attempt} has no stored transfer input`);
+      const bumped = crafter.bumpFee(input, this.config.bumpPercent, cap);
       if (bumped !== null) {
         await this.resign(chain, r, bumped, txs.length);
         return;
@@ -263,11 +265,17 @@ export class TransferTracker {
   private async resign(chain: ChainView, r: TransferRow, input: TransferInput | null, attempts: number): Promise<void> {
     const adapter = this.registry.forChain(chain);
     if (adapter.spendModel === 'utxo') throw new Error(`transfer ${r.id}: utxo transfers are not signed again`);
-    if (adapter.spendModel === 'sequence' && r.sequence === null) throw new Error(`transfer ${r.id} has no sequence to sign again at`);
     const { base, keys } = await this.builder.requestOf(adapter, r);
-    const request: TransferRequest = r.sequence === null ? base : { ...base, sequence: BigInt(r.sequence) };
+    let transfer: AllocatedTransfer;
+    if (adapter.spendModel === 'sequence') {
+      if (r.sequence === null) throw new Error(`transfer ${r.id} has no sequence to sign again at`);
+      transfer = { spendModel: 'sequence', request: { ...base, sequence: BigInt(r.sequence) } };
+    } else {
+      transfer = { spendModel: 'expiring', request: base };
+    }
     const fresh = input ?? this.builder.shapeInput(adapter, r, await this.nodeOf(chain).transferInput(this.builder.inputRequest(r, base)));
-    const made = this.builder.craft(adapter, r, request, fresh);
+    const made = this.builder.craft(adapter, r, transfer, fresh);
+    if (!made.ok) throw new Error(`transfer ${r.id}: a ${adapter.spendModel} crafter answered INSUFFICIENT_INPUTS`);
     const tx = await signTransfer(adapter, this.keyStore(), keys, r.from_address, made.unsigned);
     const stored = await this.sequelize.transaction(async (t) => {
       // only on the transactions this decision was made on: another worker may have signed again meanwhile

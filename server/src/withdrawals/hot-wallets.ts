@@ -1,8 +1,8 @@
 import { AuditLog, type AuditActor } from '../operators/audit';
 import { generateKeyPairSync } from 'node:crypto';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { paying, formatLocalDateTime, formatUnits } from '@wcs/core';
-import type { AdapterRegistry, ChainAdapter, ChainDefinition, ChainEndpoint, KeyRef, KeyStore, SpendableOutput, TransferNode } from '@wcs/core';
+import { craftTransfer, paying, formatLocalDateTime, formatUnits, utxoNode } from '@wcs/core';
+import type { AllocatedTransfer, AdapterRegistry, ChainAdapter, ChainDefinition, ChainEndpoint, KeyRef, KeyStore, SpendableOutput, TransferNode } from '@wcs/core';
 import type { Catalogue, ChainView } from '../catalogue/catalogue';
 import type { Logger } from '../config/logger';
 import { raiseAlert } from '../deposits/scan-lease';
@@ -185,7 +185,7 @@ function throwawayEd25519(): { curve: 'ed25519'; bytes: Uint8Array } {
 }
 
 /** A transfer shape used only to quote the fee: the most a transfer of this token costs now. */
-function quoteRequest(adapter: ChainAdapter, wallet: HotWallet, contract: string | null, publicKey: Awaited<ReturnType<KeyStore['getPublicKey']>>) {
+function quoteRequest(adapter: ChainAdapter, wallet: HotWallet, contract: string | null, publicKey: Awaited<ReturnType<KeyStore['getPublicKey']>>): AllocatedTransfer {
   // to itself, except on chains with registered (named) hot accounts, whose token contracts refuse
   // a transfer to oneself (EOS): there to the chain's deposit account, which is another account;
   // and Solana tokens, whose crafter refuses a transfer into from's own token account: there to an
@@ -196,16 +196,16 @@ function quoteRequest(adapter: ChainAdapter, wallet: HotWallet, contract: string
   const base = { from: wallet.address, fromPublicKey: publicKey, to, memo: null, contract, amount: 1n };
   switch (adapter.spendModel) {
     case 'sequence':
-      return { ...base, sequence: 0n };
+      return { spendModel: 'sequence', request: { ...base, sequence: 0n } };
     case 'utxo': {
       // two inputs and change: the usual shape of a payout; larger selections pay the actual fee, estimated again at signing
       const huge = 10n ** 15n;
       const inputs: SpendableOutput[] = [{ txHash: '11'.repeat(32), vout: 0, amount: huge }, { txHash: '22'.repeat(32), vout: 1, amount: huge }];
       // 1 sat would be a dust payment, which the crafter refuses: a payment well above any dust threshold
-      return { ...base, amount: 100_000_000n, inputs, changeAddress: wallet.address };
+      return { spendModel: 'utxo', request: { ...base, amount: 100_000_000n, inputs, changeAddress: wallet.address } };
     }
     case 'expiring':
-      return base;
+      return { spendModel: 'expiring', request: base };
   }
 }
 
@@ -285,7 +285,8 @@ export class HotWalletLedger {
   async refresh(applicationId: number, chain: ChainView): Promise<boolean> {
     const wallet = await this.wallets.ensure(applicationId, chain);
     const node = this.node(chain);
-    if (this.registry.forChain(chain).hotAddress === 'registered' && !(await this.controlled(wallet, chain, node))) return false;
+    const adapter = this.registry.forChain(chain);
+    if (adapter.hotAddress === 'registered' && !(await this.controlled(wallet, chain, node))) return false;
     const startedAt = await this.dbNow();
     const balances: Array<{ tokenId: number; amount: bigint }> = [];
     for (const token of chain.tokens) {
@@ -297,7 +298,7 @@ export class HotWalletLedger {
         if (this.firstFailure(`balance/${wallet.id}/${token.id}`, e)) this.logger.warn('hot wallet balance not read (said again only when the reason changes)', { chain: chain.code, token: token.symbol, address: wallet.address, error: e });
       }
     }
-    const utxos = node.unspentOutputs ? await node.unspentOutputs(wallet.address) : null;
+    const utxos = adapter.spendModel === 'utxo' ? await utxoNode(adapter, node).unspentOutputs(wallet.address) : null;
     const written = await this.sequelize.transaction(async (t) => {
       // One writer per wallet at a time (the wallet row), and never an older reading over a newer
       // one: a slow refresh (another worker process, a slow node) whose reading began before the
@@ -414,11 +415,13 @@ export class HotWalletLedger {
     const node = this.node(chain);
     const at = await this.dbNow();
     for (const token of chain.tokens) {
-      const request = quoteRequest(adapter, wallet, token.contract, publicKey);
+      const transfer = quoteRequest(adapter, wallet, token.contract, publicKey);
       let maxFee: bigint;
       try {
         // e.g. a token the hot wallet holds none of cannot be estimated yet: no quote, no orders
-        maxFee = paying(adapter).transfers.craft(request, await node.transferInput(request)).maxFee;
+        const made = craftTransfer(paying(adapter), transfer, await node.transferInput(transfer.request));
+        if (!made.ok) throw new Error(`the quote's made-up inputs fall ${made.shortfall} short`);
+        maxFee = made.unsigned.maxFee;
         this.failing.delete(`quote/${token.id}`);
       } catch (e) {
         if (this.firstFailure(`quote/${token.id}`, e)) this.logger.warn('fee quote failed (said again only when the reason changes)', { chain: chain.code, token: token.symbol, error: e });
