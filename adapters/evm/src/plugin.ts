@@ -1,4 +1,4 @@
-import { AdapterConfigError, defineAdapter, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ChainEndpoint } from '@wcs/core';
+import { AdapterConfigError, defineAdapter, type AdapterParts, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ChainEndpoint, type SequenceSpending } from '@wcs/core';
 import { EvmAddressCodec } from './address';
 import { evmKeySpec } from './keys';
 import { EvmBlockScanner } from './scanner';
@@ -16,7 +16,8 @@ export const plugin: AdapterPlugin = defineAdapter({
   family: 'evm',
   curve: 'secp256k1',
   addressing: 'hd',
-  build(chain) {
+  /** A `sequence` chain (EIP-155 nonces): its crafter and node are the sequence model's. */
+  build(chain): AdapterParts & SequenceSpending {
     const id = chain.evmChainId;
     if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) {
       throw new AdapterConfigError(`${chain.code} (${chain.network}): evmChainId must be a positive integer (EIP-155), got ${JSON.stringify(id)}`);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HDNodeWallet, Wallet, getAddress, getCreateAddress, hexlify, randomBytes } from 'ethers';
-import { ChainRpcError, type BlockRef, type BlockScanner, type ObservedTransfer } from '@wcs/core';
+import { ChainRpcError, scanning, type BlockRef, type ChainAdapter, type ChainEndpoint, type ObservedTransfer } from '@wcs/core';
 import { testChain } from '@wcs/core/testing';
 import {
   ANVIL_DEFAULT_MNEMONIC, ANVIL_DEV_KEYS, anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, setAutomine, startAnvil, startBlockClock, transferErc20, waitForReceipt,
@@ -19,6 +19,13 @@ const KEY3 = ANVIL_DEV_KEYS[3]!;
 const DEV3 = getAddress(new Wallet(KEY3).address);
 const ZERO = '0x0000000000000000000000000000000000000000';
 
+/** The adapter's scanner for an endpoint (the plugin's wiring), as the EVM block scanner it is. */
+function evmScanner(adapter: ChainAdapter, endpoint: ChainEndpoint): EvmBlockScanner {
+  const scanner = scanning(adapter).createScanner(endpoint);
+  if (!(scanner instanceof EvmBlockScanner)) throw new TypeError('the EVM adapter made another scanner');
+  return scanner;
+}
+
 /** A fresh EIP-55 address nobody watches yet. */
 const fresh = () => getAddress(hexlify(randomBytes(20)));
 
@@ -29,7 +36,7 @@ describe('EvmBlockScanner against anvil', function () {
   this.timeout(60_000);
   let anvil: AnvilDevnet;
   let url: string;
-  let scanner: BlockScanner;
+  let scanner: EvmBlockScanner;
   let token: string;
   const rpc = <T>(method: string, params: unknown[] = []) => anvilRpc<T>(url, method, params);
   const receipt = (hash: string) => waitForReceipt<Receipt>(url, hash);
@@ -41,7 +48,7 @@ describe('EvmBlockScanner against anvil', function () {
     url = anvil.url;
     const adapter = plugin.create(ANVIL_CHAIN);
     expect(adapter.createScanner, 'the EVM adapter scans').to.be.a('function');
-    scanner = adapter.createScanner!({ url, timeoutMs: 10_000 }) as BlockScanner;
+    scanner = evmScanner(adapter, { url, timeoutMs: 10_000 });
     token = await deployErc20(url, { name: 'Test Dollar', symbol: 'TUSD' });
     await mintErc20(url, token, DEV0, 10n ** 24n);
   });
@@ -441,9 +448,9 @@ describe('EvmBlockScanner against anvil', function () {
 
     it('refuses what is not an address with a TypeError, asking nothing', async () => {
       const mixed = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
-      expect(await scanner.addressNatures!([mixed, mixed.toUpperCase().replace('0X', '0x')])).to.deep.equal(['EOA', 'EOA']);
+      expect(await scanner.addressNatures([mixed, mixed.toUpperCase().replace('0X', '0x')])).to.deep.equal(['EOA', 'EOA']);
       for (const bad of ['0x1234', mixed.slice(2), '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD', 'vitalik.eth', 42 as unknown as string]) {
-        await expectRejected(scanner.addressNatures!([DEV0, bad]), TypeError);
+        await expectRejected(scanner.addressNatures([DEV0, bad]), TypeError);
       }
     });
 
@@ -467,7 +474,7 @@ describe('EvmBlockScanner against anvil', function () {
   });
 
   it('refuses a node of another chain (RPC_WRONG_CHAIN)', async () => {
-    const wrong = plugin.create({ ...ANVIL_CHAIN, evmChainId: 1 }).createScanner!({ url }) as BlockScanner;
+    const wrong = evmScanner(plugin.create({ ...ANVIL_CHAIN, evmChainId: 1 }), { url });
     const e = await expectRejected(wrong.tipHeight(), ChainRpcError);
     expect(e.errorName).to.equal('RPC_WRONG_CHAIN');
     expect(e.message).to.match(/31337.*\b1\b/);
@@ -488,7 +495,7 @@ describe('EvmBlockScanner RPC errors', () => {
   it('never shows URL credentials, the URL path or header values in messages', async () => {
     const port = await deadPort();
     for (const url of [`https://user:secret@127.0.0.1:${port}/v3/pathkey123?apikey=querykey456`, `http://user:secret@127.0.0.1:${port}/v3/pathkey123`]) {
-      const scanner = plugin.create(ANVIL_CHAIN).createScanner!({ url, headers: { 'x-api-key': 'headerkey789' }, timeoutMs: 2000 }) as BlockScanner;
+      const scanner = evmScanner(plugin.create(ANVIL_CHAIN), { url, headers: { 'x-api-key': 'headerkey789' }, timeoutMs: 2000 });
       for (const attempt of [scanner.tipHeight(), scanner.blockAt(1n), scanner.scanRange(1n, 2n, new Set([fresh()])), scanner.lookupTransaction('0x' + 'ab'.repeat(32))]) {
         const e = await expectRejected(attempt, ChainRpcError);
         expect(e.errorName).to.equal('RPC_UNAVAILABLE');

@@ -1,5 +1,5 @@
 import { keccak256, hexlify } from 'ethers';
-import { ChainRpcError, singleAnswer, type BroadcastOutcome, type ChainEndpoint, type JsonRpcClient, type JsonRpcClientOptions, type JsonRpcOutcome, type SignedTransaction, type TransactionState, type TransferNode, type TransferRequest } from '@wcs/core';
+import { ChainRpcError, singleAnswer, type BroadcastOutcome, type ChainEndpoint, type JsonRpcClient, type JsonRpcClientOptions, type JsonRpcOutcome, type SequenceTransferNode, type SignedTransaction, type TransactionState, type TransferIntent } from '@wcs/core';
 import { EvmAddressCodec } from './address';
 import { HASH, Reader, chainIdCheck, evmRpcClient, hex, type Json } from './node-json';
 import { INPUT_FORMAT, erc20BalanceOfData, erc20TransferData, type EvmTransferInput } from './transfer';
@@ -31,7 +31,7 @@ const TRY_LATER_CODES = new Set([-32603, -32005]);
  * redacted messages). Every call checks the node's eth_chainId first (once). Network faults and
  * malformed answers throw ChainRpcError; the node's verdicts on a transaction are returned.
  */
-export class EvmTransferNode implements TransferNode {
+export class EvmTransferNode implements SequenceTransferNode {
   private readonly rpc: JsonRpcClient;
   private readonly read: Reader;
   private readonly checkChain: () => Promise<void>;
@@ -61,7 +61,7 @@ export class EvmTransferNode implements TransferNode {
    * An estimate the node refuses (the transfer would revert, the hot wallet lacks the amount)
    * throws RPC_ERROR with the node's reason: there is nothing sound to craft.
    */
-  async transferInput(request: Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>): Promise<EvmTransferInput> {
+  async transferInput(request: TransferIntent): Promise<EvmTransferInput> {
     return singleAnswer(this.transferInputs([request]));
   }
 
@@ -70,7 +70,7 @@ export class EvmTransferNode implements TransferNode {
    * once, an eth_estimateGas per request and a pending nonce per sender. A request that is not
    * well formed throws (a caller bug); a refused estimate is that request's error.
    */
-  async transferInputs(requests: ReadonlyArray<Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>>): Promise<Array<EvmTransferInput | Error>> {
+  async transferInputs(requests: readonly TransferIntent[]): Promise<Array<EvmTransferInput | Error>> {
     const calls = requests.map((request) => {
       const from = this.address(request.from, 'from');
       const to = this.address(request.to, 'to');

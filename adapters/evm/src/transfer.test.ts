@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import { HDNodeWallet, Interface, Signature, decodeRlp, SigningKey, Transaction, Wallet, getAddress, getBytes, hexlify, keccak256, randomBytes } from 'ethers';
-import { ChainRpcError, ChainTransferError, type KeySignature, type PublicKey, type SignedTransaction, type TransferInput, type TransferNode, type TransferRequest, type UnsignedTransfer } from '@wcs/core';
+import {
+  ChainRpcError, ChainTransferError, craftTransfer, paying, sequenceNode,
+  type ChainAdapter, type ChainEndpoint, type KeySignature, type PublicKey, type SequenceTransferRequest, type SignedTransaction, type TransferInput, type TransferIntent, type UnsignedTransfer,
+} from '@wcs/core';
 import { TEST_MNEMONIC, fillPath, rejected, startReplayServer, testChain, testPublicKey, toHex, type ReplayServer } from '@wcs/core/testing';
 import { ANVIL_DEV_KEYS, anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, setAutomine, startAnvil, waitForReceipt, type AnvilDevnet } from './devnet';
 import {
@@ -58,10 +61,30 @@ function signDigest(key: SigningKey, payload: Uint8Array): KeySignature {
   return { curve: 'secp256k1', bytes, recovery };
 }
 
-const crafter = plugin.create(ANVIL_CHAIN).transfers! as EvmTransferCrafter;
+/** The adapter's crafter (the plugin's wiring), as the EVM crafter it is. */
+function evmCrafter(adapter: ChainAdapter): EvmTransferCrafter {
+  const crafter = paying(adapter).transfers;
+  if (!(crafter instanceof EvmTransferCrafter)) throw new TypeError('the EVM adapter has another crafter');
+  return crafter;
+}
 
-function request(key: HotKey, to: string, amount: bigint, sequence: bigint | undefined, contract: string | null = null): TransferRequest {
-  return { from: key.address, fromPublicKey: key.publicKey, to, memo: null, contract, amount, ...(sequence === undefined ? {} : { sequence }) };
+/** The adapter's node for an endpoint (the plugin's wiring), as the EVM node it is: a sequence node. */
+function evmNode(adapter: ChainAdapter, endpoint: ChainEndpoint): EvmTransferNode {
+  const node = sequenceNode(adapter, paying(adapter).createTransferNode(endpoint));
+  if (!(node instanceof EvmTransferNode)) throw new TypeError('the EVM adapter made another node');
+  return node;
+}
+
+const crafter = evmCrafter(plugin.create(ANVIL_CHAIN));
+
+/** A transfer before its nonce is allocated (what transferInput reads). */
+function intent(key: HotKey, to: string, amount: bigint, contract: string | null = null): TransferIntent {
+  return { from: key.address, fromPublicKey: key.publicKey, to, memo: null, contract, amount };
+}
+
+/** The transfer at its nonce (what craft takes). */
+function request(key: HotKey, to: string, amount: bigint, sequence: bigint, contract: string | null = null): SequenceTransferRequest {
+  return { ...intent(key, to, amount, contract), sequence };
 }
 
 function sign(key: HotKey, unsigned: UnsignedTransfer): SignedTransaction {
@@ -92,7 +115,13 @@ describe('EvmTransferCrafter (offline)', () => {
     expect(adapter.spendModel).to.equal('sequence');
     expect(adapter.transfers).to.be.instanceOf(EvmTransferCrafter);
     expect((adapter.transfers as EvmTransferCrafter).chainId).to.equal(31337);
-    expect(adapter.createTransferNode!({ url: 'http://127.0.0.1:1' })).to.be.instanceOf(EvmTransferNode);
+    expect(paying(adapter).createTransferNode({ url: 'http://127.0.0.1:1' })).to.be.instanceOf(EvmTransferNode);
+    // core's dispatch reaches this crafter with a sequence allocation, and refuses another model's
+    const req = request(hotKey(1, 0), '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', 1n, 3n);
+    const viaCore = craftTransfer(paying(adapter), { spendModel: 'sequence', request: req }, fixedInput());
+    expect(viaCore.ok).to.equal(true);
+    expect(viaCore.ok && viaCore.unsigned).to.deep.equal(crafter.craft(req, fixedInput()));
+    expect(() => craftTransfer(paying(adapter), { spendModel: 'expiring', request: req }, fixedInput())).to.throw(TypeError, /sequence chain/);
     expect(hotKey(0, 0).address, "the hot path is m/44'/60'/{account}'/1/{index}").to.equal(getAddress(HDNodeWallet.fromPhrase(TEST_MNEMONIC, undefined, "m/44'/60'/0'/1/0").address));
   });
 
@@ -180,7 +209,13 @@ describe('EvmTransferCrafter (offline)', () => {
 
   it('requires the nonce (sequence) and refuses requests and inputs that do not fit', () => {
     const input = fixedInput();
-    expect(() => crafter.craft(request(key, to, 1n, undefined), input)).to.throw(TypeError, /sequence/);
+    // what the type rules out, a plain JS caller can still pass: a missing, non-bigint or out-of-range nonce, a utxo request
+    expect(() => crafter.craft(intent(key, to, 1n) as SequenceTransferRequest, input)).to.throw(TypeError, /sequence .*is required/);
+    for (const sequence of [1, '1', null, -1n, 2n ** 53n] as unknown[]) {
+      expect(() => crafter.craft({ ...request(key, to, 1n, 1n), sequence: sequence as bigint }, input), String(sequence)).to.throw(TypeError, /sequence/);
+    }
+    expect(() => crafter.craft({ ...request(key, to, 1n, 1n), sequence: 1 as unknown as bigint }, input)).to.throw(TypeError, /must be a bigint in \[0, 2\^53\), got number 1/);
+    expect(() => crafter.craft({ ...request(key, to, 1n, 1n), inputs: [], changeAddress: to } as SequenceTransferRequest, input)).to.throw(TypeError, /utxo chains/);
     expect(() => crafter.craft(request(key, to, 0n, 1n), input)).to.throw(TypeError, /amount/);
     expect(() => crafter.craft({ ...request(key, to, 1n, 1n), memo: '5' }, input)).to.throw(TypeError, /memo/);
     expect(() => crafter.craft({ ...request(key, to, 1n, 1n), fromPublicKey: other.publicKey }, input)).to.throw(TypeError, /fromPublicKey/);
@@ -267,7 +302,7 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
   this.timeout(120_000);
   let anvil: AnvilDevnet;
   let url: string;
-  let node: TransferNode;
+  let node: EvmTransferNode;
   let token: string;
   let nextIndex = 0;
   const rpc = <T>(method: string, params: unknown[] = []) => anvilRpc<T>(url, method, params);
@@ -282,9 +317,9 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
 
   /** craft → sign → combine → broadcast, at the next nonce unless one is given. */
   async function pay(k: HotKey, to: string, amount: bigint, options: { contract?: string | null; input?: TransferInput; nonce?: bigint } = {}) {
-    const req0 = request(k, to, amount, undefined, options.contract ?? null);
+    const req0 = intent(k, to, amount, options.contract ?? null);
     const input = options.input ?? (await node.transferInput(req0));
-    const sequence = options.nonce ?? (await node.nextSequence!(k.address));
+    const sequence = options.nonce ?? (await node.nextSequence(k.address));
     const unsigned = crafter.craft({ ...req0, sequence }, input);
     const signed = sign(k, unsigned);
     const outcome = await node.broadcast(signed);
@@ -294,7 +329,7 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
   before(async () => {
     anvil = await startAnvil({ extraArgs: ['--hardfork', 'cancun'] });
     url = anvil.url;
-    node = plugin.create(ANVIL_CHAIN).createTransferNode!({ url, timeoutMs: 10_000 });
+    node = evmNode(plugin.create(ANVIL_CHAIN), { url, timeoutMs: 10_000 });
     token = await deployErc20(url, { name: 'Test Dollar', symbol: 'TUSD' });
   });
 
@@ -303,15 +338,15 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
   });
 
   it('tipHeight is the node\'s newest block, and follows it', async () => {
-    const before = await (node as EvmTransferNode).tipHeight();
+    const before = await node.tipHeight();
     expect(before).to.equal(BigInt(await rpc<string>('eth_blockNumber')));
     await mine(anvil.url, 2);
-    expect(await (node as EvmTransferNode).tipHeight()).to.equal(before + 2n);
+    expect(await node.tipHeight()).to.equal(before + 2n);
   });
 
   it('transferInput reads the base fee, tip, estimate and pending nonce; 21000 for native to an account, +20 % for ERC-20', async () => {
     const k = await fundedHotKey();
-    const native = (await node.transferInput(request(k, fresh(), ETHER, undefined))) as EvmTransferInput;
+    const native = (await node.transferInput(intent(k, fresh(), ETHER))) as EvmTransferInput;
     const latest = await rpc<{ baseFeePerGas: string; number: string }>('eth_getBlockByNumber', ['latest', false]);
     expect(native.format).to.equal(EVM_TRANSFER_INPUT_FORMAT);
     expect(native.chainId).to.equal('31337');
@@ -325,11 +360,11 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
     expect(Object.values(native).every((v) => v === null || typeof v === 'string'), 'JSON: decimal strings').to.equal(true);
 
     await mintErc20(url, token, k.address, 1000n);
-    const erc20 = (await node.transferInput(request(k, fresh(), 10n, undefined, token))) as EvmTransferInput;
+    const erc20 = (await node.transferInput(intent(k, fresh(), 10n, token))) as EvmTransferInput;
     const estimate = BigInt(erc20.gasEstimate);
     expect(estimate > 21000n).to.equal(true);
     expect(BigInt(erc20.gasLimit)).to.equal((estimate * 120n + 99n) / 100n);
-    expect(await node.nextSequence!(k.address)).to.equal(0n);
+    expect(await node.nextSequence(k.address)).to.equal(0n);
   });
 
   it('pays out native coin: the exact value arrives, status() reports MINED with fee = the balance drop minus the value, <= maxFee', async () => {
@@ -351,7 +386,7 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
     expect(st.fee! > 0n && st.fee! <= unsigned.maxFee).to.equal(true);
     await mine(url, 2);
     expect(await node.status(signed.txHash)).to.deep.include({ confirmations: 3 });
-    expect(await node.nextSequence!(k.address)).to.equal(1n);
+    expect(await node.nextSequence(k.address)).to.equal(1n);
   });
 
   it('pays out an ERC-20 token: the exact token amount moves, the fee is paid in the native coin', async () => {
@@ -443,7 +478,7 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
     const again = await node.broadcast(stuck!.signed);
     expect(again.outcome).to.equal('REJECTED');
     expect(await balanceOf(to), 'paid once').to.equal(5555n);
-    expect(await node.nextSequence!(k.address)).to.equal(stuck!.sequence + 1n);
+    expect(await node.nextSequence(k.address)).to.equal(stuck!.sequence + 1n);
   });
 
   it('status(): UNKNOWN for a hash never seen; a reverted ERC-20 transfer (amount above the balance) is MINED with succeeded false', async () => {
@@ -452,11 +487,11 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
     const to = fresh();
     await mintErc20(url, token, k.address, 100n);
     // The node refuses to estimate a transfer that would revert: no input to craft from.
-    const e = await rejected(node.transferInput(request(k, to, 101n, undefined, token)), ChainRpcError);
+    const e = await rejected(node.transferInput(intent(k, to, 101n, token)), ChainRpcError);
     expect(e.errorName).to.equal('RPC_ERROR');
     expect(e.message).to.match(/eth_estimateGas refused the transfer/);
     // Crafted anyway from the input of a transfer that fits: it is mined and reverts.
-    const input = await node.transferInput(request(k, to, 100n, undefined, token));
+    const input = await node.transferInput(intent(k, to, 100n, token));
     const before = await balanceOf(k.address);
     const { signed, outcome } = await pay(k, to, 101n, { contract: token, input });
     expect(outcome.outcome).to.equal('ACCEPTED');
@@ -472,9 +507,9 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
   it('20 transfers at consecutive nonces, broadcast concurrently, are all mined: none skipped', async () => {
     const k = await fundedHotKey();
     const to = fresh();
-    const req0 = request(k, to, 1000n, undefined);
+    const req0 = intent(k, to, 1000n);
     const input = await node.transferInput(req0);
-    const start = await node.nextSequence!(k.address);
+    const start = await node.nextSequence(k.address);
     const signed = Array.from({ length: 20 }, (_, i) => sign(k, crafter.craft({ ...req0, amount: 1000n + BigInt(i), sequence: start + BigInt(i) }, input)));
     // shuffled: later nonces may reach the node first and wait for the gap to fill
     const order = signed.map((_, i) => i).sort((a, b) => ((a * 7) % 20) - ((b * 7) % 20));
@@ -490,15 +525,15 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
     for (const s of signed) await waitForReceipt(url, s.txHash);
     const states = await Promise.all(signed.map((s) => node.status(s.txHash)));
     for (const st of states) expect(st).to.deep.include({ state: 'MINED', succeeded: true });
-    expect(await node.nextSequence!(k.address)).to.equal(start + 20n);
+    expect(await node.nextSequence(k.address)).to.equal(start + 20n);
     expect(await balanceOf(to)).to.equal(Array.from({ length: 20 }, (_, i) => 1000n + BigInt(i)).reduce((a, b) => a + b));
   });
 
   it('the set-based forms answer per item what the single calls answer: a refused estimate, a rejected and a known broadcast hide nothing', async () => {
     const k = await fundedHotKey();
     await mintErc20(url, token, k.address, 50n);
-    const reqs = [request(k, fresh(), 1000n, undefined), request(k, fresh(), 51n, undefined, token), request(k, fresh(), 50n, undefined, token), request(k, fresh(), 2000n, undefined)];
-    const inputs = await node.transferInputs!(reqs);
+    const reqs = [intent(k, fresh(), 1000n), intent(k, fresh(), 51n, token), intent(k, fresh(), 50n, token), intent(k, fresh(), 2000n)];
+    const inputs = await node.transferInputs(reqs);
     expect(inputs).to.have.length(4);
     expect(inputs[1]).to.be.instanceOf(ChainRpcError);
     expect((inputs[1] as ChainRpcError).message).to.match(/eth_estimateGas refused the transfer/);
@@ -507,20 +542,20 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
       const single = (await node.transferInput(reqs[i]!)) as EvmTransferInput;
       expect({ ...(inputs[i] as EvmTransferInput), blockHeight: '' }, `item ${i} as transferInput`).to.deep.equal({ ...single, blockHeight: '' });
     }
-    expect(await node.transferInputs!([])).to.deep.equal([]);
+    expect(await node.transferInputs([])).to.deep.equal([]);
 
-    const start = await node.nextSequence!(k.address);
+    const start = await node.nextSequence(k.address);
     const good = [0, 2, 3].map((i, n) => sign(k, crafter.craft({ ...reqs[i]!, sequence: start + BigInt(n) }, inputs[i] as EvmTransferInput)));
     const broke = sign(k, crafter.craft({ ...reqs[0]!, amount: 100n * ETHER, sequence: start + 3n }, inputs[0] as EvmTransferInput));
     // later nonces first: the pool holds them until the gap fills (mined on demand: see startBlockClock)
     await setAutomine(url, false);
     try {
-      const outcomes = await node.broadcastMany!([good[2]!, broke, good[1]!, good[0]!]);
+      const outcomes = await node.broadcastMany([good[2]!, broke, good[1]!, good[0]!]);
       expect(outcomes[0]).to.deep.equal({ outcome: 'ACCEPTED', txHash: good[2]!.txHash });
       expect(outcomes[1]).to.deep.include({ outcome: 'REJECTED' });
       expect((outcomes[1] as { reason: string }).reason).to.match(/insufficient funds/i);
       expect(outcomes.slice(2)).to.deep.equal([{ outcome: 'ACCEPTED', txHash: good[1]!.txHash }, { outcome: 'ACCEPTED', txHash: good[0]!.txHash }]);
-      expect(await node.broadcastMany!([good[0]!]), 'the same bytes again').to.deep.equal([{ outcome: 'ALREADY_KNOWN', txHash: good[0]!.txHash }]);
+      expect(await node.broadcastMany([good[0]!]), 'the same bytes again').to.deep.equal([{ outcome: 'ALREADY_KNOWN', txHash: good[0]!.txHash }]);
       await mine(url, 1);
     } finally {
       await setAutomine(url, true);
@@ -528,17 +563,17 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
 
     const never = keccak256(randomBytes(32));
     for (const s of good) await waitForReceipt(url, s.txHash);
-    const states = await node.statusMany!([...good.map((s) => s.txHash), never]);
+    const states = await node.statusMany([...good.map((s) => s.txHash), never]);
     expect(states[3]).to.deep.equal({ state: 'UNKNOWN' });
     for (let i = 0; i < 3; i++) expect(states[i], `tx ${i}`).to.deep.equal(await node.status(good[i]!.txHash));
     expect(states[0]).to.deep.include({ state: 'MINED', succeeded: true });
-    await rejected(node.statusMany!(['0x1234']), TypeError);
+    await rejected(node.statusMany(['0x1234']), TypeError);
   });
 
   it('refusals for good are REJECTED (insufficient funds, intrinsic gas too low, fee below the base fee)', async () => {
     const k = await fundedHotKey(1n);
     const to = fresh();
-    const input = (await node.transferInput(request(k, to, 1n, undefined))) as EvmTransferInput;
+    const input = (await node.transferInput(intent(k, to, 1n))) as EvmTransferInput;
     const broke = await pay(k, to, 2n * ETHER, { input });
     expect(broke.outcome.outcome).to.equal('REJECTED');
     expect((broke.outcome as { reason: string }).reason).to.match(/insufficient funds/i);
@@ -555,8 +590,8 @@ describe('EvmTransferNode and the crafter against anvil (cancun: EIP-1559)', fun
 
   it('checks the node chain id (RPC_WRONG_CHAIN) and throws network faults as coded errors', async () => {
     const k = hotKey(7, 999);
-    const wrong = plugin.create({ ...ANVIL_CHAIN, evmChainId: 1 }).createTransferNode!({ url });
-    expect((await rejected(wrong.nextSequence!(k.address), ChainRpcError)).errorName).to.equal('RPC_WRONG_CHAIN');
+    const wrong = evmNode(plugin.create({ ...ANVIL_CHAIN, evmChainId: 1 }), { url });
+    expect((await rejected(wrong.nextSequence(k.address), ChainRpcError)).errorName).to.equal('RPC_WRONG_CHAIN');
     const unsigned = crafter.craft(request(k, fresh(), 1n, 0n), fixedInput());
     expect((await rejected(wrong.broadcast(sign(k, unsigned)), ChainRpcError)).errorName).to.equal('RPC_WRONG_CHAIN');
     const down = new EvmTransferNode({ url: 'http://127.0.0.1:1', timeoutMs: 2000 }, { attempts: 1 });
@@ -572,13 +607,13 @@ describe('EvmTransferNode and the crafter against anvil (berlin: legacy EIP-155,
   this.timeout(60_000);
   let anvil: AnvilDevnet;
   let url: string;
-  let node: TransferNode;
+  let node: EvmTransferNode;
   const balanceOf = async (a: string) => BigInt(await anvilRpc<string>(url, 'eth_getBalance', [a, 'latest']));
 
   before(async () => {
     anvil = await startAnvil({ extraArgs: ['--hardfork', 'berlin'] });
     url = anvil.url;
-    node = plugin.create(ANVIL_CHAIN).createTransferNode!({ url, timeoutMs: 10_000 });
+    node = evmNode(plugin.create(ANVIL_CHAIN), { url, timeoutMs: 10_000 });
   });
 
   after(async () => {
@@ -589,12 +624,12 @@ describe('EvmTransferNode and the crafter against anvil (berlin: legacy EIP-155,
     const k = hotKey(8, 0);
     await sendNative(url, k.address, 5n * ETHER, { fromPrivateKey: ANVIL_DEV_KEYS[1] });
     const to = fresh();
-    const req0 = request(k, to, 3n * ETHER, undefined);
+    const req0 = intent(k, to, 3n * ETHER);
     const input = (await node.transferInput(req0)) as EvmTransferInput;
     expect(input.baseFeePerGas).to.equal(null);
     expect([input.maxFeePerGas, input.maxPriorityFeePerGas]).to.deep.equal([null, null]);
     expect(input.gasPrice).to.equal(BigInt(await anvilRpc<string>(url, 'eth_gasPrice')).toString());
-    const unsigned = crafter.craft({ ...req0, sequence: await node.nextSequence!(k.address) }, input);
+    const unsigned = crafter.craft({ ...req0, sequence: await node.nextSequence(k.address) }, input);
     const signed = sign(k, unsigned);
     const tx = Transaction.from(hexlify(signed.raw));
     expect([tx.type, tx.chainId]).to.deep.equal([0, 31337n]);
@@ -722,11 +757,11 @@ describe('EvmTransferNode against a scripted node (answers anvil does not give)'
       eth_getBlockByNumber: { number: '0x10', hash: keccak256('0x01'), parentHash: keccak256('0x00'), gasLimit: '0x1c9c380', baseFeePerGas: '0x7' },
       eth_gasPrice: '0x9', eth_estimateGas: '0x5208', eth_getTransactionCount: '0x3',
     };
-    const input = (await node().transferInput(request(key, fresh(), 1n, undefined))) as EvmTransferInput;
+    const input = (await node().transferInput(intent(key, fresh(), 1n))) as EvmTransferInput;
     expect([input.maxPriorityFeePerGas, input.maxFeePerGas, input.nextSequence, input.blockHeight]).to.deep.equal([GWEI.toString(), (GWEI + 14n).toString(), '3', '16']);
     const custom = new EvmTransferNode({ url: server.url }, { defaultPriorityFeePerGas: 5n, baseFeeMultiplier: 3, gasMarginPercent: 50 });
     answers.eth_estimateGas = '0x10000';
-    const erc = (await custom.transferInput(request(key, fresh(), 1n, undefined, '0xdAC17F958D2ee523a2206206994597C13D831ec7'))) as EvmTransferInput;
+    const erc = (await custom.transferInput(intent(key, fresh(), 1n, '0xdAC17F958D2ee523a2206206994597C13D831ec7'))) as EvmTransferInput;
     expect([erc.maxPriorityFeePerGas, erc.maxFeePerGas, erc.gasLimit]).to.deep.equal(['5', '26', String(0x10000 * 1.5)]);
 
     const blockHash = keccak256('0x05');

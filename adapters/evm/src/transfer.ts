@@ -1,5 +1,5 @@
 import { decodeRlp, encodeRlp, getBytes, hexlify, keccak256, toBeArray } from 'ethers';
-import type { JsonValue, KeySignature, SignedTransaction, TransferCrafter, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
+import type { JsonValue, KeySignature, SequenceCrafter, SequenceTransferRequest, SignedTransaction, TransferInput, TransferIntent, UnsignedTransfer } from '@wcs/core';
 import { ChainTransferError, recoverSecp256k1 } from '@wcs/core';
 import { EvmAddressCodec } from './address';
 
@@ -117,7 +117,7 @@ const isBytes = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
  * transfer(to, amount) (to = the contract, value 0). Serialization is the RLP of the typed
  * transaction (EIP-2718 / EIP-1559, EIP-155), checked against ethers' Transaction in the tests.
  */
-export class EvmTransferCrafter implements TransferCrafter {
+export class EvmTransferCrafter implements SequenceCrafter {
   private readonly codec = new EvmAddressCodec();
 
   /** chainId: the chain's EIP-155 id (chain.evmChainId), signed into every transaction. */
@@ -125,7 +125,7 @@ export class EvmTransferCrafter implements TransferCrafter {
     if (!Number.isSafeInteger(chainId) || chainId <= 0) throw new TypeError(`chainId must be a positive integer, got ${chainId}`);
   }
 
-  craft(request: TransferRequest, input: TransferInput): UnsignedTransfer {
+  craft(request: SequenceTransferRequest, input: TransferInput): UnsignedTransfer {
     const r = this.checkRequest(request);
     const fees = parseInput(input, this.chainId, 'transfer input');
     const call = r.contract === null
@@ -190,7 +190,7 @@ export class EvmTransferCrafter implements TransferCrafter {
   }
 
   /** craft()'s maxFee: gasLimit x maxFeePerGas (legacy: gasPrice), whatever the amount. */
-  maxFeeOf(_request: TransferRequest, input: TransferInput): bigint {
+  maxFeeOf(_request: TransferIntent, input: TransferInput): bigint {
     const fees = parseInput(input, this.chainId, 'transfer input');
     return fees.gasLimit * (fees.eip1559 ? fees.maxFeePerGas : fees.gasPrice);
   }
@@ -247,13 +247,19 @@ export class EvmTransferCrafter implements TransferCrafter {
     return { ...input, gasLimit, maxFeePerGas: price.toString(), maxPriorityFeePerGas: price.toString() };
   }
 
-  private checkRequest(request: TransferRequest): { from: string; to: string; contract: string | null; amount: bigint; nonce: number } {
-    if (!request || typeof request !== 'object') throw new TypeError('craft: request must be a TransferRequest');
-    if (request.sequence === undefined || request.sequence === null) throw new TypeError('craft: request.sequence (the nonce allocated to this transfer) is required on EVM chains');
-    if (typeof request.sequence !== 'bigint' || request.sequence < 0n || request.sequence > BigInt(Number.MAX_SAFE_INTEGER)) {
-      throw new TypeError(`craft: request.sequence must be a bigint in [0, 2^53), got ${String(request.sequence)}`);
+  /**
+   * The request's fields, checked: the type guarantees them to TypeScript callers, these checks
+   * refuse what a plain JS caller (or a request read back from storage) may still hand over.
+   */
+  private checkRequest(request: SequenceTransferRequest): { from: string; to: string; contract: string | null; amount: bigint; nonce: number } {
+    if (!request || typeof request !== 'object') throw new TypeError('craft: request must be a SequenceTransferRequest');
+    // a request of another spend model, or without its sequence, as a plain JS caller could pass it
+    const loose: { readonly sequence?: unknown; readonly inputs?: unknown; readonly changeAddress?: unknown } = request;
+    if (loose.sequence === undefined || loose.sequence === null) throw new TypeError('craft: request.sequence (the nonce allocated to this transfer) is required on EVM chains');
+    if (typeof loose.sequence !== 'bigint' || loose.sequence < 0n || loose.sequence > BigInt(Number.MAX_SAFE_INTEGER)) {
+      throw new TypeError(`craft: request.sequence must be a bigint in [0, 2^53), got ${typeof loose.sequence === 'bigint' ? loose.sequence : `${typeof loose.sequence} ${String(loose.sequence)}`}`);
     }
-    if (request.inputs !== undefined || request.changeAddress !== undefined) throw new TypeError('craft: inputs / changeAddress are for utxo chains, not EVM');
+    if (loose.inputs !== undefined || loose.changeAddress !== undefined) throw new TypeError('craft: inputs / changeAddress are for utxo chains, not EVM');
     if (request.memo !== null && request.memo !== undefined) throw new TypeError('craft: EVM transfers carry no memo');
     if (typeof request.amount !== 'bigint' || request.amount <= 0n || request.amount > UINT256_MAX) throw new TypeError('craft: request.amount must be a bigint in [1, 2^256)');
     const from = this.address(request.from, 'from');

@@ -1,6 +1,6 @@
 import {
   defineAdapter, type AddressCodec,
-  type AdapterPlugin, type ChainAdapter, type ChainDefinition, type KeyPurpose, type KeySpec,
+  type AdapterParts, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ExpiringSpending, type KeyPurpose, type KeySpec,
 } from '@wcs/core';
 import { solanaAddressFromPublicKey, validateSolanaAddress } from './address';
 import { createSolanaScanner } from './scanner';
@@ -37,7 +37,8 @@ export const plugin: AdapterPlugin = defineAdapter({
   family: 'solana',
   curve: 'ed25519',
   addressing: 'hd',
-  build: (chain) => ({
+  // an `expiring` chain (a recent blockhash): its crafter and node are the expiring model's
+  build: (chain): AdapterParts & ExpiringSpending => ({
     spendModel: 'expiring',
     keySpec: SOLANA_KEY_SPECS,
     address: Object.freeze<AddressCodec>({

@@ -3,7 +3,7 @@ import type { HistoryScanner, ObservedTransfer } from '@wcs/core';
 import path from 'node:path';
 import { fixtureReader, startReplayServer, testChain, type Reply, type ReplayServer, type SeenRequest } from '@wcs/core/testing';
 import { parseJsonExact, plugin } from './index';
-import { ChainRpcError } from '@wcs/core';
+import { ChainRpcError, scanning } from '@wcs/core';
 import { createSolanaScanner, solanaTransfersInTransaction, type SolanaScannerOptions } from './scanner';
 
 // Recorded responses in src/fixtures (read from dist); see src/fixtures/SOURCE.md for where each came from.
@@ -280,6 +280,6 @@ describe('Solana history scanner (recorded mainnet-beta responses)', function ()
   it('the adapter creates the scanner', () => {
     const chain = testChain({ id: 5, code: 'SOL', name: 'Solana', family: 'solana', environment: 'live', network: 'mainnet-beta', nativeSymbol: 'SOL', decimals: 9, confirmations: 32 });
     const adapter = plugin.create(chain);
-    assert.equal(adapter.createScanner!({ url: 'https://api.mainnet-beta.solana.com' }).kind, 'history');
+    assert.equal(scanning(adapter).createScanner({ url: 'https://api.mainnet-beta.solana.com' }).kind, 'history');
   });
 });

@@ -2,7 +2,7 @@ import { PublicKey as SolanaPublicKey, SystemProgram, TransactionMessage } from 
 import {
   singleAnswer, ChainRpcError, jsonBigInt,
   type BroadcastOutcome, type ChainEndpoint, type JsonRpcClient, type SignedTransaction, type TransactionState,
-  type TransferInput, type TransferNode, type TransferRequest,
+  type TransferInput, type TransferIntent, type TransferNode,
 } from '@wcs/core';
 import { validateSolanaAddress } from './address';
 import { solanaRpc, TRANSIENT_RPC_CODES, type SolanaRpcOptions } from './rpc';
@@ -10,7 +10,6 @@ import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from './scanner';
 import { associatedTokenAddress, base58Encode, SOLANA_MAX_COMPUTE_UNITS, type SolanaTransferInput } from './transfer';
 
 type Json = Record<string, unknown>;
-type Request = Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -137,7 +136,7 @@ export class SolanaTransferNode implements TransferNode {
   // ------------------------------------------------------------------ transfer input
 
   /** What craft() needs for one request (see transferInputs). */
-  async transferInput(request: Request): Promise<TransferInput> {
+  async transferInput(request: TransferIntent): Promise<TransferInput> {
     return singleAnswer(this.transferInputs([request]));
   }
 
@@ -152,7 +151,7 @@ export class SolanaTransferNode implements TransferNode {
    * reads failing throws; a request whose own reads fail (or whose mint is not a mint) gets its
    * Error. A malformed request throws TypeError before anything is sent.
    */
-  async transferInputs(requests: readonly Request[]): Promise<Array<TransferInput | Error>> {
+  async transferInputs(requests: readonly TransferIntent[]): Promise<Array<TransferInput | Error>> {
     const checked = requests.map((r, i) => this.checkRequest(r, i));
     if (checked.length === 0) return [];
     const accounts = [...new Set(checked.flatMap((c) => (c.mint === null ? [] : [c.mint, c.ataToken!, c.ataToken2022!, ...(c.source ? [c.source.token, c.source.token2022] : [])])))];
@@ -572,7 +571,7 @@ export class SolanaTransferNode implements TransferNode {
 
   // ------------------------------------------------------------------ internals
 
-  private checkRequest(r: Request, i: number) {
+  private checkRequest(r: TransferIntent, i: number) {
     const what = (f: string) => `request ${i} ${f}`;
     if (!isObject(r)) throw new TypeError(`Solana transfer node: request ${i} is not an object`);
     const from = address(r.from, what('from'));

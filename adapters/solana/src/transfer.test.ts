@@ -2,13 +2,17 @@ import { expect } from 'chai';
 import { createPrivateKey, sign as edSign, type KeyObject } from 'node:crypto';
 import { LiteSVM } from 'litesvm';
 import { PublicKey as SolanaPublicKey, VersionedTransaction } from '@solana/web3.js';
-import type { KeySignature, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
-import { fillPath, slip10Ed25519, testPublicKey, testSeed, walletCore } from '@wcs/core/testing';
-import { SOLANA_KEY_SPECS } from './index';
+import {
+  CapabilityMissingError, craftTransfer, paying, sequenceNode,
+  type ExpiringTransferRequest, type KeySignature, type TransferInput, type UnsignedTransfer,
+} from '@wcs/core';
+import { fillPath, slip10Ed25519, testChain, testPublicKey, testSeed, walletCore } from '@wcs/core/testing';
+import { SOLANA_KEY_SPECS, plugin } from './index';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from './scanner';
 import {
   MEMO_PROGRAM_ID, SolanaTransferCrafter, associatedTokenAddress, base58Encode, type SolanaTransferInput,
 } from './transfer';
+import { SolanaTransferNode } from './transfer-node';
 
 const b64url = (b: Uint8Array): string => Buffer.from(b).toString('base64url');
 
@@ -61,12 +65,12 @@ export function depositKey(index: number): TestKey {
   return key;
 }
 
-export function request(from: TestKey, to: string, amount: bigint, contract: string | null = null, memo: string | null = null): TransferRequest {
+export function request(from: TestKey, to: string, amount: bigint, contract: string | null = null, memo: string | null = null): ExpiringTransferRequest {
   return { from: from.address, fromPublicKey: { curve: 'ed25519', bytes: from.publicKey }, to, memo, contract, amount };
 }
 
 /** A sweep of `from` paid by `feePayer` (the hot wallet): the request shape the service sends. */
-export function sweepRequest(from: TestKey, feePayer: TestKey, to: string, amount: bigint, contract: string | null = null, closeTokenAccount = false): TransferRequest {
+export function sweepRequest(from: TestKey, feePayer: TestKey, to: string, amount: bigint, contract: string | null = null, closeTokenAccount = false): ExpiringTransferRequest {
   return {
     ...request(from, to, amount, contract),
     feePayer: { address: feePayer.address, publicKey: { curve: 'ed25519', bytes: feePayer.publicKey } },
@@ -207,6 +211,19 @@ describe('SolanaTransferCrafter', () => {
       const s2 = signAndCombine(crafter, restored, from);
       expect(Buffer.from(s1.raw).equals(Buffer.from(s2.raw))).to.equal(true);
       expect(s1.txHash).to.equal(s2.txHash);
+    });
+
+    it('is the expiring adapter\'s crafter: core\'s craftTransfer takes an expiring allocation to it, refuses a sequence one', () => {
+      const adapter = paying(plugin.create(testChain({ id: 5, code: 'SOL', name: 'Solana', family: 'solana', environment: 'live', network: 'mainnet-beta', nativeSymbol: 'SOL', decimals: 9, confirmations: 32 })));
+      expect(adapter.spendModel).to.equal('expiring');
+      expect(adapter.transfers).to.be.instanceOf(SolanaTransferCrafter);
+      const node = adapter.createTransferNode({ url: 'http://127.0.0.1:1' });
+      expect(node).to.be.instanceOf(SolanaTransferNode);
+      expect(() => sequenceNode(adapter, node), 'no sequence to allocate').to.throw(CapabilityMissingError);
+      const req = request(from, to, 7n);
+      const viaCore = craftTransfer(adapter, { spendModel: 'expiring', request: req }, { ...base });
+      expect(viaCore.ok && viaCore.unsigned).to.deep.equal(crafter.craft(req, { ...base }));
+      expect(() => craftTransfer(adapter, { spendModel: 'sequence', request: { ...req, sequence: 1n } }, { ...base })).to.throw(TypeError, /expiring chain/);
     });
 
     it('decodes as the transfer it was asked for (web3.js)', () => {

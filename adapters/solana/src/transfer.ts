@@ -3,7 +3,7 @@ import {
   ComputeBudgetProgram, Message, PublicKey as SolanaPublicKey, SystemProgram, TransactionInstruction, TransactionMessage,
 } from '@solana/web3.js';
 import type {
-  JsonValue, KeySignature, SignedTransaction, TransferCrafter, TransferInput, TransferRequest, UnsignedTransfer,
+  ExpiringCrafter, ExpiringTransferRequest, JsonValue, KeySignature, SignedTransaction, TransferInput, UnsignedTransfer,
 } from '@wcs/core';
 import { validateSolanaAddress } from './address';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from './scanner';
@@ -213,7 +213,7 @@ function memoInstruction(memo: string, signer: SolanaPublicKey): TransactionInst
   });
 }
 
-function checkRequest(request: TransferRequest): { from: SolanaPublicKey; to: SolanaPublicKey; payer: SolanaPublicKey; close: boolean } {
+function checkRequest(request: ExpiringTransferRequest): { from: SolanaPublicKey; to: SolanaPublicKey; payer: SolanaPublicKey; close: boolean } {
   if (request.fromPublicKey?.curve !== 'ed25519' || request.fromPublicKey.bytes?.length !== 32) fail('fromPublicKey must be a 32-byte ed25519 key');
   const from = new SolanaPublicKey(request.fromPublicKey.bytes);
   if (from.toBase58() !== request.from) fail('from is not the address of fromPublicKey');
@@ -256,8 +256,8 @@ function checkRequest(request: TransferRequest): { from: SolanaPublicKey; to: So
  * coin it spends, and not spent when the account turns out to exist by then). The rent that
  * CloseAccount returns to the fee payer is not subtracted: maxFee is the most it can cost.
  */
-export class SolanaTransferCrafter implements TransferCrafter {
-  craft(request: TransferRequest, input: TransferInput): UnsignedTransfer {
+export class SolanaTransferCrafter implements ExpiringCrafter {
+  craft(request: ExpiringTransferRequest, input: TransferInput): UnsignedTransfer {
     const { from, to, payer, close } = checkRequest(request);
     const recentBlockhash = keyOf(field(input, 'recentBlockhash'), 'input.recentBlockhash').toBase58();
     const lastValidBlockHeight = decimalField(input, 'lastValidBlockHeight', 0n, U64_MAX)!;
