@@ -23,7 +23,7 @@ describe('eos adapter', () => {
         );
         // Everything else still works.
         expect(adapter.address.validate('eosio.token', '42')).to.deep.equal({ valid: true, normalized: 'eosio.token', memo: '42' });
-        expect(adapter.memo!.format(7n)).to.equal('7');
+        expect(adapter.memo?.format(7n)).to.equal('7');
         expect(adapter.keySpec('deposit')).to.equal(EOS_KEY_SPECS.deposit);
       }
     });

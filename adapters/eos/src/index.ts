@@ -1,6 +1,6 @@
 import {
-  AdapterConfigError, defineAdapter, type AddressCodec,
-  type AddressValidation, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type KeyPurpose, type KeySpec,
+  AdapterConfigError, defineAdapter, type AddressCodec, type AdapterParts,
+  type AddressValidation, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ExpiringSpending, type KeyPurpose, type KeySpec,
 } from '@wcs/core';
 import { checkK1PublicKey } from './keys';
 import { eosMemoCodec, isEosMemo } from './memo';
@@ -60,7 +60,7 @@ export const plugin: AdapterPlugin = defineAdapter({
   family: 'eos',
   curve: 'secp256k1',
   addressing: 'memo',
-  build(chain) {
+  build(chain): AdapterParts & ExpiringSpending {
     const depositAccount = chain.options?.depositAccount;
     if (depositAccount !== undefined && !isEosAccountName(depositAccount)) {
       throw new AdapterConfigError(

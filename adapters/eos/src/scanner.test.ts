@@ -4,7 +4,7 @@ import type { HistoryScanner, ObservedTransfer } from '@wcs/core';
 import path from 'node:path';
 import { fixtureReader, startReplayServer, testChain, type Reply, type ReplayServer, type SeenRequest } from '@wcs/core/testing';
 import { plugin } from './index';
-import { ChainRpcError } from '@wcs/core';
+import { ChainRpcError, scanning } from '@wcs/core';
 import { createEosScanner, parseEosQuantity, type EosScannerOptions } from './scanner';
 
 // Recorded responses in src/fixtures (read from dist); see src/fixtures/SOURCE.md for where each came from.
@@ -260,6 +260,6 @@ describe('EOS history scanner (Hyperion, recorded Jungle 4 responses)', function
 
   it('the adapter creates the scanner', () => {
     const chain = testChain({ id: 108, code: 'EOS', name: 'EOS Jungle Testnet', family: 'eos', environment: 'test', network: 'jungle4', nativeSymbol: 'EOS', decimals: 4, confirmations: 1 });
-    assert.equal(plugin.create(chain).createScanner!({ url: 'https://jungle4.cryptolions.io' }).kind, 'history');
+    assert.equal(scanning(plugin.create(chain)).createScanner({ url: 'https://jungle4.cryptolions.io' }).kind, 'history');
   });
 });

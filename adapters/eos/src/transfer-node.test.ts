@@ -5,7 +5,7 @@ import { secp256k1 } from '@noble/curves/secp256k1';
 import { HDKey } from '@scure/bip32';
 import { SerialBuffer, createInitialTypes, createTransactionTypes, getTypesFromAbi } from 'eosjs/dist/eosjs-serialize';
 import { stringToPublicKey } from 'eosjs/dist/eosjs-numeric';
-import type { KeySignature, PublicKey, SignedTransaction, TransferRequest } from '@wcs/core';
+import type { KeySignature, PublicKey, SignedTransaction, TransferIntent } from '@wcs/core';
 import { fillPath, fixtureReader, rejected, startReplayServer, testSeed, type Reply, type ReplayServer, type SeenRequest } from '@wcs/core/testing';
 import { EOS_KEY_SPECS, eosPublicKeyToLegacyString, eosPublicKeyToString } from './index';
 import { ChainRpcError } from '@wcs/core';
@@ -54,7 +54,7 @@ function open(server: ReplayServer, options: EosTransferNodeOptions = {}, timeou
   return new EosTransferNode({ url: `${server.url}chain-api/KEY123SECRET`, ...(timeoutMs ? { timeoutMs } : {}) }, { backoffMs: 1, attempts: 2, ...options });
 }
 
-const base = (contract: string | null = null): Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'> => ({
+const base = (contract: string | null = null): TransferIntent => ({
   from: HOT, fromPublicKey: HOT_KEY, to: 'crosschaino3', memo: '42', contract, amount: 12345n,
 });
 

@@ -4,7 +4,7 @@ import {
   singleAnswer, settleLimit,
   ChainRpcError, HttpJsonClient, isTransientStatus, jsonBigInt, parseJsonExact,
   type BroadcastOutcome, type ChainEndpoint, type HttpJsonAnswer, type HttpJsonOptions, type RetryOptions, type HttpJsonRequest, type PublicKey,
-  type SignedTransaction, type TransactionState, type TransferInput, type TransferNode, type TransferRequest, type Verdict,
+  type SignedTransaction, type TransactionState, type TransferInput, type TransferIntent, type TransferNode, type Verdict,
 } from '@wcs/core';
 import { checkK1PublicKey } from './keys';
 import { isEosAccountName } from './name';
@@ -116,8 +116,6 @@ interface ChainInfo {
   readonly libTimeMs: number | null;
 }
 
-type Request = Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>;
-
 /** What transferInput returns: the crafter's input (EosTransferInput), as JSON. */
 export type EosNodeTransferInput = TransferInput & EosTransferInput;
 
@@ -159,12 +157,12 @@ export class EosTransferNode implements TransferNode {
    * chain takes at most head + 3600 s); account = request.from, permission "active", precision
    * of the token from get_currency_stats, requireCanonicalSignature true.
    */
-  async transferInput(request: Request): Promise<EosNodeTransferInput> {
+  async transferInput(request: TransferIntent): Promise<EosNodeTransferInput> {
     return singleAnswer(this.transferInputs([request]));
   }
 
   /** One get_info for all, get_currency_stats once per token; an Error per failing item. */
-  async transferInputs(requests: ReadonlyArray<Request>): Promise<Array<EosNodeTransferInput | Error>> {
+  async transferInputs(requests: readonly TransferIntent[]): Promise<Array<EosNodeTransferInput | Error>> {
     const checked = requests.map((r) => {
       try {
         if (!r || typeof r.from !== 'string' || !isEosAccountName(r.from)) throw new TypeError('EOS transfer input: from must be the hot account\'s name');

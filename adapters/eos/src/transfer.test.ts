@@ -4,7 +4,7 @@ import { secp256k1 } from '@noble/curves/secp256k1';
 import { HDKey } from '@scure/bip32';
 import { SerialBuffer, createInitialTypes, createTransactionTypes, getTypesFromAbi } from 'eosjs/dist/eosjs-serialize';
 import { Signature } from 'eosjs/dist/eosjs-key-conversions';
-import type { KeySignature, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
+import type { ExpiringTransferRequest, KeySignature, TransferInput, UnsignedTransfer } from '@wcs/core';
 import { fillPath, testSeed } from '@wcs/core/testing';
 import { EOS_KEY_SPECS, eosPublicKeyToString } from './index';
 import {
@@ -52,7 +52,7 @@ function hotPrivateKey(index: number): Uint8Array {
   return HDKey.fromMasterSeed(testSeed()).derive(fillPath(EOS_KEY_SPECS.hot.pathTemplate, 1, index)).privateKey!;
 }
 
-function request(from: string, key: TestKey, to: string, amount: bigint, memo: string | null = null, contract: string | null = null): TransferRequest {
+function request(from: string, key: TestKey, to: string, amount: bigint, memo: string | null = null, contract: string | null = null): ExpiringTransferRequest {
   return { from, fromPublicKey: { curve: 'secp256k1', bytes: key.publicKey }, to, memo, contract, amount };
 }
 

@@ -5,7 +5,7 @@ import {
 import { KeyType, signatureToString } from 'eosjs/dist/eosjs-numeric';
 import { Signature } from 'eosjs/dist/eosjs-key-conversions';
 import type {
-  JsonValue, KeySignature, SignedTransaction, TransferCrafter, TransferInput, TransferRequest, UnsignedTransfer,
+  ExpiringCrafter, ExpiringTransferRequest, JsonValue, KeySignature, SignedTransaction, TransferInput, UnsignedTransfer,
 } from '@wcs/core';
 import { checkK1PublicKey, eosPublicKeyToString } from './keys';
 import { isEosMemo } from './memo';
@@ -180,8 +180,8 @@ export function tokenOf(contract: string | null): { account: string; symbol: str
  * expiration (1 second apart), one payload each; combine() keeps the first whose signature is
  * canonical. Which one is known only then, so `txHash` is null at craft time.
  */
-export class EosTransferCrafter implements TransferCrafter {
-  craft(request: TransferRequest, input: TransferInput): UnsignedTransfer {
+export class EosTransferCrafter implements ExpiringCrafter {
+  craft(request: ExpiringTransferRequest, input: TransferInput): UnsignedTransfer {
     const key = request.fromPublicKey;
     if (key?.curve !== 'secp256k1') fail('fromPublicKey must be a secp256k1 key');
     let publicKey: string;

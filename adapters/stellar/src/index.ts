@@ -1,6 +1,6 @@
 import {
-  defineAdapter, type AddressCodec,
-  type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ChainEndpoint, type KeyPurpose, type KeySpec,
+  defineAdapter, type AddressCodec, type AdapterParts,
+  type AdapterPlugin, type ChainAdapter, type ChainDefinition, type KeyPurpose, type KeySpec, type SequenceSpending,
 } from '@wcs/core';
 import { stellarAddressFromPublicKey, validateStellarAddress } from './address';
 import { memoIdCodec } from './memo';
@@ -37,14 +37,14 @@ export const plugin: AdapterPlugin = defineAdapter({
   family: 'stellar',
   curve: 'ed25519',
   addressing: 'memo',
-  build(chain) {
+  build(chain): AdapterParts & SequenceSpending {
     // Withdrawals sign for one network: without a known passphrase (a network name other than
     // pubnet / testnet / futurenet and no options.networkPassphrase) the adapter scans but cannot pay out.
     const passphrase = stellarChainPassphrase(chain);
-    const payouts = passphrase === null ? {} : {
+    const payouts: Pick<SequenceSpending, 'transfers' | 'createTransferNode'> = passphrase === null ? {} : {
       transfers: new StellarTransferCrafter(passphrase),
       // closed ledgers are final: an ingested transaction has the chain's confirmations at once
-      createTransferNode: (endpoint: ChainEndpoint) => new StellarTransferNode(endpoint, passphrase, { confirmations: Math.max(1, chain.confirmations) }),
+      createTransferNode: (endpoint) => new StellarTransferNode(endpoint, passphrase, { confirmations: Math.max(1, chain.confirmations) }),
     };
     return {
       spendModel: 'sequence',

@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import type { ChainEndpoint, HistoryScanner } from '@wcs/core';
 import { fixtureReader, startReplayServer, testChain, type ReplayServer } from '@wcs/core/testing';
-import { ChainRpcError } from '@wcs/core';
+import { ChainRpcError, scanning } from '@wcs/core';
 import { createStellarScanner, decodeOperationId, memoOfTransaction, parsePaymentOperation, plugin } from './index';
 
 /**
@@ -241,8 +241,8 @@ describe('stellar deposit scanner (recorded Horizon responses)', () => {
 
   it('is wired into the adapter as createScanner (history kind)', () => {
     const chain = testChain({ id: 7, code: 'XLM', name: 'Stellar', family: 'stellar', environment: 'live', network: 'pubnet', nativeSymbol: 'XLM', decimals: 7, confirmations: 1 });
-    const adapter = plugin.create(chain);
-    expect(adapter.createScanner!({ url: 'http://127.0.0.1:1/' }).kind).to.equal('history');
+    const adapter = scanning(plugin.create(chain));
+    expect(adapter.createScanner({ url: 'http://127.0.0.1:1/' }).kind).to.equal('history');
   });
 });
 

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { Account, Keypair, Networks, Operation, TransactionBuilder, type Transaction } from '@stellar/stellar-sdk';
-import type { ChainEndpoint, SignedTransaction } from '@wcs/core';
+import type { ChainEndpoint, SequenceTransferRequest, SignedTransaction, TransferInput, UnsignedTransfer } from '@wcs/core';
 import { fixtureReader, rejected, startReplayServer, testChain, type ReplayServer, type Reply, type SeenRequest } from '@wcs/core/testing';
-import { ChainRpcError } from '@wcs/core';
+import { ChainRpcError, craftTransfer, paying, sequenceNode } from '@wcs/core';
 import { StellarTransferNode, plugin, type StellarTransferNodeOptions } from './index';
-import { hotKey, request, type TestKey } from './transfer.test';
+import { hotKey, intent, request, type TestKey } from './transfer.test';
 
 /**
  * The Stellar transfer node against recorded Horizon responses (src/fixtures, sources in
@@ -72,14 +72,14 @@ describe('StellarTransferNode (recorded Horizon responses)', () => {
   describe('transferInput', () => {
     it('bids the highest recent fee (at least the base fee), times out 300 s after the latest ledger, and finds the destination', async () => {
       const node = await nodeFor({ 'GET /fee_stats': FEE_STATS, 'GET /ledgers': LEDGER_PAGE, [`GET /accounts/${GAYOLL}`]: ACCOUNT });
-      const input = await node.transferInput(request(hotKey(0), GAYOLL, 1n, undefined));
+      const input = await node.transferInput(intent(hotKey(0), GAYOLL, 1n));
       expect(input).to.deep.equal({ baseFee: '199', minTime: '0', maxTime: String(CLOSED_AT + 300), destinationExists: true, ledger: 27146933 });
       expect(seen()).to.deep.equal(['GET /fee_stats', 'GET /ledgers?order=desc&limit=1', `GET /accounts/${GAYOLL}`]);
     });
 
     it('uses the local clock when it is ahead of the latest ledger, and says a missing destination does not exist', async () => {
       const node = await nodeFor({ 'GET /fee_stats': FEE_STATS, 'GET /ledgers': LEDGER_PAGE }, {}, { now: () => 1_767_225_600_123, txTimeoutSeconds: 60 });
-      const input = await node.transferInput(request(hotKey(0), hotKey(1).address, 1n, undefined));
+      const input = await node.transferInput(intent(hotKey(0), hotKey(1).address, 1n));
       expect(input).to.deep.include({ maxTime: String(1_767_225_600 + 60), destinationExists: false });
     });
 
@@ -87,16 +87,16 @@ describe('StellarTransferNode (recorded Horizon responses)', () => {
       const node = await nodeFor({ 'GET /fee_stats': FEE_STATS, 'GET /ledgers': LEDGER_PAGE, [`GET /accounts/${GAYOLL}`]: ACCOUNT });
       const { StrKey } = await import('@stellar/stellar-sdk');
       const muxed = StrKey.encodeMed25519PublicKey(Buffer.concat([StrKey.decodeEd25519PublicKey(GAYOLL), Buffer.alloc(8, 7)]));
-      expect((await node.transferInput(request(hotKey(0), muxed, 1n, undefined))).destinationExists).to.equal(true);
+      expect((await node.transferInput(intent(hotKey(0), muxed, 1n))).destinationExists).to.equal(true);
     });
 
     it('caps a surge bid at maxBaseFee (test-made: the recorded max_fee percentiles served as fee_charged)', async () => {
       const surge = { ...FEE_STATS, fee_charged: FEE_STATS.max_fee };
       let node = await nodeFor({ 'GET /fee_stats': surge, 'GET /ledgers': LEDGER_PAGE });
-      expect((await node.transferInput(request(hotKey(0), GAYOLL, 1n, undefined))).baseFee).to.equal('8000');
+      expect((await node.transferInput(intent(hotKey(0), GAYOLL, 1n))).baseFee).to.equal('8000');
       await server!.close();
       node = await nodeFor({ 'GET /fee_stats': surge, 'GET /ledgers': LEDGER_PAGE }, {}, { maxBaseFee: 1000n });
-      expect((await node.transferInput(request(hotKey(0), GAYOLL, 1n, undefined))).baseFee).to.equal('1000');
+      expect((await node.transferInput(intent(hotKey(0), GAYOLL, 1n))).baseFee).to.equal('1000');
     });
   });
 
@@ -232,8 +232,15 @@ describe('StellarTransferNode (recorded Horizon responses)', () => {
 
   describe('end to end: craft on the node\'s input, sign, combine, broadcast, status', () => {
     const chain = testChain({ id: 107, code: 'XLM', name: 'Stellar Testnet', family: 'stellar', environment: 'test', network: 'testnet', nativeSymbol: 'XLM', decimals: 7, confirmations: 1 });
-    const adapter = plugin.create(chain);
+    const adapter = paying(plugin.create(chain));
     const hot: TestKey = hotKey(0);
+
+    /** The adapter's crafting as the service reaches it (craftTransfer): a sequence chain answers a transaction. */
+    function craft(request: SequenceTransferRequest, input: TransferInput): UnsignedTransfer {
+      const result = craftTransfer(adapter, { spendModel: 'sequence', request }, input);
+      if (!result.ok) expect.fail(`Stellar crafting answered ${result.reason}`);
+      return result.unsigned;
+    }
 
     it('pays with the fee and time bounds the node read, at the allocated sequence; ACCEPTED, ALREADY_KNOWN on a re-send, then MINED', async () => {
       let envelope = '';
@@ -253,14 +260,16 @@ describe('StellarTransferNode (recorded Horizon responses)', () => {
           return posts === 1 ? ours(SUBMITTED) : { status: 400, body: BAD_SEQ };
         },
       }, {}, {}, (req) => (ourHash && req.method === 'GET' && req.path === `/transactions/${ourHash}` ? ours(TX_RECORD) : undefined));
-      expect(adapter.createTransferNode!({ url: server!.url })).to.be.instanceOf(StellarTransferNode);
+      const created = adapter.createTransferNode({ url: server!.url });
+      expect(created).to.be.instanceOf(StellarTransferNode);
+      expect(sequenceNode(adapter, created)).to.equal(created);
 
-      const base = request(hot, GAYOLL, 25_000_000n, undefined, '4242');
+      const base = intent(hot, GAYOLL, 25_000_000n, '4242');
       const input = await node.transferInput(base);
       const sequence = await node.nextSequence(GAYOLL); // the allocator's floor, as read from the recorded account
-      const unsigned = adapter.transfers!.craft({ ...base, sequence }, input);
+      const unsigned = craft({ ...base, sequence }, input);
       expect(unsigned.maxFee).to.equal(199n);
-      const signed = adapter.transfers!.combine(unsigned, unsigned.payloads.map((p) => hot.sign(p)));
+      const signed = adapter.transfers.combine(unsigned, unsigned.payloads.map((p) => hot.sign(p)));
 
       expect(await node.broadcast(signed)).to.deep.equal({ outcome: 'ACCEPTED', txHash: signed.txHash });
       expect(ourHash).to.equal(signed.txHash);
@@ -285,7 +294,7 @@ describe('StellarTransferNode (recorded Horizon responses)', () => {
       const q = { ...request(hot, hot.address, 1n, 0n) };
       const input = await node.transferInput(q);
       expect(input.destinationExists).to.equal(false);
-      expect(adapter.transfers!.craft(q, input).maxFee).to.equal(199n);
+      expect(craft(q, input).maxFee).to.equal(199n);
     });
   });
 });

@@ -2,7 +2,7 @@ import type * as StellarSdk from '@stellar/stellar-sdk';
 import {
   ChainRpcError, DEFAULT_RETRY, HttpJsonClient, restFailure, isHttpJsonError, networkErrorCode, parseUnits,
   type BroadcastOutcome, type ChainEndpoint, type HttpJsonAnswer, type HttpJsonRequest, type RetryPolicy, type SignedTransaction,
-  type TransactionState, type TransferNode, type TransferRequest, type Verdict,
+  type SequenceTransferNode, type TransactionState, type TransferIntent, type Verdict,
 } from '@wcs/core';
 import { StrKey } from './strkey';
 
@@ -100,7 +100,7 @@ interface Answer {
  * - broadcast: POST /transactions (form `tx` = base64 envelope); Horizon waits for the ledger.
  * - status: GET /transactions/{hash}.
  */
-export class StellarTransferNode implements TransferNode {
+export class StellarTransferNode implements SequenceTransferNode {
   private readonly reads: HttpJsonClient;
   private readonly submits: HttpJsonClient;
   private readonly host: string;
@@ -143,7 +143,7 @@ export class StellarTransferNode implements TransferNode {
    * - `destinationExists`: GET /accounts/{destination} (the account of an M… address): 404 → false
    *   (XLM then goes by CreateAccount).
    */
-  async transferInput(request: Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>): Promise<StellarNodeTransferInput> {
+  async transferInput(request: TransferIntent): Promise<StellarNodeTransferInput> {
     const destination = this.accountOf(request.to, 'to');
     const stats = await this.get('XLM fee_stats', '/fee_stats');
     if (stats.status !== 200 || !isObject(stats.json)) throw this.bad('XLM fee_stats', 'no fee statistics');

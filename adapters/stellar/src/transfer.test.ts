@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { Keypair, Networks, StrKey, TransactionBuilder, type Transaction } from '@stellar/stellar-sdk';
-import type { KeySignature, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
+import type { KeySignature, SequenceTransferRequest, TransferInput, TransferIntent, UnsignedTransfer } from '@wcs/core';
 import { fillPath, slip10Ed25519, testChain, testPublicKey, testSeed } from '@wcs/core/testing';
 import { STELLAR_KEY_SPECS } from './index';
 import { StellarTransferCrafter, stellarChainPassphrase, stellarNetworkPassphrase, type StellarTransferInput } from './transfer';
@@ -30,8 +30,14 @@ export function hotKey(index: number): TestKey {
   return key;
 }
 
-export function request(from: TestKey, to: string, amount: bigint, sequence: bigint | undefined, memo: string | null = null, contract: string | null = null): TransferRequest {
-  return { from: from.address, fromPublicKey: { curve: 'ed25519', bytes: from.publicKey }, to, memo, contract, amount, ...(sequence === undefined ? {} : { sequence }) };
+/** What the transfer says before a sequence is allocated (what the node's transferInput takes). */
+export function intent(from: TestKey, to: string, amount: bigint, memo: string | null = null, contract: string | null = null): TransferIntent {
+  return { from: from.address, fromPublicKey: { curve: 'ed25519', bytes: from.publicKey }, to, memo, contract, amount };
+}
+
+/** The transfer at its allocated sequence (what the crafter takes). */
+export function request(from: TestKey, to: string, amount: bigint, sequence: bigint, memo: string | null = null, contract: string | null = null): SequenceTransferRequest {
+  return { ...intent(from, to, amount, memo, contract), sequence };
 }
 
 export const signAndCombine = (crafter: StellarTransferCrafter, unsigned: UnsignedTransfer, key: TestKey) =>
@@ -164,7 +170,8 @@ describe('StellarTransferCrafter', () => {
       const muxedFrom = StrKey.encodeMed25519PublicKey(Buffer.concat([Buffer.from(from.publicKey), Buffer.alloc(8)]));
       const muxedTo = StrKey.encodeMed25519PublicKey(Buffer.concat([Buffer.from(StrKey.decodeEd25519PublicKey(to)), Buffer.alloc(8, 1)]));
       const bad: Array<[string, () => unknown]> = [
-        ['no sequence', () => pubnet.craft(request(from, to, 1n, undefined), { ...input })],
+        // a plain JS caller's request without its sequence
+        ['no sequence', () => pubnet.craft(intent(from, to, 1n) as SequenceTransferRequest, { ...input })],
         ['negative sequence', () => pubnet.craft(request(from, to, 1n, -1n), { ...input })],
         ['sequence over int64', () => pubnet.craft(request(from, to, 1n, 1n << 63n), { ...input })],
         ['zero amount', () => pubnet.craft(request(from, to, 0n, 1n), { ...input })],

@@ -1,7 +1,7 @@
 import type * as StellarSdk from '@stellar/stellar-sdk';
 import {
   formatUnits, type ChainDefinition, type JsonValue, type KeySignature, type SignedTransaction,
-  type TransferCrafter, type TransferInput, type TransferRequest, type UnsignedTransfer,
+  type SequenceCrafter, type SequenceTransferRequest, type TransferInput, type UnsignedTransfer,
 } from '@wcs/core';
 import { withdrawalMemoType } from './memo';
 import { StrKey } from './strkey';
@@ -116,12 +116,12 @@ function creditAsset(contract: string): StellarSdk.Asset {
  * does not depend on the signature, so `txHash` is known at craft time (lower-case hex, as
  * Horizon writes it).
  */
-export class StellarTransferCrafter implements TransferCrafter {
+export class StellarTransferCrafter implements SequenceCrafter {
   constructor(private readonly networkPassphrase: string) {
     if (typeof networkPassphrase !== 'string' || networkPassphrase.length === 0) throw new TypeError('a Stellar network passphrase is required');
   }
 
-  craft(request: TransferRequest, input: TransferInput): UnsignedTransfer {
+  craft(request: SequenceTransferRequest, input: TransferInput): UnsignedTransfer {
     const key = request.fromPublicKey;
     if (key?.curve !== 'ed25519' || key.bytes?.length !== 32) fail('fromPublicKey must be a 32-byte ed25519 key');
     const source = StrKey.encodeEd25519PublicKey(Buffer.from(key.bytes));

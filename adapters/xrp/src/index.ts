@@ -1,6 +1,6 @@
 import {
-  defineAdapter, type AddressCodec,
-  type AdapterPlugin, type ChainAdapter, type ChainDefinition, type KeyPurpose, type KeySpec,
+  defineAdapter, type AddressCodec, type AdapterParts,
+  type AdapterPlugin, type ChainAdapter, type ChainDefinition, type KeyPurpose, type KeySpec, type SequenceSpending,
 } from '@wcs/core';
 import { validateXrpAddress, xrpAddressFromPublicKey } from './address';
 import { destinationTagCodec } from './memo';
@@ -35,7 +35,7 @@ export const plugin: AdapterPlugin = defineAdapter({
   family: 'xrp',
   curve: 'secp256k1',
   addressing: 'memo',
-  build(chain) {
+  build(chain): AdapterParts & SequenceSpending {
     const test = isTestNetwork(chain);
     return {
       spendModel: 'sequence',

@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import type { ChainEndpoint, HistoryScanner, ObservedTransfer } from '@wcs/core';
 import { fixtureReader, startReplayServer, testChain, type ReplayServer } from '@wcs/core/testing';
-import { ChainRpcError } from '@wcs/core';
+import { ChainRpcError, scanning } from '@wcs/core';
 import { createXrpScanner, plugin } from './index';
 
 /**
@@ -253,9 +253,8 @@ describe('xrp deposit scanner (recorded rippled responses)', () => {
 
   it('is wired into the adapter as createScanner (history kind)', () => {
     const chain = testChain({ id: 6, code: 'XRP', name: 'XRP Ledger', family: 'xrp', environment: 'live', network: 'mainnet', nativeSymbol: 'XRP', decimals: 6, confirmations: 1 });
-    const adapter = plugin.create(chain);
-    expect(adapter.createScanner).to.be.a('function');
-    expect(adapter.createScanner!({ url: 'http://127.0.0.1:1/' }).kind).to.equal('history');
+    const adapter = scanning(plugin.create(chain));
+    expect(adapter.createScanner({ url: 'http://127.0.0.1:1/' }).kind).to.equal('history');
   });
 });
 

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { decode, encode, hashes } from 'xrpl';
-import type { ChainEndpoint, SignedTransaction, TransactionState } from '@wcs/core';
+import type { ChainEndpoint, SequenceTransferRequest, SignedTransaction, TransactionState, TransferInput, UnsignedTransfer } from '@wcs/core';
 import { fixtureReader, rejected, startReplayServer, testChain, type ReplayServer, type Reply, type SeenRequest } from '@wcs/core/testing';
-import { ChainRpcError } from '@wcs/core';
+import { ChainRpcError, craftTransfer, paying, sequenceNode } from '@wcs/core';
 import { XrpTransferNode, plugin, type XrpTransferNodeOptions } from './index';
-import { hotKey, request, type TestKey } from './transfer.test';
+import { hotKey, intent, type TestKey } from './transfer.test';
 
 /**
  * The XRP transfer node against recorded rippled responses (src/fixtures, sources in SOURCE.md)
@@ -290,9 +290,16 @@ describe('XrpTransferNode (recorded rippled responses)', () => {
 
   describe('end to end: craft on the node\'s input, sign, combine, broadcast, status', () => {
     const live = testChain({ id: 6, code: 'XRP', name: 'XRP Ledger', family: 'xrp', environment: 'live', network: 'mainnet', nativeSymbol: 'XRP', decimals: 6, confirmations: 1 });
-    const adapter = plugin.create(live);
+    const adapter = paying(plugin.create(live));
     const hot = hotKey(0);
     const to = hotKey(1).address;
+
+    /** The adapter's crafting as the service reaches it (craftTransfer): a sequence chain answers a transaction. */
+    function craft(request: SequenceTransferRequest, input: TransferInput): UnsignedTransfer {
+      const result = craftTransfer(adapter, { spendModel: 'sequence', request }, input);
+      if (!result.ok) expect.fail(`XRP crafting answered ${result.reason}`);
+      return result.unsigned;
+    }
 
     /**
      * A recorded submit answer as rippled gives it for the blob actually sent: tx_blob and
@@ -308,7 +315,6 @@ describe('XrpTransferNode (recorded rippled responses)', () => {
     }
 
     it('pays with the fee and LastLedgerSequence the node read, at the allocated sequence; ACCEPTED, then ALREADY_KNOWN on a re-broadcast, then MINED', async () => {
-      expect(adapter.transfers).to.not.equal(undefined);
       let blob = '';
       let submits = 0;
       const node = await nodeFor({
@@ -322,15 +328,16 @@ describe('XrpTransferNode (recorded rippled responses)', () => {
         },
         tx: () => txAnswerFor(TX_V2, blob),
       });
-      const created = adapter.createTransferNode!({ url: server!.url });
+      const created = adapter.createTransferNode({ url: server!.url });
       expect(created).to.be.instanceOf(XrpTransferNode);
+      expect(sequenceNode(adapter, created)).to.equal(created);
 
-      const base = { ...request(hot, to, 25_000_000n, undefined, '4294967295') };
+      const base = intent(hot, to, 25_000_000n, '4294967295');
       const input = await node.transferInput(base);
       const sequence = await node.nextSequence(R_QUEUE); // the allocator's floor: 11
-      const unsigned = adapter.transfers!.craft({ ...base, sequence }, input);
+      const unsigned = craft({ ...base, sequence }, input);
       expect(unsigned.maxFee).to.equal(10n);
-      const signed = adapter.transfers!.combine(unsigned, unsigned.payloads.map((p) => hot.sign(p)));
+      const signed = adapter.transfers.combine(unsigned, unsigned.payloads.map((p) => hot.sign(p)));
 
       expect(await node.broadcast(signed)).to.deep.equal({ outcome: 'ACCEPTED', txHash: signed.txHash });
       const sent = decode(blob) as Json;
@@ -350,7 +357,7 @@ describe('XrpTransferNode (recorded rippled responses)', () => {
     it('quotes the fee the way the server does (sequence 0, to the hot wallet itself): maxFee from the node\'s input', async () => {
       const node = await nodeFor({ fee: FEE_ESCALATED, ledger: LEDGER });
       const q = { from: hot.address, fromPublicKey: pk(hot), to: hot.address, memo: null, contract: null, amount: 1n, sequence: 0n };
-      expect(adapter.transfers!.craft(q, await node.transferInput(q)).maxFee).to.equal(2_000_000n);
+      expect(craft(q, await node.transferInput(q)).maxFee).to.equal(2_000_000n);
     });
   });
 });

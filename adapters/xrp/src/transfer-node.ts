@@ -1,7 +1,7 @@
 import { hashes, isValidClassicAddress } from 'xrpl';
 import {
   ChainRpcError, ScannerHttp,
-  type BroadcastOutcome, type ChainEndpoint, type RetryPolicy, type SignedTransaction, type TransactionState, type TransferNode, type TransferRequest,
+  type BroadcastOutcome, type ChainEndpoint, type RetryPolicy, type SignedTransaction, type SequenceTransferNode, type TransactionState, type TransferIntent,
 } from '@wcs/core';
 import { isObject, judgeRippled, rippledError, validatedLedgerIndex } from './rippled';
 
@@ -57,7 +57,7 @@ const SUBMIT_REJECTIONS: ReadonlySet<string> = new Set(['invalidTransaction', 'i
  * - broadcast: `submit` (tx_blob), the engine result mapped; `tx` decides the ambiguous ones.
  * - status: `tx` by hash.
  */
-export class XrpTransferNode implements TransferNode {
+export class XrpTransferNode implements SequenceTransferNode {
   private readonly http: ScannerHttp;
   private readonly ledgerMargin: number;
   private readonly maxFeeDrops: bigint;
@@ -82,7 +82,7 @@ export class XrpTransferNode implements TransferNode {
    * refused for now), and `lastLedgerSequence` = the validated ledger + ledgerMargin.
    * Native XRP only: a request with a contract is refused (TypeError).
    */
-  async transferInput(request: Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>): Promise<XrpNodeTransferInput> {
+  async transferInput(request: TransferIntent): Promise<XrpNodeTransferInput> {
     if (request.contract !== null && request.contract !== undefined) throw new TypeError('XRP transfers are native XRP only (contract must be null)');
     const fee = await this.call('fee', {});
     const drops = isObject(fee.drops) ? fee.drops : {};

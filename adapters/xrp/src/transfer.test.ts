@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { secp256k1 } from '@noble/curves/secp256k1';
 import { HDKey } from '@scure/bip32';
 import { decode, hashes, verifyKeypairSignature, verifySignature, xrpToDrops } from 'xrpl';
-import type { KeySignature, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
+import type { KeySignature, SequenceTransferRequest, TransferInput, TransferIntent, UnsignedTransfer } from '@wcs/core';
 import { fillPath, testSeed } from '@wcs/core/testing';
 import { XRP_KEY_SPECS, xrpAddressFromPublicKey } from './index';
 import { MAX_XRP_DROPS, XrpTransferCrafter, derSignature, type XrpTransferInput } from './transfer';
@@ -38,8 +38,14 @@ export function hotKey(index: number): TestKey {
   return keyFromPrivate(node.privateKey!);
 }
 
-export function request(from: TestKey, to: string, amount: bigint, sequence: bigint | undefined, memo: string | null = null, contract: string | null = null): TransferRequest {
-  return { from: from.address, fromPublicKey: { curve: 'secp256k1', bytes: from.publicKey }, to, memo, contract, amount, ...(sequence === undefined ? {} : { sequence }) };
+/** What the transfer says before a sequence is allocated (what the node's transferInput takes). */
+export function intent(from: TestKey, to: string, amount: bigint, memo: string | null = null, contract: string | null = null): TransferIntent {
+  return { from: from.address, fromPublicKey: { curve: 'secp256k1', bytes: from.publicKey }, to, memo, contract, amount };
+}
+
+/** The transfer at its allocated sequence (what the crafter takes). */
+export function request(from: TestKey, to: string, amount: bigint, sequence: bigint, memo: string | null = null, contract: string | null = null): SequenceTransferRequest {
+  return { ...intent(from, to, amount, memo, contract), sequence };
 }
 
 export const signAndCombine = (crafter: XrpTransferCrafter, unsigned: UnsignedTransfer, key: TestKey) =>
@@ -156,7 +162,8 @@ describe('XrpTransferCrafter', () => {
     it('refuses malformed requests and inputs', () => {
       const bad: Array<[string, () => unknown]> = [
         ['an issued currency', () => live.craft(request(from, to, 1n, 1n, null, 'USD.rf1BiGeXwwQoi8Z2ueFYTEXSwuJYfV2Jpn'), { ...input })],
-        ['no sequence', () => live.craft(request(from, to, 1n, undefined), { ...input })],
+        // a plain JS caller's request without its sequence
+        ['no sequence', () => live.craft(intent(from, to, 1n) as SequenceTransferRequest, { ...input })],
         ['negative sequence', () => live.craft(request(from, to, 1n, -1n), { ...input })],
         ['sequence over uint32', () => live.craft(request(from, to, 1n, 4294967296n), { ...input })],
         ['zero amount', () => live.craft(request(from, to, 0n, 1n), { ...input })],

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { encode, encodeForSigning, hashes, verifyKeypairSignature, type Payment } from 'xrpl';
 import type {
-  JsonValue, KeySignature, SignedTransaction, TransferCrafter, TransferInput, TransferRequest, UnsignedTransfer,
+  JsonValue, KeySignature, SequenceCrafter, SequenceTransferRequest, SignedTransaction, TransferInput, UnsignedTransfer,
 } from '@wcs/core';
 import { validateXrpAddress, xrpAddressFromPublicKey } from './address';
 import { isDestinationTag } from './memo';
@@ -100,10 +100,10 @@ export function derSignature(compact: Uint8Array): Uint8Array {
  * SigningPubKey, without TxnSignature). The transaction id hashes the signed blob, so `txHash`
  * is null until combine().
  */
-export class XrpTransferCrafter implements TransferCrafter {
+export class XrpTransferCrafter implements SequenceCrafter {
   constructor(private readonly testNetwork: boolean) {}
 
-  craft(request: TransferRequest, input: TransferInput): UnsignedTransfer {
+  craft(request: SequenceTransferRequest, input: TransferInput): UnsignedTransfer {
     const key = request.fromPublicKey;
     if (key?.curve !== 'secp256k1') fail('fromPublicKey must be a secp256k1 key');
     let account: string;
