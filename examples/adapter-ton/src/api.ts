@@ -8,7 +8,8 @@ import { HttpJsonClient, HttpJsonError, readJson, type ChainEndpoint, type HttpJ
  * of a TON node (a small proxy over toncenter or a liteserver client).
  *
  * - GET  /getMasterchainInfo → { last: { seqno } }
- * - GET  /getAddressInformation?address= → { balance, state: active | uninitialized | frozen, last_transaction_id: { lt, hash } | null }
+ * - GET  /getAddressInformation?address= → { balance, state: active | uninitialized | frozen, last_transaction_id: { lt, hash } | null,
+ *        code, data } (code and data: base64 BOCs of the account's code and data cells, "" when it has none, as toncenter gives them)
  * - GET  /getTransactions?address=&limit=[&lt=&hash=][&to_lt=] → newest first, from (lt, hash)
  *        inclusive when given, down to to_lt exclusive: [{ transaction_id: { lt, hash },
  *        prev_transaction_id: { lt, hash } (lt "0": none), utime, mc_block_seqno,
@@ -64,6 +65,13 @@ export interface ApiTransaction {
   readonly description: { readonly type: string; readonly aborted: boolean; readonly bounce: BouncePhase | null };
   /** The transaction decoded from `data` (on first read), checked against lt and hash: BAD_ANSWER when it does not match. */
   readonly tx: Transaction;
+}
+
+/** An account's code and data cells (getAddressInformation's code / data): null when it has none (not active). */
+export interface AccountCode {
+  readonly state: 'active' | 'uninitialized' | 'frozen';
+  readonly code: Cell | null;
+  readonly data: Cell | null;
 }
 
 /** A request the node refused (HTTP 400 with its message): the message is the node's. */
@@ -223,6 +231,17 @@ export function listedTransaction(t: unknown): ApiTransaction {
   );
 }
 
+/** A base64 BOC of one cell ("" / absent: none). */
+function bocCell(v: unknown, what: string): Cell | null {
+  if (v === '' || v === null || v === undefined) return null;
+  if (typeof v !== 'string') throw bad('getAddressInformation', `${what} is not a base64 BOC`);
+  try {
+    return Cell.fromBase64(v);
+  } catch (e) {
+    throw bad('getAddressInformation', `${what} is not a BOC (${(e as Error).message})`);
+  }
+}
+
 export class TonApi {
   private readonly http: HttpJsonClient;
   private readonly writes: HttpJsonClient;
@@ -255,6 +274,15 @@ export class TonApi {
       state,
       lastTransaction: last ? { lt: dec(last.lt, 'last_transaction_id'), hash: String(last.hash) } : null,
     };
+  }
+
+  /** The account's code and data (the jetton wallet check reads a known jetton's cells instead of running its get methods). */
+  async accountCode(address: Address): Promise<AccountCode> {
+    const r = await this.get('/getAddressInformation', { address: address.toRawString() });
+    if (!isObject(r)) throw bad('getAddressInformation', 'no account record');
+    const state = r.state;
+    if (state !== 'active' && state !== 'uninitialized' && state !== 'frozen') throw bad('getAddressInformation', `unknown state ${JSON.stringify(state)}`);
+    return { state, code: bocCell(r.code, 'code'), data: bocCell(r.data, 'data') };
   }
 
   /** Up to `limit` transactions of address, newest first, from `from` (inclusive) down to toLt (exclusive). */

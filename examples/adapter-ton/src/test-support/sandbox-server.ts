@@ -136,7 +136,11 @@ export class TonSandboxNode {
         const t = c.accountState?.type;
         const state = t === 'active' ? 'active' : t === 'frozen' ? 'frozen' : 'uninitialized';
         const last = c.lastTransactionLt > 0n ? { lt: c.lastTransactionLt.toString(), hash: c.lastTransactionHash.toString(16).padStart(64, '0') } : null;
-        return ok({ balance: c.balance.toString(), state, last_transaction_id: last });
+        const init = c.accountState?.type === 'active' ? c.accountState.state : null;
+        return ok({
+          balance: c.balance.toString(), state, last_transaction_id: last,
+          code: init?.code ? init.code.toBoc().toString('base64') : '', data: init?.data ? init.data.toBoc().toString('base64') : '',
+        });
       }
       case 'GET /getTransactions': {
         const list = this.transactionsOf(Address.parse(q.get('address') ?? ''));
