@@ -1,20 +1,23 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { address as btcAddress, crypto as btcCrypto, Psbt, Transaction } from 'bitcoinjs-lib';
-import type { KeyRef, KeySignature, PublicKey, SpendableOutput, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
+import type { KeyRef, KeySignature, PublicKey, SpendableOutput, TransferInput, UnsignedTransfer, UtxoConsolidationRequest, UtxoPaymentRequest, UtxoTransferRequest } from '@wcs/core';
 import { toHex } from '@wcs/core/testing';
 import { startRegtest, type RegtestNode } from './regtest';
 import { ChainTransferError } from '@wcs/core';
 import {
-  BitcoinTransferCrafter, BitcoinTransferNode, addressScript, consolidationVsize, dustThreshold, feeForVsize, maxConsolidationInputs,
+  BitcoinTransferNode, addressScript, consolidationVsize, dustThreshold, feeForVsize, maxConsolidationInputs,
   p2wpkhSpendWeight, parseFeeRate, plugin, resolveNetwork, transferChange, MAX_STANDARD_WEIGHT, P2WPKH_SCRIPT_LENGTH,
 } from './index';
 import { BTC_MAINNET, BTC_REGTEST_RB } from './fixtures.test-helper';
 import { TestKeyStore } from './keystore.test-helper';
+import { bitcoinCrafter, bitcoinNode, crafted, untyped } from './spending.test-helper';
 
 const adapter = plugin.create(BTC_REGTEST_RB);
 const NETWORK = resolveNetwork(BTC_REGTEST_RB);
-const crafter = adapter.transfers as BitcoinTransferCrafter;
+const crafter = bitcoinCrafter(adapter);
+/** craft() of a request its inputs cover: the unsigned transfer. */
+const craft = (req: UtxoTransferRequest, inp: TransferInput): UnsignedTransfer => crafted(crafter, req, inp);
 const keys = new TestKeyStore();
 const APP = 7;
 
@@ -37,7 +40,7 @@ const input = (feeRate: string): TransferInput => ({ feeRate, feeRateSource: 'te
 const total = (outputs: readonly SpendableOutput[]) => outputs.reduce((s, o) => s + o.amount, 0n);
 
 /** A consolidation from `from` of `inputs` (their whole sum) to `to`. */
-function consolidation(from: Wallet, to: string, inputs: readonly SpendableOutput[], fields: Partial<TransferRequest> = {}): TransferRequest {
+function consolidation(from: Wallet, to: string, inputs: readonly SpendableOutput[], fields: Partial<UtxoConsolidationRequest> = {}): UtxoConsolidationRequest {
   return { from: from.address, fromPublicKey: from.publicKey, to, memo: null, contract: null, amount: total(inputs), inputs, subtractFee: true, ...fields };
 }
 
@@ -103,7 +106,7 @@ describe('bitcoin consolidation sizes and fees', () => {
     for (const rate of ['1', '2.5', '7.123', '40']) {
       for (const n of [1, 2, 5, 17]) {
         const inputs = Array.from({ length: n }, (_, i) => utxo(i, 100_000n));
-        expect(crafter.craft(consolidation(from, hot.address, inputs), input(rate)).maxFee, `${n} inputs at ${rate}`).to.equal(crafter.consolidationFee(n, input(rate)));
+        expect(craft(consolidation(from, hot.address, inputs), input(rate)).maxFee, `${n} inputs at ${rate}`).to.equal(crafter.consolidationFee(n, input(rate)));
       }
     }
   });
@@ -122,7 +125,7 @@ describe('BitcoinTransferCrafter: consolidations (subtractFee, input owners)', (
     // Input 0 has no owner: from's (d0). The others are the deposit keys', d2 twice, out of order.
     const inputs = [utxo(1, 50_000n), utxo(2, 12_345n, d2), utxo(3, 7_777n, d1), utxo(4, 100_000n, d4), utxo(5, 3_000n, d3), utxo(6, 999n, d2)];
     const sum = total(inputs);
-    const unsigned = crafter.craft(consolidation(d0, hot.address, inputs), input('3'));
+    const unsigned = craft(consolidation(d0, hot.address, inputs), input('3'));
     // 6 inputs: 42 + 6 × 68 = 450 vB at 3 sat/vB.
     expect(consolidationVsize(6)).to.equal(450);
     expect(unsigned.maxFee).to.equal(1_350n);
@@ -156,12 +159,12 @@ describe('BitcoinTransferCrafter: consolidations (subtractFee, input owners)', (
     const [d0, d1] = deposits as [Wallet, Wallet];
     const inputs = [utxo(1, 40_000n, d1), utxo(2, 40_000n)];
     const req = consolidation(d0, hot.address, inputs);
-    const a = crafter.craft(req, input('2.5'));
-    const b = crafter.craft({ ...req, inputs: inputs.map((o) => ({ ...o })) }, input('2.5'));
+    const a = craft(req, input('2.5'));
+    const b = craft({ ...req, inputs: inputs.map((o) => ({ ...o })) }, input('2.5'));
     expect([a.txHash, a.payloads.map(toHex), JSON.stringify(a.state)]).to.deep.equal([b.txHash, b.payloads.map(toHex), JSON.stringify(b.state)]);
     // 2 inputs: 178 vB.
     for (const [rate, fee] of [['1', 178n], ['2.5', 445n], ['1.001', 179n], ['0.5', 89n], ['13.337', 2_374n]] as const) {
-      const u = crafter.craft(req, input(rate));
+      const u = craft(req, input(rate));
       expect(u.maxFee, rate).to.equal(fee);
       expect(u.maxFee).to.equal(feeForVsize(178, parseFeeRate(rate)));
       expect(Psbt.fromBase64((u.state as { psbt: string }).psbt).txOutputs[0]!.value).to.equal(80_000n - fee);
@@ -171,7 +174,7 @@ describe('BitcoinTransferCrafter: consolidations (subtractFee, input owners)', (
   it('consolidates from\'s own outputs the same way (every signer from; no changeAddress needed)', async () => {
     const [d0] = deposits as [Wallet];
     const inputs = [utxo(1, 20_000n), utxo(2, 30_000n, d0)];
-    const unsigned = crafter.craft(consolidation(d0, hot.address, inputs, { changeAddress: undefined }), input('1'));
+    const unsigned = craft(consolidation(d0, hot.address, inputs, { changeAddress: undefined }), input('1'));
     expect(unsigned.signers).to.deep.equal([d0.address, d0.address]);
     expect(unsigned.maxFee).to.equal(178n);
     expect((unsigned.state as { format: string }).format).to.equal('wcs-btc-p2wpkh/1');
@@ -203,13 +206,13 @@ describe('BitcoinTransferCrafter: consolidations (subtractFee, input owners)', (
       expect(e.message).to.match(/uneconomic/);
     }
     const inputs = [utxo(1, 325n, d1), utxo(2, 325n)];
-    const ok = crafter.craft(consolidation(d0, hot.address, inputs), input('2'));
+    const ok = craft(consolidation(d0, hot.address, inputs), input('2'));
     expect(Psbt.fromBase64((ok.state as { psbt: string }).psbt).txOutputs[0]!.value, 'the dust threshold itself is paid').to.equal(dust);
     // A P2PKH destination has a higher threshold (546).
     const p2pkh = btcAddress.toBase58Check(btcCrypto.hash160(d1.publicKey.bytes), NETWORK.p2pkhVersion);
     // 2 inputs to a 25-byte script: 181 vB at 1 sat/vB; 700 − 181 = 519 < 546.
     expect(crafterError(() => crafter.craft(consolidation(d0, p2pkh, [utxo(1, 300n, d1), utxo(2, 400n)]), input('1'))).errorName).to.equal('DUST_AFTER_FEE');
-    expect(crafter.craft(consolidation(d0, p2pkh, [utxo(1, 327n, d1), utxo(2, 400n)]), input('1')).maxFee).to.equal(181n);
+    expect(craft(consolidation(d0, p2pkh, [utxo(1, 327n, d1), utxo(2, 400n)]), input('1')).maxFee).to.equal(181n);
   });
 
   it('refuses an owner whose address is not the P2WPKH address of its key on this network', async () => {
@@ -240,8 +243,8 @@ describe('BitcoinTransferCrafter: consolidations (subtractFee, input owners)', (
   it('refuses other malformed consolidations: a non-boolean subtractFee, too many inputs, an invalid destination', async () => {
     const [d0, d1] = deposits as [Wallet, Wallet];
     const inputs = [utxo(1, 40_000n, d1), utxo(2, 40_000n)];
-    const cases: Array<[string, TransferRequest]> = [
-      ['subtractFee "yes"', consolidation(d0, hot.address, inputs, { subtractFee: 'yes' as unknown as boolean })],
+    const cases: Array<[string, UtxoTransferRequest]> = [
+      ['subtractFee "yes"', untyped({ ...consolidation(d0, hot.address, inputs), subtractFee: 'yes' })],
       ['a mainnet destination', consolidation(d0, 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu', inputs)],
       ['from another key', consolidation(d0, hot.address, inputs, { from: d1.address })],
       ['the same output twice', consolidation(d0, hot.address, [utxo(1, 40_000n, d1), utxo(1, 40_000n)])],
@@ -257,11 +260,11 @@ describe('BitcoinTransferCrafter: consolidations (subtractFee, input owners)', (
   it('a payout with change may spend owners\' outputs too: signers per input, the change to changeAddress', async () => {
     const [d0, d1] = deposits as [Wallet, Wallet];
     const to = (await wallet('hot', 1)).address;
-    const req: TransferRequest = {
+    const req: UtxoPaymentRequest = {
       from: hot.address, fromPublicKey: hot.publicKey, to, memo: null, contract: null, amount: 30_000n,
       inputs: [utxo(1, 20_000n, d0), utxo(2, 20_000n), utxo(3, 20_000n, d1)], changeAddress: hot.address,
     };
-    const unsigned = crafter.craft(req, input('1'));
+    const unsigned = craft(req, input('1'));
     expect(unsigned.signers).to.deep.equal([d0.address, hot.address, d1.address]);
     // 3 inputs, 2 P2WPKH outputs: 11 + 62 + 204 = 277 vB.
     expect(unsigned.maxFee).to.equal(277n);
@@ -272,7 +275,7 @@ describe('BitcoinTransferCrafter: consolidations (subtractFee, input owners)', (
 
   it('combine checks each signature against its own input\'s key, and refuses altered signers or keys', async () => {
     const [d0, d1, d2] = deposits as [Wallet, Wallet, Wallet];
-    const unsigned = crafter.craft(consolidation(d0, hot.address, [utxo(1, 40_000n, d1), utxo(2, 40_000n), utxo(3, 40_000n, d2)]), input('1'));
+    const unsigned = craft(consolidation(d0, hot.address, [utxo(1, 40_000n, d1), utxo(2, 40_000n), utxo(3, 40_000n, d2)]), input('1'));
     const good = await signEach(unsigned, deposits);
     expect(crafter.combine(unsigned, good).txHash).to.equal(unsigned.txHash);
 
@@ -308,7 +311,7 @@ describe('bitcoin consolidation on a bcoin regtest node', function () {
   before(async function () {
     this.timeout(120_000);
     node = await startRegtest();
-    transfers = adapter.createTransferNode!({ url: node.url }) as BitcoinTransferNode;
+    transfers = bitcoinNode(adapter, { url: node.url });
   });
 
   after(async () => {
@@ -337,7 +340,7 @@ describe('bitcoin consolidation on a bcoin regtest node', function () {
     const req = consolidation(deposits[0]!, hot.address, inputs);
     const inp = await transfers.transferInput(req);
     expect(inp['feeRate'], 'regtest: the 1 sat/vB fallback').to.equal('1');
-    const unsigned = crafter.craft(req, inp);
+    const unsigned = craft(req, inp);
     expect(unsigned.signers).to.deep.equal(deposits.map((d) => d.address));
     expect(unsigned.maxFee).to.equal(crafter.consolidationFee(5, inp));
     expect(unsigned.maxFee).to.equal(feeForVsize(consolidationVsize(5), 1000n));

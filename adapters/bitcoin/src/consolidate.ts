@@ -1,7 +1,7 @@
 /**
- * Consolidations (TransferRequest.subtractFee): one transaction spending the outputs of many
- * P2WPKH keys (each input's SpendableOutput.owner, else `from`) to a single output of their sum
- * less the fee, without change. Its size, its fee, its refusals, and the key that signs each input.
+ * Consolidations (core's UtxoConsolidationRequest, `subtractFee: true`): one transaction spending
+ * the outputs of many P2WPKH keys (each input's SpendableOutput.owner, else `from`) to a single
+ * output of their sum less the fee, without change. Its size, its fee, its refusals, and the key that signs each input.
  */
 import { ChainTransferError, type PublicKey, type SpendableOutput } from '@wcs/core';
 import type { BitcoinAddressCodec } from './address';

@@ -1,4 +1,4 @@
-import { defineAdapter, type AdapterPlugin, type ChainAdapter, type ChainDefinition } from '@wcs/core';
+import { defineAdapter, type AdapterParts, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type UtxoSpending } from '@wcs/core';
 import { BitcoinAddressCodec } from './address';
 import { bitcoinKeySpec } from './keys';
 import { resolveNetwork } from './network';
@@ -14,7 +14,8 @@ export const plugin: AdapterPlugin = defineAdapter({
   family: 'bitcoin',
   curve: 'secp256k1',
   addressing: 'hd',
-  build(chain) {
+  // The utxo branch of the parts: its crafter a UtxoCrafter, its node a UtxoTransferNode.
+  build(chain): AdapterParts & UtxoSpending {
     const network = resolveNetwork(chain);
     return {
       spendModel: 'utxo',

@@ -4,12 +4,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import * as net from 'node:net';
 import { inspect } from 'node:util';
 import { address as btcAddress, Block, crypto as btcCrypto, networks, payments, Transaction } from 'bitcoinjs-lib';
-import type { BlockRef, BlockScanner, KeyRef, KeySignature, ObservedTransfer, PublicKey, ScanRangeOptions, SpendableOutput, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
+import type { BlockRef, BlockScanner, KeyRef, KeySignature, ObservedTransfer, PublicKey, ScanRangeOptions, SpendableOutput, TransferInput, UnsignedTransfer, UtxoTransferRequest } from '@wcs/core';
 import { startRegtest, satsToBtcText, type RegtestNode } from './regtest';
 import { ChainRpcError } from '@wcs/core';
-import { BitcoinBlockScanner, bitcoinRpc, BitcoinTransferCrafter, BitcoinTransferNode, outputAddress, plugin, resolveNetwork } from './index';
+import { BitcoinBlockScanner, bitcoinRpc, outputAddress, plugin, resolveNetwork } from './index';
 import { BTC_MAINNET, BTC_REGTEST_RB, BTC_TESTNET } from './fixtures.test-helper';
 import { TestKeyStore } from './keystore.test-helper';
+import { bitcoinCrafter, bitcoinNode, crafted } from './spending.test-helper';
 import { bjsNetwork, derSignature, key, rawInput, spend, type Input } from './inputs.test-helper';
 
 const adapter = plugin.create(BTC_REGTEST_RB);
@@ -89,7 +90,7 @@ async function rejection(p: Promise<unknown>): Promise<ChainRpcError> {
 
 /** Keys we hold (the test key store, as the service's KeyStore), their P2WPKH addresses, and the crafter that spends from them. */
 const keys = new TestKeyStore();
-const crafter = adapter.transfers as BitcoinTransferCrafter;
+const crafter = bitcoinCrafter(adapter);
 const FEE_INPUT: TransferInput = { feeRate: '1', feeRateSource: 'test', confTarget: 3 };
 
 interface OurKey {
@@ -296,10 +297,10 @@ describe('BitcoinBlockScanner on a bcoin regtest node', function () {
   }
 
   /** Crafts, signs (our keys), broadcasts and mines a transfer; its txid, block and the tip height. */
-  async function transferAndMine(request: TransferRequest, ours: readonly OurKey[]): Promise<{ txid: string; unsigned: UnsignedTransfer; hash: string; tip: bigint }> {
-    const unsigned = crafter.craft(request, FEE_INPUT);
+  async function transferAndMine(request: UtxoTransferRequest, ours: readonly OurKey[]): Promise<{ txid: string; unsigned: UnsignedTransfer; hash: string; tip: bigint }> {
+    const unsigned = crafted(crafter, request, FEE_INPUT);
     const signed = crafter.combine(unsigned, await signEach(unsigned, ours));
-    const transfers = adapter.createTransferNode!({ url: node.url }) as BitcoinTransferNode;
+    const transfers = bitcoinNode(adapter, { url: node.url });
     expect(await transfers.broadcast(signed)).to.deep.equal({ outcome: 'ACCEPTED', txHash: signed.txHash });
     const [hash] = await node.mine(1);
     return { txid: signed.txHash, unsigned, hash: hash!, tip: await scanner.tipHeight() };
@@ -315,7 +316,7 @@ describe('BitcoinBlockScanner on a bcoin regtest node', function () {
     expect(funded.map((t) => [t.position, t.fromAddress, t.amount])).to.deep.equal([[funding.vout, await spentAddress(await decodedTx(funding.txHash), 0), 300_000n]]);
 
     const to = depositAddress();
-    const req: TransferRequest = { from: a.address, fromPublicKey: a.publicKey, to, memo: null, contract: null, amount: 120_000n, inputs: [funding], changeAddress: a.address };
+    const req: UtxoTransferRequest = { from: a.address, fromPublicKey: a.publicKey, to, memo: null, contract: null, amount: 120_000n, inputs: [funding], changeAddress: a.address };
     const { txid, unsigned, hash } = await transferAndMine(req, [a]);
     tip = await scanner.tipHeight();
     const tx = await decodedTx(txid);
@@ -350,7 +351,7 @@ describe('BitcoinBlockScanner on a bcoin regtest node', function () {
     await node.mine(1);
     const dest = depositAddress();
     // A consolidation: both outputs into one (the fee out of it), signed by each input's key.
-    const req: TransferRequest = { from: b.address, fromPublicKey: b.publicKey, to: dest, memo: null, contract: null, amount: 120_000n, inputs, subtractFee: true };
+    const req: UtxoTransferRequest = { from: b.address, fromPublicKey: b.publicKey, to: dest, memo: null, contract: null, amount: 120_000n, inputs, subtractFee: true };
     const { txid, unsigned, hash, tip } = await transferAndMine(req, [b, c]);
     const base: ObservedTransfer = {
       txHash: txid, position: 0, fromAddress: b.address, toAddress: dest, memo: null, contract: null,

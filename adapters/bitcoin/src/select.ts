@@ -24,7 +24,8 @@ interface Shape {
 
 /**
  * The one rule craft() and selectInputs() share. Without change the fee is feeRate × vsize; if
- * the inputs fall short of amount + that fee, the shortfall is the difference. With a change
+ * the inputs fall short of amount + that fee, the shortfall is the difference (craft() returns it
+ * as its CraftResult, selectInputs() as its InputSelection). With a change
  * output the fee is that of the larger transaction, and the change what is left; a change below
  * the change script's dust threshold is not made and goes to the fee instead.
  */
@@ -62,7 +63,7 @@ export interface SelectionOptions {
   readonly maxTries?: number;
 }
 
-/** The outcome of selectInputs. */
+/** The outcome of selectInputs: core's InputSelectionResult, with the fee, change and method of a selection. */
 export type InputSelection =
   | {
     readonly ok: true;

@@ -10,16 +10,18 @@ import type { BitcoinNetwork } from './network';
 
 /**
  * Crafting failures (the request, its input or the signatures; never I/O) are core's
- * ChainTransferError, by errorName:
+ * ChainTransferError, by errorName. Inputs that do not cover a payment's amount + fee are not one:
+ * craft() returns them as core's CraftResult `{ ok: false, reason: 'INSUFFICIENT_INPUTS', shortfall }`.
+ * The errors:
  * - INVALID_REQUEST: the request or the transfer input is not one this adapter can craft (memo,
  *   contract, fee payer or token account closing set, `from` not the P2WPKH address of
  *   `fromPublicKey`, an input owner's address not the P2WPKH address of its key, a bad address,
  *   malformed or duplicate inputs, a malformed fee rate, a transaction above the standard size;
- *   with `subtractFee`, an amount other than the sum of the inputs).
+ *   with `subtractFee`, an amount other than the sum of the inputs). A caller in plain JS is held
+ *   to the request's types too: a payment without a string changeAddress, a non-boolean subtractFee.
  * - AMOUNT_BELOW_DUST: the payment would be a dust output for its script type (nodes refuse it).
  * - DUST_AFTER_FEE: `subtractFee` (a consolidation): the inputs less the fee leave a payment below
  *   the destination's dust threshold, or nothing: uneconomic to spend now; `fee` says the fee.
- * - INSUFFICIENT_INPUTS: the inputs do not cover amount + fee; `shortfall` says by how much.
  * - INVALID_SIGNATURE: combine(): a signature is missing, malformed, high-S, or not the key's
  *   signature of its payload (`inputIndex` says which).
  * - INVALID_STATE: combine(): the unsigned transfer is not one craft() made (state or payloads altered).

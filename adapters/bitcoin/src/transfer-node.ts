@@ -1,5 +1,8 @@
 import { Transaction } from 'bitcoinjs-lib';
-import { ChainRpcError, ChainTransferError, isChainRpcError, type BroadcastOutcome, type ChainEndpoint, type JsonRpcClient, type JsonRpcOutcome, type SignedTransaction, type SpendableOutput, type TransactionState, type TransferInput, type TransferNode, type TransferRequest } from '@wcs/core';
+import {
+  ChainRpcError, ChainTransferError, isChainRpcError, type BroadcastOutcome, type ChainEndpoint, type JsonRpcClient, type JsonRpcOutcome, type ListedOutput,
+  type SignedTransaction, type SpendableOutput, type TransactionState, type TransferInput, type TransferIntent, type UtxoTransferNode,
+} from '@wcs/core';
 import { BitcoinAddressCodec } from './address';
 import type { BitcoinNetwork } from './network';
 import { bitcoinRpc, type BitcoinRpcOptions } from './rpc';
@@ -87,7 +90,7 @@ type Found =
  * (--index-address); bcoin also needs --replace-by-fee, since these transactions signal BIP-125
  * and bcoin refuses such transactions by default.
  */
-export class BitcoinTransferNode implements TransferNode {
+export class BitcoinTransferNode implements UtxoTransferNode {
   private readonly rpc: JsonRpcClient;
   private readonly codec: BitcoinAddressCodec;
   private readonly confTarget: number;
@@ -115,7 +118,7 @@ export class BitcoinTransferNode implements TransferNode {
    * to the largest of minFeeRate and the node's mempoolminfee / minrelaytxfee (getmempoolinfo).
    * Without an estimate and without a fallback it throws RPC_ERROR.
    */
-  async transferInput(request: Omit<TransferRequest, 'sequence' | 'inputs' | 'changeAddress'>): Promise<TransferInput> {
+  async transferInput(request: TransferIntent): Promise<TransferInput> {
     if (request.memo !== null) throw new ChainTransferError('INVALID_REQUEST', 'bitcoin transfers carry no memo (memo must be null)');
     if (request.contract !== null) throw new ChainTransferError('INVALID_REQUEST', 'bitcoin transfers are native BTC only (contract must be null)');
     await this.checkNetwork();
@@ -224,14 +227,14 @@ export class BitcoinTransferNode implements TransferNode {
   }
 
   /**
-   * The core's TransferNode.unspentOutputs (what the service's hot_wallet_utxos table is synced
+   * The core's UtxoTransferNode.unspentOutputs (what the service's hot_wallet_utxos table is synced
    * from): listUnspent() with each output's confirmations, tip − height + 1 from the node's block
    * count read after the listing, 0 for an output still in the mempool (bcoin lists those; Bitcoin
    * Core's scantxoutset does not). Coinbase outputs are left out until mature (100 confirmations):
    * a transaction spending one earlier is refused. Outputs a mempool transaction spends: bcoin
    * leaves them out, Bitcoin Core lists them (the service knows which of them it spent).
    */
-  async unspentOutputs(address: string): Promise<Array<SpendableOutput & { readonly confirmations: number }>> {
+  async unspentOutputs(address: string): Promise<ListedOutput[]> {
     const unspent = await this.listUnspent(address);
     let tip: bigint | null = null;
     if (unspent.some((u) => u.height !== null)) {
@@ -239,7 +242,7 @@ export class BitcoinTransferNode implements TransferNode {
       if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0) throw this.shapeError('getblockcount', 'a block height');
       tip = BigInt(count);
     }
-    const out: Array<SpendableOutput & { readonly confirmations: number }> = [];
+    const out: ListedOutput[] = [];
     for (const u of unspent) {
       let confirmations = 0n;
       if (u.height !== null) {

@@ -2,20 +2,23 @@ import { expect } from 'chai';
 import { createHash, generateKeyPairSync, sign as nodeSign } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1';
 import { address as btcAddress, crypto as btcCrypto, Psbt, Transaction } from 'bitcoinjs-lib';
-import type { KeyRef, KeySignature, PublicKey, SpendableOutput, TransferInput, TransferRequest, UnsignedTransfer } from '@wcs/core';
+import type { KeyRef, KeySignature, PublicKey, SpendableOutput, TransferInput, UnsignedTransfer, UtxoPaymentRequest, UtxoTransferRequest } from '@wcs/core';
 import { rejected, startReplayServer, toHex, type ReplayServer } from '@wcs/core/testing';
 import { startRegtest, type RegtestNode } from './regtest';
-import { ChainRpcError, ChainTransferError } from '@wcs/core';
+import { ChainRpcError, ChainTransferError, craftTransfer, paying } from '@wcs/core';
 import {
   BitcoinTransferCrafter, BitcoinTransferNode, addressScript, btcToSats, classifyBroadcastRefusal, dustThreshold,
   feeForVsize, formatFeeRate, p2wpkhSpendVsize, p2wpkhSpendWeight, parseFeeRate, plugin, resolveNetwork, selectInputs, transferChange, verifyDigest,
 } from './index';
 import { BTC_MAINNET, BTC_REGTEST_RB } from './fixtures.test-helper';
 import { TestKeyStore } from './keystore.test-helper';
+import { bitcoinCrafter, bitcoinNode, crafted, untyped } from './spending.test-helper';
 
 const adapter = plugin.create(BTC_REGTEST_RB);
 const NETWORK = resolveNetwork(BTC_REGTEST_RB);
-const crafter = adapter.transfers as BitcoinTransferCrafter;
+const crafter = bitcoinCrafter(adapter);
+/** craft() of a request its inputs cover: the unsigned transfer. */
+const craft = (req: UtxoTransferRequest, inp: TransferInput): UnsignedTransfer => crafted(crafter, req, inp);
 const APP = 7;
 
 const keys = new TestKeyStore();
@@ -58,7 +61,7 @@ const p2wshAddress = () => btcAddress.toBech32(btcCrypto.sha256(randomKey()), 0,
 const fakeTxid = (n: number) => createHash('sha256').update(`utxo ${n}`).digest('hex');
 const utxo = (n: number, amount: bigint, vout = 0): SpendableOutput => ({ txHash: fakeTxid(n), vout, amount });
 
-function request(hot: Hot, fields: Partial<TransferRequest> & Pick<TransferRequest, 'to' | 'amount' | 'inputs'>): TransferRequest {
+function request(hot: Hot, fields: Partial<UtxoPaymentRequest> & Pick<UtxoPaymentRequest, 'to' | 'amount' | 'inputs'>): UtxoPaymentRequest {
   return { from: hot.address, fromPublicKey: hot.publicKey, memo: null, contract: null, changeAddress: hot.address, ...fields };
 }
 
@@ -174,28 +177,36 @@ describe('BitcoinTransferCrafter (offline)', () => {
     hot = await hotWallet(0);
   });
 
-  it('is the adapter\'s crafter, with a transfer node, for the utxo spend model', () => {
+  it('is the adapter\'s crafter, with a transfer node, for the utxo spend model; core\'s craftTransfer dispatches a utxo transfer to it', () => {
     expect(adapter.spendModel).to.equal('utxo');
     expect(adapter.transfers).to.be.instanceOf(BitcoinTransferCrafter);
-    expect(adapter.createTransferNode!({ url: 'http://127.0.0.1:1' })).to.be.instanceOf(BitcoinTransferNode);
+    const payingAdapter = paying(adapter);
+    expect(payingAdapter.createTransferNode({ url: 'http://127.0.0.1:1' })).to.be.instanceOf(BitcoinTransferNode);
+    const req = request(hot, { to: p2wpkhAddress(), amount: 10_000n, inputs: [utxo(6, 20_000n)] });
+    const direct = crafter.craft(req, input('1'));
+    expect(direct.ok).to.equal(true);
+    expect(craftTransfer(payingAdapter, { spendModel: 'utxo', request: req }, input('1'))).to.deep.equal(direct);
+    const short = { ...req, inputs: [utxo(6, 10_050n)] };
+    expect(craftTransfer(payingAdapter, { spendModel: 'utxo', request: short }, input('1'))).to.deep.equal({ ok: false, reason: 'INSUFFICIENT_INPUTS', shortfall: 60n });
+    expect(() => craftTransfer(payingAdapter, { spendModel: 'sequence', request: { ...req, sequence: 0n } }, input('1'))).to.throw(TypeError, /utxo chain/);
   });
 
   it('crafts deterministically: same request and input, same payloads, txid and state', () => {
     const req = request(hot, { to: p2wpkhAddress(), amount: 30_000n, inputs: [utxo(1, 50_000n), utxo(2, 20_000n, 3)] });
-    const a = crafter.craft(req, input('2.5'));
-    const b = crafter.craft({ ...req, inputs: req.inputs!.map((o) => ({ ...o })) }, input('2.5'));
+    const a = craft(req, input('2.5'));
+    const b = craft({ ...req, inputs: req.inputs.map((o) => ({ ...o })) }, input('2.5'));
     expect(a.payloads.map(toHex)).to.deep.equal(b.payloads.map(toHex));
     expect(a.txHash).to.equal(b.txHash);
     expect(a.maxFee).to.equal(b.maxFee);
     expect(JSON.stringify(a.state)).to.equal(JSON.stringify(b.state));
     expect(JSON.parse(JSON.stringify(a.state)), 'state is plain JSON').to.deep.equal(a.state);
-    expect(crafter.craft(req, input('2.6')).txHash, 'another fee rate, another transaction').to.not.equal(a.txHash);
+    expect(craft(req, input('2.6')).txHash, 'another fee rate, another transaction').to.not.equal(a.txHash);
   });
 
   it('builds version 2, locktime 0, RBF inputs in order, payment at vout 0 and change at vout 1; txHash is the signed txid', async () => {
     const to = p2trAddress();
     const req = request(hot, { to, amount: 30_000n, inputs: [utxo(1, 50_000n), utxo(2, 20_000n, 3)] });
-    const unsigned = crafter.craft(req, input('2.5'));
+    const unsigned = craft(req, input('2.5'));
     // 2 inputs, P2TR payment + P2WPKH change: 11 + 43 + 31 + 2 × 68 = 221 vB at 2.5 sat/vB = 552.5 → 553.
     expect(unsigned.maxFee).to.equal(553n);
     const psbt = Psbt.fromBase64((unsigned.state as { psbt: string }).psbt);
@@ -228,7 +239,7 @@ describe('BitcoinTransferCrafter (offline)', () => {
 
   it('asks for the BIP-143 digest of each input, the one bitcoinjs-lib\'s PSBT signer signs', async () => {
     const req = request(hot, { to: p2pkhAddress(), amount: 10_000n, inputs: [utxo(3, 15_000n), utxo(4, 9_000n, 1)] });
-    const unsigned = crafter.craft(req, input('1'));
+    const unsigned = craft(req, input('1'));
     const psbt = Psbt.fromBase64((unsigned.state as { psbt: string }).psbt);
     const seen: string[] = [];
     const signer = {
@@ -245,23 +256,28 @@ describe('BitcoinTransferCrafter (offline)', () => {
   it('gives a change below its dust threshold to the fee', () => {
     // 1 input, P2WPKH payment and change at 1 sat/vB: 110 vB without change, 141 with; change dust 294.
     const amount = 10_000n;
-    const folded = crafter.craft(request(hot, { to: p2wpkhAddress(), amount, inputs: [utxo(5, amount + 141n + 293n)] }), input('1'));
+    const folded = craft(request(hot, { to: p2wpkhAddress(), amount, inputs: [utxo(5, amount + 141n + 293n)] }), input('1'));
     expect(folded.maxFee).to.equal(141n + 293n);
     expect(transferChange(folded)).to.equal(null);
     expect(Psbt.fromBase64((folded.state as { psbt: string }).psbt).txOutputs).to.have.length(1);
-    const kept = crafter.craft(request(hot, { to: p2wpkhAddress(), amount, inputs: [utxo(5, amount + 141n + 294n)] }), input('1'));
+    const kept = craft(request(hot, { to: p2wpkhAddress(), amount, inputs: [utxo(5, amount + 141n + 294n)] }), input('1'));
     expect(kept.maxFee).to.equal(141n);
     expect(transferChange(kept)?.amount).to.equal(294n);
   });
 
-  it('refuses inputs that do not cover amount + fee, with the shortfall', () => {
+  it('answers inputs that do not cover amount + fee with the typed INSUFFICIENT_INPUTS result and the shortfall, never a throw', () => {
     const to = p2wpkhAddress();
-    const e = crafterError(() => crafter.craft(request(hot, { to, amount: 10_000n, inputs: [utxo(6, 10_050n)] }), input('1')));
-    expect(e.errorName).to.equal('INSUFFICIENT_INPUTS');
-    expect(e.shortfall).to.equal(10_000n + 110n - 10_050n);
-    expect(e.message).to.match(/60 sat short at 1 sat\/vB/);
+    // 1 input, P2WPKH payment, no change at 1 sat/vB: 110 vB.
+    expect(crafter.craft(request(hot, { to, amount: 10_000n, inputs: [utxo(6, 10_050n)] }), input('1')))
+      .to.deep.equal({ ok: false, reason: 'INSUFFICIENT_INPUTS', shortfall: 10_000n + 110n - 10_050n });
+    // At 2 sat/vB the same transaction's fee is 220.
+    expect(crafter.craft(request(hot, { to, amount: 10_000n, inputs: [utxo(6, 10_050n)] }), input('2')))
+      .to.deep.equal({ ok: false, reason: 'INSUFFICIENT_INPUTS', shortfall: 10_000n + 220n - 10_050n });
+    // One satoshi short.
+    expect(crafter.craft(request(hot, { to, amount: 10_000n, inputs: [utxo(6, 10_109n)] }), input('1')))
+      .to.deep.equal({ ok: false, reason: 'INSUFFICIENT_INPUTS', shortfall: 1n });
     // Exactly covered: no change, fee = 110.
-    const exact = crafter.craft(request(hot, { to, amount: 10_000n, inputs: [utxo(6, 10_110n)] }), input('1'));
+    const exact = craft(request(hot, { to, amount: 10_000n, inputs: [utxo(6, 10_110n)] }), input('1'));
     expect(exact.maxFee).to.equal(110n);
   });
 
@@ -269,12 +285,14 @@ describe('BitcoinTransferCrafter (offline)', () => {
     const other = await hotWallet(1);
     const to = p2wpkhAddress();
     const ok = request(hot, { to, amount: 10_000n, inputs: [utxo(7, 50_000n)] });
-    const cases: Array<[string, TransferRequest, TransferInput, string]> = [
+    const cases: Array<[string, UtxoTransferRequest, TransferInput, string]> = [
       ['memo', { ...ok, memo: '1' }, input('1'), 'INVALID_REQUEST'],
       ['contract', { ...ok, contract: 'USDT' }, input('1'), 'INVALID_REQUEST'],
       ['from another key', { ...ok, from: other.address }, input('1'), 'INVALID_REQUEST'],
       ['mainnet destination', { ...ok, to: 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu' }, input('1'), 'INVALID_REQUEST'],
-      ['no change address', { ...ok, changeAddress: undefined }, input('1'), 'INVALID_REQUEST'],
+      ['no change address', untyped({ ...ok, changeAddress: undefined }), input('1'), 'INVALID_REQUEST'],
+      ['a change address not a string', untyped({ ...ok, changeAddress: 42 }), input('1'), 'INVALID_REQUEST'],
+      ['subtractFee not a boolean', untyped({ ...ok, subtractFee: 'no' }), input('1'), 'INVALID_REQUEST'],
       ['bad change address', { ...ok, changeAddress: 'rb1qqqq' }, input('1'), 'INVALID_REQUEST'],
       ['no inputs', { ...ok, inputs: [] }, input('1'), 'INVALID_REQUEST'],
       ['the same output twice', { ...ok, inputs: [utxo(7, 50_000n), utxo(7, 50_000n)] }, input('1'), 'INVALID_REQUEST'],
@@ -291,12 +309,12 @@ describe('BitcoinTransferCrafter (offline)', () => {
     for (const [what, req, inp, code] of cases) {
       expect(crafterError(() => crafter.craft(req, inp)).errorName, what).to.equal(code);
     }
-    expect(crafter.craft({ ...ok, amount: 294n }, input('1')).maxFee, 'dust threshold itself is fine').to.equal(141n);
+    expect(craft({ ...ok, amount: 294n }, input('1')).maxFee, 'dust threshold itself is fine').to.equal(141n);
   });
 
   it('combine refuses a wrong signature: another key, another digest, high S, too few; and an altered unsigned transfer', async () => {
     const other = await hotWallet(1);
-    const unsigned = crafter.craft(request(hot, { to: p2wpkhAddress(), amount: 20_000n, inputs: [utxo(8, 15_000n), utxo(9, 15_000n)] }), input('1'));
+    const unsigned = craft(request(hot, { to: p2wpkhAddress(), amount: 20_000n, inputs: [utxo(8, 15_000n), utxo(9, 15_000n)] }), input('1'));
     const good = await signAll(hot.ref, unsigned);
     expect(crafter.combine(unsigned, good).txHash).to.equal(unsigned.txHash);
 
@@ -329,7 +347,7 @@ describe('selectInputs', () => {
   /** What craft() computes for a selection (the same rule). */
   async function craftedPlan(inputs: readonly SpendableOutput[], amount: bigint, feeRate: string): Promise<{ fee: bigint; change: bigint | null }> {
     const hot = await hotWallet(0);
-    const unsigned = crafter.craft(request(hot, { to: p2wpkhAddress(), amount, inputs }), input(feeRate));
+    const unsigned = craft(request(hot, { to: p2wpkhAddress(), amount, inputs }), input(feeRate));
     return { fee: unsigned.maxFee, change: transferChange(unsigned)?.amount ?? null };
   }
 
@@ -421,7 +439,7 @@ describe('bitcoin withdrawals on a bcoin regtest node', function () {
   before(async function () {
     this.timeout(120_000);
     node = await startRegtest();
-    transfers = adapter.createTransferNode!({ url: node.url }) as BitcoinTransferNode;
+    transfers = bitcoinNode(adapter, { url: node.url });
     hot = await hotWallet(3);
     for (const sats of [200_000n, 150_000n, 80_000n, 60_000n, 30_000n, 20_000n]) {
       const txid = await node.send(hot.address, sats);
@@ -461,7 +479,7 @@ describe('bitcoin withdrawals on a bcoin regtest node', function () {
   async function withdraw(to: string, amount: bigint, inputs: readonly SpendableOutput[]) {
     const req = request(hot, { to, amount, inputs });
     const inp = await transfers.transferInput(req);
-    const unsigned = crafter.craft(req, inp);
+    const unsigned = craft(req, inp);
     const signed = crafter.combine(unsigned, await signAll(hot.ref, unsigned));
     const outcome = await transfers.broadcast(signed);
     return { req, inp, unsigned, signed, outcome };
@@ -478,7 +496,7 @@ describe('bitcoin withdrawals on a bcoin regtest node', function () {
   });
 
   it('refuses a node of another network', async () => {
-    const mainnet = plugin.create(BTC_MAINNET).createTransferNode!({ url: node.url });
+    const mainnet = bitcoinNode(plugin.create(BTC_MAINNET), { url: node.url });
     const e = await rejected(mainnet.status(fakeTxid(1)), ChainRpcError);
     expect(e.message).to.match(/the node is on chain "regtest", this chain is mainnet/);
     expect(e.message).to.not.contain(node.apiKey);
@@ -493,7 +511,7 @@ describe('bitcoin withdrawals on a bcoin regtest node', function () {
     await rejected(transfers.balance(hot.address, 'USDT'), ChainTransferError);
   });
 
-  it('unspentOutputs (the core\'s TransferNode method): the listed outputs with their confirmations, a mempool output at 0, none a mempool transaction spends', async () => {
+  it('unspentOutputs (the core\'s UtxoTransferNode method): the listed outputs with their confirmations, a mempool output at 0, none a mempool transaction spends', async () => {
     const key = (o: SpendableOutput) => `${o.txHash}:${o.vout}:${o.amount}`;
     const tip = BigInt(await node.rpc<number>('getblockcount'));
     const before = await transfers.unspentOutputs(hot.address);
@@ -524,7 +542,7 @@ describe('bitcoin withdrawals on a bcoin regtest node', function () {
     const to = await node.newAddress();
     const inputs = take(200_000n);
     const req = request(hot, { to, amount: 123_456n, inputs });
-    const unsigned = crafter.craft(req, await transfers.transferInput(req));
+    const unsigned = craft(req, await transfers.transferInput(req));
     expect(await transfers.status(unsigned.txHash!)).to.deep.equal({ state: 'UNKNOWN' });
     const signed = crafter.combine(unsigned, await signAll(hot.ref, unsigned));
     expect(await transfers.broadcast(signed)).to.deep.equal({ outcome: 'ACCEPTED', txHash: unsigned.txHash });
@@ -582,10 +600,9 @@ describe('bitcoin withdrawals on a bcoin regtest node', function () {
     expect(await nodeOutput(w.signed.txHash, 0)).to.deep.include({ sats: amount });
   });
 
-  it('refuses inputs that do not cover the withdrawal, with the shortfall; selectInputs over the tracked outputs agrees', async () => {
+  it('answers inputs that do not cover the withdrawal with INSUFFICIENT_INPUTS and the shortfall; selectInputs over the tracked outputs agrees', async () => {
     const req = request(hot, { to: p2wpkhAddress(), amount: 30_000n, inputs: [wallet.find((o) => o.amount === 30_000n)!] });
-    const e = crafterError(() => crafter.craft(req, input('1')));
-    expect([e.errorName, e.shortfall]).to.deep.equal(['INSUFFICIENT_INPUTS', 110n]);
+    expect(crafter.craft(req, input('1'))).to.deep.equal({ ok: false, reason: 'INSUFFICIENT_INPUTS', shortfall: 110n });
     const total = wallet.reduce((s, o) => s + o.amount, 0n);
     const tooMuch = selectInputs(wallet, total, '1');
     expect(tooMuch).to.deep.equal({ ok: false, shortfall: feeForVsize(p2wpkhSpendVsize(wallet.length, [22]), 1000n) });
@@ -651,9 +668,9 @@ describe('BitcoinTransferNode against Bitcoin Core answers (recorded shapes)', (
 
   async function signedMainnet() {
     const key = randomKey();
-    const codec = plugin.create(BTC_MAINNET).transfers as BitcoinTransferCrafter;
+    const codec = bitcoinCrafter(plugin.create(BTC_MAINNET));
     const from = plugin.create(BTC_MAINNET).address.addressFromPublicKey({ curve: 'secp256k1', bytes: key });
-    const unsigned = codec.craft({ from, fromPublicKey: { curve: 'secp256k1', bytes: key }, to: 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu', memo: null, contract: null, amount: 10_000n, inputs: [utxo(1, 50_000n)], changeAddress: from }, input('3'));
+    const unsigned = crafted(codec, { from, fromPublicKey: { curve: 'secp256k1', bytes: key }, to: 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu', memo: null, contract: null, amount: 10_000n, inputs: [utxo(1, 50_000n)], changeAddress: from }, input('3'));
     // Not a valid signature: the mock node does not check; the classification is what is tested.
     const tx = Transaction.fromBuffer(Psbt.fromBase64((unsigned.state as { psbt: string }).psbt).data.getTransaction());
     return { txHash: unsigned.txHash!, raw: tx.toBuffer() };

@@ -1,12 +1,15 @@
 import { crypto as btcCrypto, Psbt, script as btcScript, Transaction } from 'bitcoinjs-lib';
-import { ChainTransferError, type JsonValue, type KeySignature, type SignedTransaction, type SpendableOutput, type TransferCrafter, type TransferInput, type TransferRequest, type UnsignedTransfer } from '@wcs/core';
+import {
+  ChainTransferError, type CraftResult, type JsonValue, type KeySignature, type SignedTransaction, type SpendableOutput, type TransferInput,
+  type UnsignedTransfer, type UtxoCrafter, type UtxoPaymentRequest, type UtxoTransferRequest,
+} from '@wcs/core';
 import { BitcoinAddressCodec } from './address';
 import { compressedKey, consolidationVsize, inputSigners, planConsolidation, P2WPKH_SCRIPT_LENGTH, type InputSigner } from './consolidate';
 import { isLowS, splitSignature, verifyDigest } from './ecdsa';
 import type { BitcoinNetwork } from './network';
 import { planSpend, selectInputs, type InputSelection, type SelectionOptions } from './select';
 import {
-  addressScript, checkAmount, checkOutputs, dustThreshold, feeForVsize, formatFeeRate, invalid, p2wpkhScript,
+  addressScript, checkAmount, checkOutputs, dustThreshold, feeForVsize, invalid, p2wpkhScript,
   p2wpkhScriptCode, p2wpkhSpendWeight, parseFeeRate, sum, MAX_STANDARD_WEIGHT, RBF_SEQUENCE,
 } from './spend';
 
@@ -74,12 +77,16 @@ export function transferChange(unsigned: UnsignedTransfer): SpendableOutput | nu
  * craft(): a version-2 transaction, locktime 0, spending `request.inputs` in the given order (all
  * P2WPKH outputs: of `request.fromPublicKey`, or of the input's `owner` key when it has one; each
  * input signalling BIP-125 RBF with sequence 0xfffffffd). fee = input.feeRate (sat/vB, 3 decimals
- * at most) × the virtual size with 72-byte signatures, rounded up; maxFee = that fee.
- * - A payout: `amount` to `to` at vout 0 and the change, when it is at least its dust threshold,
- *   to `changeAddress` at vout 1 (else it goes to the fee).
- * - `subtractFee` (a consolidation): `amount` must be the sum of the inputs; one output, to `to`,
- *   of amount − fee (consolidationVsize); no change (`changeAddress` is not used). A payment below
- *   the destination's dust threshold is refused with DUST_AFTER_FEE.
+ * at most) × the virtual size with 72-byte signatures, rounded up; maxFee = that fee. Returns
+ * `{ ok: true, unsigned }`, or `{ ok: false, reason: 'INSUFFICIENT_INPUTS', shortfall }` when the
+ * inputs of a payment do not cover amount + fee (the expected outcome: the service waits for more
+ * confirmed outputs); every other refusal is a thrown ChainTransferError (spend.ts).
+ * - A payment (UtxoPaymentRequest): `amount` to `to` at vout 0 and the change, when it is at least
+ *   its dust threshold, to `changeAddress` at vout 1 (else it goes to the fee).
+ * - A consolidation (UtxoConsolidationRequest, `subtractFee: true`): `amount` must be the sum of
+ *   the inputs; one output, to `to`, of amount − fee (consolidationVsize); no change (a
+ *   `changeAddress` is not used). A payment below the destination's dust threshold is refused
+ *   with DUST_AFTER_FEE.
  * payloads: the BIP-143 SIGHASH_ALL digest of each input (it commits to the input's amount: a
  * wrong amount in the request makes the signature invalid on chain, never a different fee).
  * signers: the address whose key signs each payload (the input's owner, else `from`).
@@ -90,7 +97,7 @@ export function transferChange(unsigned: UnsignedTransfer): SpendableOutput | nu
  * its digest and its input's key, writes DER signature + SIGHASH_ALL and the key into each
  * witness, and returns the raw transaction and its txid (the one craft() announced).
  */
-export class BitcoinTransferCrafter implements TransferCrafter {
+export class BitcoinTransferCrafter implements UtxoCrafter {
   private readonly codec: BitcoinAddressCodec;
 
   constructor(private readonly network: BitcoinNetwork) {
@@ -105,10 +112,11 @@ export class BitcoinTransferCrafter implements TransferCrafter {
   }
 
   /**
-   * selectInputs() for a request's destination and change address (their script sizes and the
-   * change's dust threshold), at the transfer input's fee rate.
+   * UtxoCrafter.selectInputs: selectInputs() for a payment's destination and change address (their
+   * script sizes and the change's dust threshold), at the transfer input's fee rate. Its result is
+   * core's InputSelectionResult, with the fee, change and method of the selection besides.
    */
-  selectInputs(available: readonly SpendableOutput[], request: Pick<TransferRequest, 'to' | 'amount' | 'changeAddress'>, input: TransferInput, options: Omit<SelectionOptions, 'paymentScript' | 'changeScript'> = {}): InputSelection {
+  selectInputs(available: readonly SpendableOutput[], request: Pick<UtxoPaymentRequest, 'to' | 'amount' | 'changeAddress'>, input: TransferInput, options: Omit<SelectionOptions, 'paymentScript' | 'changeScript'> = {}): InputSelection {
     if (typeof request.changeAddress !== 'string') throw invalid('changeAddress is required');
     return selectInputs(available, request.amount, input['feeRate'] as string, {
       ...options,
@@ -130,13 +138,13 @@ export class BitcoinTransferCrafter implements TransferCrafter {
     return feeForVsize(consolidationVsize(inputCount, scriptLength), parseFeeRate(input['feeRate']));
   }
 
-  craft(request: TransferRequest, input: TransferInput): UnsignedTransfer {
+  craft(request: UtxoTransferRequest, input: TransferInput): CraftResult {
     if (request.memo !== null) throw invalid('bitcoin transfers carry no memo (memo must be null)');
     if (request.contract !== null) throw invalid('bitcoin transfers are native BTC only (contract must be null)');
     if (request.feePayer !== undefined && request.feePayer !== null) throw invalid('bitcoin has no separate fee payer: the inputs pay the fee (feePayer must be absent)');
     if (request.closeTokenAccount !== undefined && request.closeTokenAccount !== false) throw invalid('bitcoin has no token accounts (closeTokenAccount must be absent)');
+    // The request's type says `subtractFee` is true, false or absent; a caller in plain JS may send anything.
     if (request.subtractFee !== undefined && typeof request.subtractFee !== 'boolean') throw invalid('subtractFee must be a boolean');
-    const subtractFee = request.subtractFee === true;
     checkAmount(request.amount);
     const publicKey = compressedKey(request.fromPublicKey, 'fromPublicKey');
     let own: string;
@@ -147,9 +155,10 @@ export class BitcoinTransferCrafter implements TransferCrafter {
     }
     if (request.from !== own) throw invalid(`from ${JSON.stringify(request.from)} is not the P2WPKH address of fromPublicKey (${own})`);
     const toScript = this.scriptOf(request.to, 'to');
-    // A consolidation makes no change: its changeAddress, if any, is not used.
+    // A payment's change script; null for a consolidation, which makes no change (a changeAddress
+    // sent with one anyway is not used).
     let changeScript: Uint8Array | null = null;
-    if (!subtractFee) {
+    if (request.subtractFee !== true) {
       if (typeof request.changeAddress !== 'string') throw invalid('changeAddress is required');
       changeScript = this.scriptOf(request.changeAddress, 'changeAddress');
     }
@@ -163,10 +172,9 @@ export class BitcoinTransferCrafter implements TransferCrafter {
 
     let fee: bigint;
     let payment: bigint;
-    let change: bigint | null;
-    if (subtractFee) {
+    let change: { readonly script: Uint8Array; readonly amount: bigint } | null = null;
+    if (changeScript === null) {
       ({ fee, payment } = planConsolidation(total, inputs.length, request.amount, satPerKvB, toScript));
-      change = null;
     } else {
       const dust = dustThreshold(toScript);
       if (request.amount < dust) {
@@ -174,20 +182,16 @@ export class BitcoinTransferCrafter implements TransferCrafter {
       }
       const planned = planSpend(total, inputs.length, request.amount, satPerKvB, {
         paymentScriptLength: toScript.length,
-        changeScriptLength: changeScript!.length,
-        changeDust: dustThreshold(changeScript!),
+        changeScriptLength: changeScript.length,
+        changeDust: dustThreshold(changeScript),
       });
-      if (!planned.ok) {
-        throw new ChainTransferError(
-          'INSUFFICIENT_INPUTS',
-          `inputs of ${total} sat do not cover amount ${request.amount} + fee; ${planned.shortfall} sat short at ${formatFeeRate(satPerKvB)} sat/vB`,
-          { shortfall: planned.shortfall },
-        );
-      }
-      ({ fee, change } = planned.plan);
+      // The expected outcome of a payment whose inputs fall short: returned, never thrown.
+      if (!planned.ok) return { ok: false, reason: 'INSUFFICIENT_INPUTS', shortfall: planned.shortfall };
+      fee = planned.plan.fee;
       payment = request.amount;
+      if (planned.plan.change !== null) change = { script: changeScript, amount: planned.plan.change };
     }
-    const weight = p2wpkhSpendWeight(inputs.length, change === null ? [toScript.length] : [toScript.length, changeScript!.length]);
+    const weight = p2wpkhSpendWeight(inputs.length, change === null ? [toScript.length] : [toScript.length, change.script.length]);
     if (weight > MAX_STANDARD_WEIGHT) throw invalid(`${inputs.length} inputs make a transaction of ${weight} weight units, above the standard ${MAX_STANDARD_WEIGHT}`);
 
     const scripts = new Map<InputSigner, { prevScript: Uint8Array; scriptCode: Uint8Array }>();
@@ -213,15 +217,15 @@ export class BitcoinTransferCrafter implements TransferCrafter {
     tx.addOutput(toScript, payment);
     psbt.addOutput({ script: toScript, value: payment });
     if (change !== null) {
-      tx.addOutput(changeScript!, change);
-      psbt.addOutput({ script: changeScript!, value: change });
+      tx.addOutput(change.script, change.amount);
+      psbt.addOutput({ script: change.script, value: change.amount });
     }
     const payloads = inputs.map((o, i) => tx.hashForWitnessV0(i, scriptsOf(signers[i]!).scriptCode, o.amount, Transaction.SIGHASH_ALL));
-    const common = { psbt: psbt.toBase64(), fee: fee.toString(), change: change === null ? null : { vout: 1, amount: change.toString() } };
+    const common = { psbt: psbt.toBase64(), fee: fee.toString(), change: change === null ? null : { vout: 1, amount: change.amount.toString() } };
     const state: CraftState = signers.every((s) => s.address === own)
       ? { format: STATE_FORMAT, psbt: common.psbt, publicKey: hex(publicKey), fee: common.fee, change: common.change }
       : { format: STATE_FORMAT_KEYS, psbt: common.psbt, keys: signers.map((s) => hex(s.publicKey)), fee: common.fee, change: common.change };
-    return { payloads, maxFee: fee, txHash: tx.getId(), state: state as unknown as JsonValue, signers: signers.map((s) => s.address) };
+    return { ok: true, unsigned: { payloads, maxFee: fee, txHash: tx.getId(), state: state as unknown as JsonValue, signers: signers.map((s) => s.address) } };
   }
 
   combine(unsigned: UnsignedTransfer, signatures: readonly KeySignature[]): SignedTransaction {
