@@ -8,3 +8,4 @@ export {
 } from './oracle';
 export { startReplayServer, fixtureReader, type ReplayServer, type Reply, type SeenRequest } from './replay-server';
 export { rejected } from './rejected';
+export { runChainConformance, type ChainHarness, type HarnessSession, type DepositCase, type TransferCase, type SweepCase } from './chain-conformance';

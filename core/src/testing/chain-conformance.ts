@@ -1,0 +1,385 @@
+import { expect } from 'chai';
+import {
+  canPay, canScan, craftTransfer, sequenceNode, utxoNode, withAmount,
+  type AllocatedTransfer, type ChainAdapter, type ChainEndpoint, type DepositScanner, type ObservedTransfer, type PayingAdapter,
+  type SignedTransaction, type TransactionState, type TransferInput, type TransferIntent, type TransferKey, type TransferNode, type UnsignedTransfer,
+} from '../adapter';
+import type { KeySignature } from '../keystore';
+
+/**
+ * The chain half of the shared adapter suite (runAdapterConformance covers the plugin, addresses
+ * and memos): deposit scanning, transfers and sweeps against a node, each through the contract's
+ * types only. Every adapter package runs it against a local node (anvil, bcoin regtest, litesvm,
+ * @ton/sandbox) or against recorded answers of a real node replayed by a local server, whose
+ * fixtures say where each answer came from.
+ *
+ * The harness gives what only the chain's own test support can: a node, keys it funded, a deposit
+ * it made (or one recorded), a way to make what was sent final. The suite asks the same questions
+ * of every chain and needs nothing else of it.
+ */
+export interface ChainHarness {
+  readonly adapter: ChainAdapter;
+  /** Where the node's answers come from: 'anvil (local)', 'recorded rippled answers (src/fixtures/SOURCE.md)', ... */
+  readonly node: string;
+  /** Starts the node (or the replay of its recorded answers) with the keys funded and the deposit made. */
+  start(): Promise<HarnessSession>;
+}
+
+export interface HarnessSession {
+  readonly endpoint: ChainEndpoint;
+  /** A deposit the scanner must find: absent only for an adapter without deposit scanning (the suite checks it has none). */
+  readonly deposit?: DepositCase;
+  /** A transfer out of a funded key: absent only for an adapter without withdrawals (checked). */
+  readonly transfer?: TransferCase;
+  /**
+   * A whole native balance collected out of a deposit key into the hot wallet (HD chains, whose
+   * deposits land on per-user keys). Memo chains take deposits on the shared hot address itself:
+   * nothing to sweep, and the suite checks the adapter is a memo chain when this is absent.
+   */
+  readonly sweep?: SweepCase;
+  /** Signs a payload with the key of `address` (a key the harness holds, as the KeyStore would). */
+  sign(address: string, payload: Uint8Array): Promise<KeySignature>;
+  /**
+   * Makes what was broadcast final enough to read back as MINED with at least one confirmation
+   * (mines blocks, advances the sandbox; a replay switches to its recorded "validated" answers).
+   */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DepositCase {
+  /** The watched address (canonical form). */
+  readonly address: string;
+  /** What the scanner must report for it (block fields are checked for presence, not values). */
+  readonly expected: Pick<ObservedTransfer, 'txHash' | 'toAddress' | 'memo' | 'contract' | 'amount' | 'succeeded'>;
+  /** Block chains: the height the deposit was mined at. */
+  readonly height?: bigint;
+  /** History chains: the most transactions read per call (default 100). */
+  readonly limit?: number;
+}
+
+export interface TransferCase {
+  /** A funded key the harness signs for. */
+  readonly from: TransferKey;
+  readonly to: string;
+  readonly memo: string | null;
+  /** Null: the native coin. */
+  readonly contract: null | string;
+  readonly amount: bigint;
+  /**
+   * Whether the node is a real one (local): balances move, a re-broadcast is answered by the node.
+   * A replay of recorded answers checks the transaction offline instead (`verify`).
+   */
+  readonly live: boolean;
+  /**
+   * Checks the signed bytes independently of the adapter (a chain library's decoder), returning
+   * the fields it reads: the suite compares them with the request.
+   */
+  verify?(signed: SignedTransaction): { from: string; to: string; amount: bigint; memo?: string | null };
+  /** The destination's balance as the chain reports it, read independently (live nodes). */
+  balanceOf?(address: string, contract: string | null): Promise<bigint>;
+}
+
+export interface SweepCase {
+  /** A deposit key holding native coin only, which the harness signs for. */
+  readonly from: TransferKey;
+  /** The hot wallet: destination, and (chains with a fee payer, Solana) the payer. */
+  readonly hot: TransferKey;
+  /** What the deposit address may keep after the sweep (0 on every chain here). */
+  readonly residual: bigint;
+}
+
+const key = (s: string): string => s;
+
+/** The node as its spend model's node, and the transfer allocated from it. */
+async function allocate(adapter: PayingAdapter, node: TransferNode, intent: TransferIntent, changeAddress: string): Promise<AllocatedTransfer> {
+  switch (adapter.spendModel) {
+    case 'sequence':
+      return { spendModel: 'sequence', request: { ...intent, sequence: await sequenceNode(adapter, node).nextSequence(intent.from) } };
+    case 'utxo': {
+      const outputs = (await utxoNode(adapter, node).unspentOutputs(intent.from)).filter((o) => o.confirmations >= 1);
+      expect(outputs.length, 'the funded key has confirmed outputs').to.be.greaterThan(0);
+      return { spendModel: 'utxo', request: { ...intent, inputs: outputs.map(({ confirmations: _, ...o }) => o), changeAddress } };
+    }
+    case 'expiring':
+      return { spendModel: 'expiring', request: intent };
+  }
+}
+
+function crafted(adapter: PayingAdapter, t: AllocatedTransfer, input: TransferInput): UnsignedTransfer {
+  const made = craftTransfer(adapter, t, input);
+  if (!made.ok) throw new Error(`the inputs fall ${made.shortfall} short`);
+  return made.unsigned;
+}
+
+async function signAll(session: HarnessSession, from: string, unsigned: UnsignedTransfer): Promise<KeySignature[]> {
+  const signers = unsigned.signers ?? unsigned.payloads.map(() => from);
+  expect(signers.length, 'one signer per payload').to.equal(unsigned.payloads.length);
+  const out: KeySignature[] = [];
+  for (let i = 0; i < unsigned.payloads.length; i++) out.push(await session.sign(signers[i] as string, unsigned.payloads[i] as Uint8Array));
+  return out;
+}
+
+function jsonRoundTrip(input: TransferInput): TransferInput {
+  return JSON.parse(JSON.stringify(input)) as TransferInput;
+}
+
+const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+
+async function until(what: string, read: () => Promise<TransactionState>, settle: () => Promise<void>): Promise<TransactionState> {
+  let seen: TransactionState = { state: 'UNKNOWN' };
+  for (let i = 0; i < 20; i++) {
+    seen = await read();
+    if (seen.state === 'MINED' && seen.confirmations >= 1) return seen;
+    await settle();
+  }
+  throw new Error(`${what}: not MINED after 20 settles (last ${JSON.stringify(seen, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))})`);
+}
+
+/**
+ * Deposit scanning, transfers and sweeps of one chain, in one describe block: each session is
+ * started before and closed after it.
+ */
+export function runChainConformance(harness: ChainHarness): void {
+  const { adapter } = harness;
+  describe(`chain conformance: ${adapter.chain.code} (${adapter.spendModel}, ${adapter.addressing}) on ${harness.node}`, function () {
+    this.timeout(120_000);
+    let session: HarnessSession;
+    before(async () => {
+      session = await harness.start();
+    });
+    after(async () => {
+      await session?.close();
+    });
+
+    it('has the cases its capabilities call for', () => {
+      expect(session.deposit !== undefined, 'a deposit case exactly when the adapter scans').to.equal(canScan(adapter));
+      expect(session.transfer !== undefined, 'a transfer case exactly when the adapter pays out').to.equal(canPay(adapter));
+      if (session.sweep === undefined) expect(adapter.addressing, 'only a memo chain (deposits on the shared hot address) has nothing to sweep').to.equal('memo');
+      if (adapter.spendModel === 'sequence' && canPay(adapter)) expect(sequenceNode(adapter, adapter.createTransferNode(session.endpoint)).nextSequence).to.be.a('function');
+      if (adapter.spendModel === 'utxo' && canPay(adapter)) expect(utxoNode(adapter, adapter.createTransferNode(session.endpoint)).unspentOutputs).to.be.a('function');
+    });
+
+    describe('deposit scanning', () => {
+      let scanner: DepositScanner;
+      before(function () {
+        // checked above: no deposit case only for an adapter that does not scan
+        if (canScan(adapter) && session.deposit) scanner = adapter.createScanner(session.endpoint);
+        else this.skip();
+      });
+
+      const matches = (t: ObservedTransfer): boolean => t.txHash === session.deposit?.expected.txHash && t.toAddress === session.deposit.address;
+      const expectDeposit = (found: readonly ObservedTransfer[]): ObservedTransfer => {
+        const d = session.deposit;
+        if (!d) throw new Error('no deposit case');
+        const mine = found.filter(matches);
+        expect(mine.length, `the deposit ${d.expected.txHash} is reported once`).to.equal(1);
+        const t = mine[0] as ObservedTransfer;
+        expect({ txHash: t.txHash, toAddress: t.toAddress, memo: t.memo, contract: t.contract, amount: t.amount, succeeded: t.succeeded }).to.deep.equal(d.expected);
+        expect(typeof t.amount).to.equal('bigint');
+        expect(Number.isInteger(t.position)).to.equal(true);
+        expect(t.blockHash).to.be.a('string').and.not.equal('');
+        return t;
+      };
+
+      it('finds the deposit with its amount, token and memo, and the same again on a re-scan (nothing duplicated)', async () => {
+        const d = session.deposit;
+        if (!d) throw new Error('no deposit case');
+        const watched = new Set([d.address]);
+        if (scanner.kind === 'blocks') {
+          if (d.height === undefined) throw new Error('a block chain deposit case names its height');
+          const tip = await scanner.tipHeight();
+          expect(tip >= d.height, `tip ${tip} is at or above the deposit's height ${d.height}`).to.equal(true);
+          const first = await scanner.scanRange(d.height, d.height, watched);
+          const t = expectDeposit(first.transfers);
+          expect(t.blockHeight).to.equal(d.height);
+          expect(first.blocks.map((b) => b.height)).to.deep.equal([d.height]);
+          expect(first.blocks[0]?.hash).to.equal(t.blockHash);
+          const again = await scanner.scanRange(d.height, d.height, new Set(watched));
+          expect(again.transfers.map((x) => `${x.txHash}/${x.position}`)).to.deep.equal(first.transfers.map((x) => `${x.txHash}/${x.position}`));
+        } else {
+          const page = await scanner.transfersSince(d.address, null, d.limit ?? 100);
+          expectDeposit(page.transfers);
+          let cursor = page.cursor;
+          // read on to the end: nothing already read comes back
+          for (let i = 0; i < 50; i++) {
+            const next = await scanner.transfersSince(d.address, cursor, d.limit ?? 100);
+            expect(next.transfers.filter(matches), 'the deposit is not read again after its cursor').to.deep.equal([]);
+            if (next.cursor === cursor || next.transfers.length === 0) break;
+            cursor = next.cursor;
+          }
+          expect(await scanner.tipHeight() >= 0n).to.equal(true);
+        }
+      });
+
+      it('reports nothing for an address nobody paid', async () => {
+        const d = session.deposit;
+        if (!d) throw new Error('no deposit case');
+        if (scanner.kind === 'blocks') {
+          const none = await scanner.scanRange(d.height ?? 0n, d.height ?? 0n, new Set([key('not-an-address-anyone-paid')]));
+          expect(none.transfers.filter(matches)).to.deep.equal([]);
+          expect(none.blocks.length).to.equal(1);
+        }
+      });
+
+      it('block chains: looks a mined deposit up as MINED in its block, an unknown hash as UNKNOWN, and has no block above the tip', async function () {
+        if (scanner.kind !== 'blocks') this.skip(); // history chains read final data only: no lookups, nothing taken back
+        const d = session.deposit;
+        if (!d || d.height === undefined || scanner.kind !== 'blocks') throw new Error('no block deposit case');
+        const found = await scanner.lookupTransaction(d.expected.txHash);
+        const block = await scanner.blockAt(d.height);
+        expect(found).to.deep.include({ state: 'MINED', blockHeight: d.height, blockHash: block?.hash });
+        const unknown = d.expected.txHash.replace(/[0-9a-f]/i, (c) => (c === '0' ? '1' : '0'));
+        expect(await scanner.lookupTransaction(unknown)).to.deep.equal({ state: 'UNKNOWN' });
+        expect(await scanner.blockAt((await scanner.tipHeight()) + 1000n)).to.equal(null);
+      });
+    });
+
+    describe('transfers', () => {
+      let payer: PayingAdapter;
+      let node: TransferNode;
+      before(function () {
+        // checked above: no transfer case only for an adapter that does not pay out
+        if (canPay(adapter) && session.transfer) {
+          payer = adapter;
+          node = adapter.createTransferNode(session.endpoint);
+        } else this.skip();
+      });
+
+      let signed: SignedTransaction;
+      let input: TransferInput;
+      let unsigned: UnsignedTransfer;
+      let allocated: AllocatedTransfer;
+      let toBefore: bigint | null = null;
+
+      it('crafts deterministically from a stored input, combines the signatures the key store gives, and refuses a signature of another payload', async () => {
+        const c = session.transfer;
+        if (!c) throw new Error('no transfer case');
+        const intent: TransferIntent = { from: c.from.address, fromPublicKey: c.from.publicKey, to: c.to, memo: c.memo, contract: c.contract, amount: c.amount };
+        input = await node.transferInput(intent);
+        expect(jsonRoundTrip(input), 'the input is JSON: it is stored with the order').to.deep.equal(input);
+        allocated = await allocate(payer, node, intent, c.from.address);
+        unsigned = crafted(payer, allocated, input);
+        const again = crafted(payer, allocated, jsonRoundTrip(input));
+        expect(again.payloads.map(hex), 're-crafting from the stored input gives the same payloads').to.deep.equal(unsigned.payloads.map(hex));
+        expect(again.state).to.deep.equal(unsigned.state);
+        expect(unsigned.maxFee > 0n, 'a transfer costs a fee').to.equal(true);
+        const signatures = await signAll(session, c.from.address, unsigned);
+        signed = payer.transfers.combine(unsigned, signatures);
+        if (unsigned.txHash !== null) expect(signed.txHash, 'the hash known before signing is the signed one').to.equal(unsigned.txHash);
+        expect(signed.raw.length).to.be.greaterThan(0);
+        // a signature the key made over something else is never combined into a transaction
+        const other = await session.sign(c.from.address, Uint8Array.from(unsigned.payloads[0] as Uint8Array, (b, i) => (i === 0 ? b ^ 1 : b)));
+        expect(() => payer.transfers.combine(unsigned, [other, ...signatures.slice(1)]), 'combine checks each signature against its payload and key').to.throw();
+        if (c.verify) {
+          const seen = c.verify(signed);
+          expect({ from: seen.from, to: seen.to, amount: seen.amount }).to.deep.equal({ from: c.from.address, to: c.to, amount: c.amount });
+          if (seen.memo !== undefined) expect(seen.memo).to.equal(c.memo);
+        }
+        if (c.live && c.balanceOf) toBefore = await c.balanceOf(c.to, c.contract);
+      });
+
+      it('broadcasts it once: the node accepts it by its hash, and a re-broadcast of the same bytes is not an error', async () => {
+        const c = session.transfer;
+        if (!c || !signed) throw new Error('no signed transfer');
+        const sent = await node.broadcast(signed);
+        expect(sent).to.deep.equal({ outcome: 'ACCEPTED', txHash: signed.txHash });
+        if (c.live) {
+          const again = await node.broadcast(signed);
+          expect(again.outcome, `a re-broadcast answered ${JSON.stringify(again)}`).to.be.oneOf(['ACCEPTED', 'ALREADY_KNOWN']);
+          if (again.outcome !== 'REJECTED') expect(again.txHash).to.equal(signed.txHash);
+        }
+      });
+
+      it('reads it MINED and succeeded once final, at a fee within maxFee, the amount at the destination', async () => {
+        const c = session.transfer;
+        if (!c || !signed) throw new Error('no signed transfer');
+        const mined = await until(`transfer ${signed.txHash}`, () => node.status(signed.txHash, input), () => session.settle());
+        if (mined.state !== 'MINED') throw new Error('unreachable');
+        expect(mined.succeeded).to.equal(true);
+        if (mined.fee !== null) expect(mined.fee >= 0n && mined.fee <= unsigned.maxFee, `fee ${mined.fee} within maxFee ${unsigned.maxFee}`).to.equal(true);
+        if (c.live && c.balanceOf && toBefore !== null) expect(await c.balanceOf(c.to, c.contract)).to.equal(toBefore + c.amount);
+      });
+
+      it('knows nothing of a transaction that was signed but never sent', async () => {
+        const c = session.transfer;
+        if (!c) throw new Error('no transfer case');
+        const intent: TransferIntent = { from: c.from.address, fromPublicKey: c.from.publicKey, to: c.to, memo: c.memo, contract: c.contract, amount: c.amount };
+        const fresh = await node.transferInput(intent);
+        const t = withAmount(await allocate(payer, node, intent, c.from.address), c.amount + 1n);
+        const made = craftTransfer(payer, t, fresh);
+        if (!made.ok) return; // utxo: the outputs left cannot pay it; nothing was signed
+        const tx = payer.transfers.combine(made.unsigned, await signAll(session, c.from.address, made.unsigned));
+        expect(tx.txHash).to.not.equal(signed.txHash);
+        expect((await node.status(tx.txHash, fresh)).state).to.be.oneOf(['UNKNOWN', 'EXPIRED']);
+      });
+
+      it('utxo chains: inputs that cannot pay amount and fee are the typed INSUFFICIENT_INPUTS result, with the shortfall', async function () {
+        if (payer.spendModel !== 'utxo') this.skip(); // only a utxo crafter is handed inputs
+        const c = session.transfer;
+        if (!c || allocated.spendModel !== 'utxo') throw new Error('no utxo transfer case');
+        const total = allocated.request.inputs.reduce((s, o) => s + o.amount, 0n);
+        const short = craftTransfer(payer, withAmount(allocated, total), input);
+        expect(short.ok).to.equal(false);
+        if (!short.ok) expect(short.shortfall > 0n, `shortfall ${short.shortfall}`).to.equal(true);
+      });
+    });
+
+    describe('sweeps', () => {
+      let payer: PayingAdapter;
+      let node: TransferNode;
+      before(function () {
+        // checked above: no sweep case only on a memo chain, whose deposits land on the shared hot address
+        if (canPay(adapter) && session.sweep) {
+          payer = adapter;
+          node = adapter.createTransferNode(session.endpoint);
+        } else this.skip();
+      });
+
+      it("moves a deposit key's whole native balance to the hot wallet, leaving only the chain's residual", async () => {
+        const s = session.sweep;
+        if (!s) throw new Error('no sweep case');
+        const swept = node.sweepableBalance ? await node.sweepableBalance(s.from.address, null) : await node.balance(s.from.address, null);
+        expect(swept > 0n, 'the deposit key holds something to sweep').to.equal(true);
+        const hotBefore = await node.balance(s.hot.address, null);
+        const intent: TransferIntent = { from: s.from.address, fromPublicKey: s.from.publicKey, to: s.hot.address, memo: null, contract: null, amount: swept };
+        let t: AllocatedTransfer;
+        let input: TransferInput;
+        let moved: bigint;
+        if (payer.spendModel === 'utxo') {
+          // a consolidation: every confirmed output, the fee out of their sum, no change
+          const outputs = (await utxoNode(payer, node).unspentOutputs(s.from.address)).filter((o) => o.confirmations >= 1);
+          const total = outputs.reduce((sum, o) => sum + o.amount, 0n);
+          input = await node.transferInput({ ...intent, amount: total });
+          t = { spendModel: 'utxo', request: { ...intent, amount: total, inputs: outputs.map(({ confirmations: _, ...o }) => o), subtractFee: true } };
+          moved = total - crafted(payer, t, input).maxFee;
+        } else if (payer.spendModel === 'expiring' && adapter.curve === 'ed25519' && node.sweepableBalance) {
+          // another account pays the fee (Solana): every lamport of the deposit key moves
+          const withPayer = { ...intent, feePayer: s.hot };
+          input = await node.transferInput(withPayer);
+          t = { spendModel: 'expiring', request: withPayer };
+          moved = swept;
+        } else {
+          // the fee out of the balance, charged exactly (EVM under EIP-1559: exactFee)
+          const raw = await node.transferInput({ ...intent, amount: 1n });
+          input = payer.spendModel === 'sequence' && payer.transfers.exactFee ? payer.transfers.exactFee(raw, null) : raw;
+          const unit = await allocate(payer, node, { ...intent, amount: 1n }, s.from.address);
+          const fee = payer.spendModel === 'sequence' && payer.transfers.maxFeeOf ? payer.transfers.maxFeeOf(intent, input) : crafted(payer, unit, input).maxFee;
+          expect(swept > fee, `the balance ${swept} is above the fee ${fee}`).to.equal(true);
+          t = withAmount(unit, swept - fee);
+          moved = swept - fee;
+        }
+        const unsigned = crafted(payer, t, input);
+        const tx = payer.transfers.combine(unsigned, await signAll(session, s.from.address, unsigned));
+        expect(await node.broadcast(tx)).to.deep.equal({ outcome: 'ACCEPTED', txHash: tx.txHash });
+        const mined = await until(`sweep ${tx.txHash}`, () => node.status(tx.txHash, input), () => session.settle());
+        expect(mined).to.deep.include({ state: 'MINED', succeeded: true });
+        expect(await node.balance(s.from.address, null), 'what the deposit key keeps').to.equal(s.residual);
+        const hotAfter = await node.balance(s.hot.address, null);
+        // the hot wallet gains what moved (less its own fee when it paid one as the fee payer)
+        const feePaidByHot = t.spendModel === 'expiring' && t.request.feePayer ? unsigned.maxFee : 0n;
+        expect(hotAfter - hotBefore >= moved - feePaidByHot && hotAfter - hotBefore <= moved, `the hot wallet gained ${hotAfter - hotBefore} of ${moved}`).to.equal(true);
+      });
+    });
+  });
+}
