@@ -1,13 +1,14 @@
 import { expect } from 'chai';
-import { HDNodeWallet, Interface, Signature, decodeRlp, SigningKey, Transaction, Wallet, getAddress, getBytes, hexlify, keccak256, randomBytes } from 'ethers';
+import { HDNodeWallet, Interface, Signature, decodeRlp, Transaction, Wallet, getAddress, getBytes, hexlify, keccak256, randomBytes } from 'ethers';
 import {
   ChainRpcError, ChainTransferError, craftTransfer, paying, sequenceNode,
-  type ChainAdapter, type ChainEndpoint, type KeySignature, type PublicKey, type SequenceTransferRequest, type SignedTransaction, type TransferInput, type TransferIntent, type UnsignedTransfer,
+  type ChainAdapter, type ChainEndpoint, type SequenceTransferRequest, type SignedTransaction, type TransferInput, type TransferIntent, type UnsignedTransfer,
 } from '@wcs/core';
-import { TEST_MNEMONIC, fillPath, rejected, startReplayServer, testChain, testPublicKey, toHex, type ReplayServer } from '@wcs/core/testing';
+import { TEST_MNEMONIC, rejected, startReplayServer, testChain, type ReplayServer } from '@wcs/core/testing';
+import { testKey, type TestKey } from './keys.test-helper';
 import { ANVIL_DEV_KEYS, anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, setAutomine, startAnvil, waitForReceipt, type AnvilDevnet } from './devnet';
 import {
-  EVM_TRANSFER_INPUT_FORMAT, EvmTransferCrafter, EvmTransferNode, erc20TransferData, evmKeySpec, plugin, type EvmTransferInput,
+  EVM_TRANSFER_INPUT_FORMAT, EvmTransferCrafter, EvmTransferNode, erc20TransferData, plugin, type EvmTransferInput,
 } from './index';
 
 const ANVIL_CHAIN = testChain({ id: 900, code: 'ANVIL', name: 'anvil devnet', family: 'evm', environment: 'test', network: 'anvil', nativeSymbol: 'ETH', decimals: 18, confirmations: 1, evmChainId: 31337 });
@@ -18,48 +19,8 @@ const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 /** A fresh EIP-55 address nobody uses. */
 const fresh = () => getAddress(hexlify(randomBytes(20)));
 
-/**
- * A hot wallet key as the KeyStore would serve it: derived test-side for purpose 'hot' (the
- * adapter's keySpec, TEST_MNEMONIC), its public key checked against core's oracle (@scure/bip32),
- * and a signer that follows KeyStore.sign's secp256k1 contract: a 32-byte digest in, r || s
- * (64 bytes, low-S) and a recovery id 0/1 out.
- */
-interface HotKey {
-  readonly address: string;
-  readonly publicKey: PublicKey;
-  readonly privateKey: string;
-  sign(payload: Uint8Array): KeySignature;
-}
-
-function hotKey(account: number, index: number): HotKey {
-  const path = fillPath(evmKeySpec('hot').pathTemplate, account, index);
-  const wallet = HDNodeWallet.fromPhrase(TEST_MNEMONIC, undefined, path);
-  const bytes = getBytes(wallet.signingKey.compressedPublicKey);
-  expect(toHex(bytes), `oracle key at ${path}`).to.equal(toHex(testPublicKey('secp256k1', path)));
-  const publicKey: PublicKey = { curve: 'secp256k1', bytes };
-  const key = new SigningKey(wallet.privateKey);
-  return {
-    address: plugin.create(ANVIL_CHAIN).address.addressFromPublicKey(publicKey),
-    publicKey,
-    privateKey: wallet.privateKey,
-    sign: (payload) => signDigest(key, payload),
-  };
-}
-
-function signDigest(key: SigningKey, payload: Uint8Array): KeySignature {
-  if (!(payload instanceof Uint8Array) || payload.length !== 32) throw new TypeError('secp256k1 payloads are 32-byte digests');
-  const sig = key.sign(payload);
-  let s = BigInt(sig.s);
-  let recovery = sig.yParity as number;
-  if (s > N >> 1n) { // normalise to low-S (flipping the recovery id), as the KeyStore contract demands
-    s = N - s;
-    recovery ^= 1;
-  }
-  const bytes = new Uint8Array(64);
-  bytes.set(getBytes(sig.r), 0);
-  bytes.set(getBytes(`0x${s.toString(16).padStart(64, '0')}`), 32);
-  return { curve: 'secp256k1', bytes, recovery };
-}
+type HotKey = TestKey;
+const hotKey = (account: number, index: number): HotKey => testKey(ANVIL_CHAIN, account, index);
 
 /** The adapter's crafter (the plugin's wiring), as the EVM crafter it is. */
 function evmCrafter(adapter: ChainAdapter): EvmTransferCrafter {
