@@ -1,6 +1,6 @@
 import {
-  AdapterConfigError, PLUGIN_API_VERSION, type AddressCodec, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ChainEndpoint,
-  type ChainFamily, type KeyPurpose, type KeySpec,
+  defineAdapter, type AdapterParts, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ChainEndpoint,
+  type ChainFamily, type KeyPurpose, type KeySpec, type SequenceSpending,
 } from '@wcs/core';
 import type { Address } from '@ton/core';
 import { TonAddresses } from './address';
@@ -20,12 +20,11 @@ export { bodyFacts, bodyFactsByCore, bodyFactsLight, type BodyFacts } from './bo
 export { listedTransaction, type ApiInMessage, type BouncePhase } from './api';
 
 /**
- * The family this package serves. Core's ChainFamily does not list it (this package lives outside
- * the workspace and may not change core): the string is cast, and the registry takes it as it
- * takes any family. The service's config schema and catalogue need core to know 'ton' (its curve
- * ed25519 and memo addressing) before a catalogue entry can name it.
+ * The family this package serves. Core does not list it among its built-in families; the package
+ * declares the family's curve and addressing (`plugin.traits`, filled in by defineAdapter), and the
+ * service reads them from here: no change to core or the server names TON.
  */
-export const TON_FAMILY = 'ton' as ChainFamily;
+export const TON_FAMILY: ChainFamily = 'ton';
 
 /**
  * Key layout (SLIP-10 ed25519, every level hardened), after the TON wallets' m/44'/607'/x':
@@ -38,43 +37,39 @@ export const TON_KEY_SPECS: Readonly<Record<KeyPurpose, KeySpec>> = Object.freez
   fee: Object.freeze({ namespace: 'ton', curve: 'ed25519', pathTemplate: "m/44'/607'/{account}'/{index}'/2'" }),
 });
 
-export function createTonAdapter(chain: ChainDefinition): ChainAdapter {
-  if (chain.family !== TON_FAMILY || chain.curve !== 'ed25519' || chain.addressing !== 'memo') {
-    throw new AdapterConfigError(`@wcs/adapter-ton serves family ton (ed25519, memo); chain ${chain.code} is ${chain.family} (${chain.curve}, ${chain.addressing})`);
-  }
-  const addresses = new TonAddresses(chain.network);
-  const verifiedJettonWallets = new Map<string, Map<string, Address | null>>();
-  return Object.freeze({
-    chain,
-    addressing: 'memo' as const,
-    curve: 'ed25519' as const,
-    spendModel: 'sequence' as const,
-    keySpec: (purpose: KeyPurpose) => {
-      const spec = TON_KEY_SPECS[purpose];
-      if (!spec) throw new TypeError(`unknown key purpose ${String(purpose)}`);
-      return spec;
-    },
-    address: Object.freeze<AddressCodec>({
-      addressFromPublicKey: (publicKey) => addresses.addressFromPublicKey(publicKey),
-      validate: (address, memo) => addresses.validate(address, memo ?? null),
-    }),
-    memo: tonMemoCodec,
-    createScanner: (endpoint: ChainEndpoint) => {
-      // what the jetton masters said stays true: the adapter's scanners of one endpoint share it
-      let jettonWallets = verifiedJettonWallets.get(endpoint.url);
-      if (!jettonWallets) verifiedJettonWallets.set(endpoint.url, (jettonWallets = new Map()));
-      return new TonScanner(endpoint, addresses, { jettonWallets });
-    },
-    transfers: new TonTransferCrafter(addresses),
-    createTransferNode: (endpoint: ChainEndpoint) => new TonTransferNode(endpoint, addresses, { confirmations: Math.max(1, chain.confirmations) }),
-  } satisfies ChainAdapter);
-}
-
-export const plugin: AdapterPlugin = Object.freeze({
+/**
+ * The package's plugin, made with core's defineAdapter: a memo chain (one shared wallet per
+ * application, a numeric comment per user) of the `sequence` spend model (the wallet's seqno).
+ */
+export const plugin: AdapterPlugin = defineAdapter({
   name: '@wcs/adapter-ton',
-  pluginApiVersion: PLUGIN_API_VERSION,
-  families: Object.freeze([TON_FAMILY]),
-  // the family's curve and addressing, for a core that takes families from their packages (core's FAMILY_TRAITS has no ton)
-  traits: Object.freeze({ [TON_FAMILY]: Object.freeze({ curve: 'ed25519' as const, addressing: 'memo' as const }) }),
-  create: createTonAdapter,
+  family: TON_FAMILY,
+  curve: 'ed25519',
+  addressing: 'memo',
+  build(chain): AdapterParts & SequenceSpending {
+    const addresses = new TonAddresses(chain.network);
+    const verifiedJettonWallets = new Map<string, Map<string, Address | null>>();
+    return {
+      spendModel: 'sequence',
+      keySpec: TON_KEY_SPECS,
+      address: {
+        addressFromPublicKey: (publicKey) => addresses.addressFromPublicKey(publicKey),
+        validate: (address, memo) => addresses.validate(address, memo ?? null),
+      },
+      memo: tonMemoCodec,
+      createScanner: (endpoint: ChainEndpoint) => {
+        // what the jetton masters said stays true: the adapter's scanners of one endpoint share it
+        let jettonWallets = verifiedJettonWallets.get(endpoint.url);
+        if (!jettonWallets) verifiedJettonWallets.set(endpoint.url, (jettonWallets = new Map()));
+        return new TonScanner(endpoint, addresses, { jettonWallets });
+      },
+      transfers: new TonTransferCrafter(addresses),
+      createTransferNode: (endpoint: ChainEndpoint) => new TonTransferNode(endpoint, addresses, { confirmations: Math.max(1, chain.confirmations) }),
+    };
+  },
 });
+
+/** The adapter of one TON chain (AdapterConfigError for a chain of another family, curve or addressing). */
+export function createTonAdapter(chain: ChainDefinition): ChainAdapter {
+  return plugin.create(chain);
+}
