@@ -8,7 +8,8 @@ import { ChainRpcError } from '@wcs/core';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from './scanner';
 import { SolanaTransferCrafter, associatedTokenAddress, base58Encode } from './transfer';
 import { SolanaTransferNode, type SolanaTransferNodeOptions } from './transfer-node';
-import { depositKey, hotKey, request, sendRaw, signAndCombine, sweepRequest } from './transfer.test';
+import { depositKey, hotKey, request, signAndCombine, sweepRequest } from './transfer.test';
+import { LitesvmRpc } from './litesvm-rpc.test-helper';
 
 /**
  * The Solana transfer node against recorded RPC responses (src/fixtures, sources in SOURCE.md)
@@ -620,12 +621,9 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
 
   /**
    * Sweeps from transferInput to status through a JSON-RPC endpoint whose every answer comes from
-   * litesvm (the real runtime in process): accounts (jsonParsed, decoded here from the runtime's
-   * bytes, in the recorded answers' shape), rent, the blockhash; sendTransaction executes the
-   * bytes (a failure is answered as a preflight failure, -32002 with data.err); statuses and
-   * getTransaction are the executed transactions', meta.fee measured as the lamports the
-   * transaction's accounts lost in all. Test-made: getFeeForMessage answers 5000 per signature of
-   * the message (litesvm's fee per signature; it has no such call); slots are a counter.
+   * litesvm (the real runtime in process): litesvm-rpc.test-helper.ts (rent, the blockhash, the
+   * executed transactions, their statuses and fees; what it makes up is said there), and here
+   * getMultipleAccounts (jsonParsed, decoded from the runtime's bytes, in the recorded answers' shape).
    */
   describe('sweeps end to end: a JSON-RPC endpoint over litesvm', () => {
     const LAMPORTS = 10_000_000_000n;
@@ -671,42 +669,8 @@ describe('SolanaTransferNode (recorded RPC responses)', () => {
     }
 
     async function runtimeNode(svm: LiteSVM, options: SolanaTransferNodeOptions = {}) {
-      const executed = new Map<string, { slot: number; fee: bigint; err: unknown }>();
-      let slot = 1000;
-      const one = (c: Call): Json => {
-        switch (c.method) {
-          case 'getLatestBlockhash': return result({ context: { slot }, value: { blockhash: svm.latestBlockhash(), lastValidBlockHeight: slot + 150 } }, c);
-          case 'getFeeForMessage': return result({ context: { slot }, value: 5000 * Message.from(Buffer.from(c.params[0], 'base64')).header.numRequiredSignatures }, c);
-          case 'getMinimumBalanceForRentExemption': return result(Number(svm.minimumBalanceForRentExemption(BigInt(c.params[0]))), c);
-          case 'getMultipleAccounts': return accounts((c.params[0] as string[]).map((k) => parsedAccount(svm, k)), c);
-          case 'getBalance': return result({ context: { slot }, value: Number(lamportsOf(svm, c.params[0])) }, c);
-          case 'getEpochInfo': return result({ absoluteSlot: slot, blockHeight: slot, epoch: 0, slotIndex: slot, slotsInEpoch: 432000 }, c);
-          case 'sendTransaction': {
-            const raw = Buffer.from(c.params[0], 'base64');
-            const tx = VersionedTransaction.deserialize(raw);
-            const keys = tx.message.staticAccountKeys.map((k) => k.toBase58());
-            const before = keys.reduce((sum, k) => sum + lamportsOf(svm, k), 0n);
-            const out = sendRaw(svm, raw);
-            if (out.constructor.name !== 'TransactionMetadata') {
-              const err = (out as { err(): unknown }).err();
-              return errorAnswer({ code: -32002, message: `Transaction simulation failed: ${String(out)}`.slice(0, 300), data: { err: String(err) } }, c);
-            }
-            slot += 1;
-            const fee = before - keys.reduce((sum, k) => sum + lamportsOf(svm, k), 0n);
-            executed.set(base58Encode(tx.signatures[0]!), { slot, fee, err: null });
-            return result(base58Encode(tx.signatures[0]!), c);
-          }
-          case 'getSignatureStatuses': return statuses((c.params[0] as string[]).map((sig) => {
-            const x = executed.get(sig);
-            return x ? { slot: x.slot, confirmations: null, err: null, status: { Ok: null }, confirmationStatus: 'finalized' } : null;
-          }), c, slot);
-          case 'getTransaction': {
-            const x = executed.get(c.params[0]);
-            return result(x ? { slot: x.slot, meta: { err: null, fee: `raw:${x.fee}` }, transaction: { signatures: [c.params[0]] } } : null, c);
-          }
-          default: return errorAnswer({ code: -32601, message: `Method not found: ${c.method}` }, c);
-        }
-      };
+      const rpc = new LitesvmRpc(svm);
+      const one = (c: Call): Json => (c.method === 'getMultipleAccounts' ? accounts((c.params[0] as string[]).map((k) => parsedAccount(svm, k)), c) : rpc.answer(c));
       const answers: Record<string, Handler> = {};
       for (const m of ['getLatestBlockhash', 'getFeeForMessage', 'getMinimumBalanceForRentExemption', 'getMultipleAccounts', 'getBalance', 'getEpochInfo', 'sendTransaction', 'getSignatureStatuses', 'getTransaction']) answers[m] = one;
       return nodeFor(answers, {}, options);

@@ -13,6 +13,7 @@ import {
   MEMO_PROGRAM_ID, SolanaTransferCrafter, associatedTokenAddress, base58Encode, type SolanaTransferInput,
 } from './transfer';
 import { SolanaTransferNode } from './transfer-node';
+import { sendRaw } from './litesvm-rpc.test-helper';
 
 const b64url = (b: Uint8Array): string => Buffer.from(b).toString('base64url');
 
@@ -87,17 +88,6 @@ export function signAndCombine(crafter: SolanaTransferCrafter, unsigned: Unsigne
     if (!k) throw new Error(`no test key for signer ${signer}`);
     return k.sign(p);
   }));
-}
-
-/**
- * litesvm takes @solana/kit's transaction shape: the message bytes and the signatures by signer,
- * in the message's signer order (kit encodes them in the record's order).
- */
-export function sendRaw(svm: LiteSVM, raw: Uint8Array) {
-  const tx = VersionedTransaction.deserialize(raw);
-  const n = tx.message.header.numRequiredSignatures;
-  const signatures = Object.fromEntries(tx.message.staticAccountKeys.slice(0, n).map((k, i) => [k.toBase58(), tx.signatures[i]!]));
-  return svm.sendTransaction({ messageBytes: tx.message.serialize(), signatures } as unknown as Parameters<LiteSVM['sendTransaction']>[0]);
 }
 
 const crafter = new SolanaTransferCrafter();
