@@ -114,9 +114,9 @@ export class CollectionPlanner {
     // one set-based read where the node has one (EVM: a JSON-RPC batch); a sweep-specific reading where it has that (Solana: every lamport)
     const waits = candidates.map((c) => closingSweepWaits(closesAccount, BigInt(c.pending)));
     const toRead = candidates.filter((c, i) => !waits[i] && c.utxos === null);
-    const sweepable = node.sweepableBalance?.bind(node);
-    const read = sweepable
-      ? await Promise.all(toRead.map((c) => queue.add(() => sweepable(c.address, c.contract).catch(asError))))
+    const sweepableOf = node.sweepableBalance?.bind(node);
+    const read = sweepableOf
+      ? await Promise.all(toRead.map((c) => queue.add(() => sweepableOf(c.address, c.contract).catch(asError))))
       : await balancesAll(node, toRead.map((c) => ({ address: c.address, contract: c.contract })));
     const readOf = new Map(toRead.map((c, i) => [c, read[i]!]));
     const looked = candidates.map((c, i) => {
