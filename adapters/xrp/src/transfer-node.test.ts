@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { decode, encode, hashes } from 'xrpl';
+import { decode, encode } from 'xrpl';
 import type { ChainEndpoint, SequenceTransferRequest, SignedTransaction, TransactionState, TransferInput, UnsignedTransfer } from '@wcs/core';
 import { fixtureReader, rejected, startReplayServer, testChain, type ReplayServer, type Reply, type SeenRequest } from '@wcs/core/testing';
 import { ChainRpcError, craftTransfer, paying, sequenceNode } from '@wcs/core';
 import { XrpTransferNode, plugin, type XrpTransferNodeOptions } from './index';
-import { hotKey, intent, type TestKey } from './transfer.test';
+import { asJsonRpc, submitAnswerFor, txAnswerFor, type Json } from './rippled.test-helper';
+import { hotKey, intent, type TestKey } from './transfer.test-helper';
 
 /**
  * The XRP transfer node against recorded rippled responses (src/fixtures, sources in SOURCE.md)
@@ -14,12 +15,6 @@ import { hotKey, intent, type TestKey } from './transfer.test';
  */
 const FIXTURES = fixtureReader(join(__dirname, '../src/fixtures'));
 const fixture = (name: string): Record<string, unknown> => FIXTURES.json(name);
-type Json = Record<string, unknown>;
-
-/** A WebSocket response as the JSON-RPC API carries it: the same result, status inside it. */
-function asJsonRpc(ws: Json): Json {
-  return { result: { ...(ws.result as Json), status: ws.status } };
-}
 
 const FEE_LOW = asJsonRpc(fixture('rippled-fee.ws.json')); // open_ledger_fee 10
 const FEE_ESCALATED = fixture('rippled-fee-escalated.jsonrpc.json'); // open_ledger_fee 2653937
@@ -299,19 +294,6 @@ describe('XrpTransferNode (recorded rippled responses)', () => {
       const result = craftTransfer(adapter, { spendModel: 'sequence', request }, input);
       if (!result.ok) expect.fail(`XRP crafting answered ${result.reason}`);
       return result.unsigned;
-    }
-
-    /**
-     * A recorded submit answer as rippled gives it for the blob actually sent: tx_blob and
-     * tx_json (with its hash) replaced by the submitted transaction's; the engine result and the
-     * rest as recorded.
-     */
-    function submitAnswerFor(recordedAnswer: Json, blob: string): Json {
-      return { ...recordedAnswer, result: { ...(recordedAnswer.result as Json), tx_blob: blob, tx_json: { ...decode(blob), hash: hashes.hashSignedTx(blob) } } };
-    }
-    /** A recorded validated `tx` answer (API v2) for the submitted transaction: tx_json and hash replaced; meta, ledger and validation as recorded. */
-    function txAnswerFor(recordedAnswer: Json, blob: string): Json {
-      return { result: { ...(recordedAnswer.result as Json), tx_json: decode(blob), hash: hashes.hashSignedTx(blob) } };
     }
 
     it('pays with the fee and LastLedgerSequence the node read, at the allocated sequence; ACCEPTED, then ALREADY_KNOWN on a re-broadcast, then MINED', async () => {
