@@ -5,6 +5,7 @@ import type { ChainEndpoint, HistoryScanner } from '@wcs/core';
 import { fixtureReader, startReplayServer, testChain, type ReplayServer } from '@wcs/core/testing';
 import { ChainRpcError, scanning } from '@wcs/core';
 import { createStellarScanner, decodeOperationId, memoOfTransaction, parsePaymentOperation, plugin } from './index';
+import { joinedGayollPayments, pageAfter } from './scanner.test-helper';
 
 /**
  * The scanner against recorded Horizon responses (adapters/stellar/src/fixtures, sources in
@@ -21,19 +22,6 @@ const GBVFTZ = 'GBVFTZL5HIPT4PFQVTZVIWR77V7LWYCXU4CLYWWHHOEXB64XPG5LDMTU';
 const GCC3L = 'GCC3LGXHBZ6NSJOJCETNRRYTNDQJGCRC3P7YC2ZQ2ER3YWVJJQ2YDUL7';
 const GD7PZ = 'GD7PZVW3WXKEWT4XQPV57K3DARCAQ5XZE5ZWFSDTGHBMQ4U7ZWYWZLPC';
 const GCNL55 = 'GCNL55IJTH2HX26HLNIGYD2JIQLTBAQL3SVPNZA6PXK7NAVHU423WOTE';
-const PAYMENT_TYPES = new Set(['create_account', 'payment', 'path_payment', 'path_payment_strict_receive', 'path_payment_strict_send', 'account_merge']);
-
-/**
- * GAYOLL's payments with join=transactions, built from two recorded pages the way Horizon builds
- * it: the payment-type records of GAYOLL's operations page, each with the transaction resource of
- * its transaction_hash (from GBVFTZ's transactions page) under `transaction`.
- */
-function joinedGayollPayments(): Json[] {
-  const txs = new Map(fixture<Json[]>('horizon-account-transactions-GBVFTZ-excerpt.json').map((t) => [t.hash as string, t]));
-  return records(fixture('horizon-account-operations-GAYOLL.json'))
-    .filter((r) => PAYMENT_TYPES.has(r.type as string))
-    .map((r) => ({ ...r, transaction: txs.get(r.transaction_hash as string)! }));
-}
 
 interface Seen {
   readonly path: string;
@@ -50,12 +38,7 @@ class FakeHorizon {
 
   /** Serves a list of records like Horizon: ascending, strictly after `cursor`, at most `limit`. */
   static paging(list: readonly Json[]): (req: Seen) => Reply {
-    return (req) => {
-      const after = req.query.get('cursor');
-      const limit = Number(req.query.get('limit') ?? '10');
-      const page = list.filter((r) => after === null || BigInt(r.paging_token as string) > BigInt(after)).slice(0, limit);
-      return { body: { _links: {}, _embedded: { records: page } } };
-    };
+    return (req) => ({ body: { _links: {}, _embedded: { records: pageAfter(list, req.query) } } });
   }
 
   async start(prefix = ''): Promise<string> {

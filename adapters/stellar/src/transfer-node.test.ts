@@ -5,7 +5,7 @@ import type { ChainEndpoint, SequenceTransferRequest, SignedTransaction, Transfe
 import { fixtureReader, rejected, startReplayServer, testChain, type ReplayServer, type Reply, type SeenRequest } from '@wcs/core/testing';
 import { ChainRpcError, craftTransfer, paying, sequenceNode } from '@wcs/core';
 import { StellarTransferNode, plugin, type StellarTransferNodeOptions } from './index';
-import { hotKey, intent, request, type TestKey } from './transfer.test';
+import { hotKey, intent, request, type TestKey } from './transfer.test-helper';
 
 /**
  * The Stellar transfer node against recorded Horizon responses (src/fixtures, sources in
