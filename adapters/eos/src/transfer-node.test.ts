@@ -3,7 +3,6 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { secp256k1 } from '@noble/curves/secp256k1';
 import { HDKey } from '@scure/bip32';
-import { SerialBuffer, createInitialTypes, createTransactionTypes, getTypesFromAbi } from 'eosjs/dist/eosjs-serialize';
 import { stringToPublicKey } from 'eosjs/dist/eosjs-numeric';
 import type { KeySignature, PublicKey, SignedTransaction, TransferIntent } from '@wcs/core';
 import { fillPath, fixtureReader, rejected, startReplayServer, testSeed, type Reply, type ReplayServer, type SeenRequest } from '@wcs/core/testing';
@@ -11,6 +10,7 @@ import { EOS_KEY_SPECS, eosPublicKeyToLegacyString, eosPublicKeyToString } from 
 import { ChainRpcError } from '@wcs/core';
 import { EosTransferCrafter } from './transfer';
 import { EosTransferNode, type EosTransferNodeOptions } from './transfer-node';
+import { decode, executedFor, hyperionMissing } from './transfer-node.test-helper';
 
 // Recorded node answers in src/fixtures (read from dist); SOURCE.md says where each comes from.
 const fx = fixtureReader(path.join(__dirname, '../src/fixtures'));
@@ -57,16 +57,6 @@ function open(server: ReplayServer, options: EosTransferNodeOptions = {}, timeou
 const base = (contract: string | null = null): TransferIntent => ({
   from: HOT, fromPublicKey: HOT_KEY, to: 'crosschaino3', memo: '42', contract, amount: 12345n,
 });
-
-/** The packed transaction decoded with eosjs' own serializers, and its transfer action's data. */
-function decode(signed: SignedTransaction): { trx: Json; transfer: Json; body: Json } {
-  const body = JSON.parse(Buffer.from(signed.raw).toString('utf8'));
-  const enc = { textEncoder: new TextEncoder(), textDecoder: new TextDecoder() };
-  const trx = getTypesFromAbi(createTransactionTypes()).get('transaction')!.deserialize(new SerialBuffer({ ...enc, array: Buffer.from(body.packed_trx, 'hex') }));
-  const abi = { version: 'eosio::abi/1.1', types: [], structs: [{ name: 'transfer', base: '', fields: [{ name: 'from', type: 'name' }, { name: 'to', type: 'name' }, { name: 'quantity', type: 'asset' }, { name: 'memo', type: 'string' }] }], actions: [], tables: [], ricardian_clauses: [], error_messages: [], abi_extensions: [], variants: [] };
-  const transfer = getTypesFromAbi(createInitialTypes(), abi as never).get('transfer')!.deserialize(new SerialBuffer({ ...enc, array: Buffer.from(trx.actions[0].data, 'hex') }));
-  return { trx, transfer, body };
-}
 
 async function craftSigned(input: Json, contract: string | null = null): Promise<SignedTransaction> {
   const crafter = new EosTransferCrafter();
@@ -198,8 +188,6 @@ describe('EosTransferNode', () => {
     before(async () => {
       signed = await craftSigned({ chainId: CHAIN_ID, referenceBlockId: LIB_ID, expiration: '2025-06-23T14:25:17', account: HOT, precision: 4 });
     });
-    /** The recorded executed answer with its ids replaced by the sent transaction's (test-made substitution). */
-    const executedFor = (id: string): string => text('push_transaction.executed.0125cd2d.json').split('0125cd2d97d587408a9b993c80d9dc89a50931073a21e913d7692ca924f066eb').join(id);
 
     it('ACCEPTED: send_transaction with the crafter\'s body as is', async () => {
       server = await node({ send_transaction: ok(executedFor(signed.txHash)) });
@@ -266,19 +254,6 @@ describe('EosTransferNode', () => {
   describe('status', () => {
     const EXPIRED_INPUT = { expiration: '2025-06-23T14:20:00' }; // before the recorded LIB time 14:20:16.500
     const LIVE_INPUT = { expiration: '2025-06-23T14:25:17' }; // after it
-    /** Hyperion's answer for an id it does not have (executed false, no actions, as its get_transaction route answers), test-made from the recorded envelope. */
-    const hyperionMissing = (id: string, lastIndexed?: string): Json => {
-      const r = json('hyperion.get_transaction.4c66c16b.json');
-      delete r.actions;
-      r.executed = false;
-      r.trx_id = id;
-      if (lastIndexed === undefined) {
-        delete r.last_indexed_block;
-        delete r.last_indexed_block_time;
-      }
-      return r;
-    };
-
     it('IN_BLOCK (recorded get_transaction_status) → MINED, reversible: below the chain\'s confirmations', async () => {
       server = await node({ get_transaction_status: file('get_transaction_status.IN_BLOCK.json') });
       const expected = { state: 'MINED', blockHeight: 90n, blockHash: '0000005accfd59ba80a05380f60d51687406337b2aedd28b7daa33fdb8c16b5a', succeeded: true, fee: 0n };

@@ -1,42 +1,17 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1';
-import { HDKey } from '@scure/bip32';
 import { SerialBuffer, createInitialTypes, createTransactionTypes, getTypesFromAbi } from 'eosjs/dist/eosjs-serialize';
 import { Signature } from 'eosjs/dist/eosjs-key-conversions';
 import type { ExpiringTransferRequest, KeySignature, TransferInput, UnsignedTransfer } from '@wcs/core';
-import { fillPath, testSeed } from '@wcs/core/testing';
-import { EOS_KEY_SPECS, eosPublicKeyToString } from './index';
+import { eosPublicKeyToString } from './index';
+import { hotPrivateKey, keyFromPrivate, type TestKey } from './keys.test-helper';
 import {
   EOS_MAX_ASSET_AMOUNT, EOS_SIGNATURE_VARIANTS, EosTransferCrafter, formatEosQuantity, isCanonicalEosSignature, type EosTransferInput,
 } from './transfer';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const sha256hex = (b: Uint8Array | string): string => createHash('sha256').update(b).digest('hex');
-
-/**
- * A test-side stand-in for KeyStore.sign on secp256k1 (as the software key store does it):
- * ECDSA over the 32-byte digest, RFC 6979, low-S, r || s and the recovery id. No nonce loop:
- * the signature is whatever RFC 6979 gives, canonical in EOS's sense or not.
- */
-interface TestKey {
-  readonly publicKey: Uint8Array;
-  readonly eosKey: string;
-  sign(digest: Uint8Array): KeySignature;
-}
-
-function keyFromPrivate(privateKey: Uint8Array): TestKey {
-  const publicKey = secp256k1.getPublicKey(privateKey, true);
-  return {
-    publicKey,
-    eosKey: eosPublicKeyToString(publicKey),
-    sign(digest) {
-      expect(digest.length).to.equal(32);
-      const sig = secp256k1.sign(digest, privateKey, { lowS: true });
-      return { curve: 'secp256k1', bytes: sig.toCompactRawBytes(), recovery: sig.recovery };
-    },
-  };
-}
 
 /** A valid low-S signature that is NOT canonical for EOS (other nonces through extra entropy), as another signer could give. */
 function nonCanonical(privateKey: Uint8Array, digest: Uint8Array): KeySignature {
@@ -45,11 +20,6 @@ function nonCanonical(privateKey: Uint8Array, digest: Uint8Array): KeySignature 
     const bytes = sig.toCompactRawBytes();
     if (!isCanonicalEosSignature(bytes)) return { curve: 'secp256k1', bytes, recovery: sig.recovery };
   }
-}
-
-/** The hot key (account 1, index i) of the BIP-39 test mnemonic, at EOS_KEY_SPECS.hot. */
-function hotPrivateKey(index: number): Uint8Array {
-  return HDKey.fromMasterSeed(testSeed()).derive(fillPath(EOS_KEY_SPECS.hot.pathTemplate, 1, index)).privateKey!;
 }
 
 function request(from: string, key: TestKey, to: string, amount: bigint, memo: string | null = null, contract: string | null = null): ExpiringTransferRequest {
