@@ -4,10 +4,17 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import * as net from 'node:net';
 import { inspect } from 'node:util';
 import { address as btcAddress, Block, crypto as btcCrypto, networks, payments, Transaction } from 'bitcoinjs-lib';
-import type { BlockRef, BlockScanner, KeyRef, KeySignature, ObservedTransfer, PublicKey, ScanRangeOptions, SpendableOutput, TransferInput, UnsignedTransfer, UtxoTransferRequest } from '@wcs/core';
+import type { BlockRef, BlockScanner, ChainAdapter, ChainEndpoint, KeyRef, KeySignature, ObservedTransfer, PublicKey, ScanRangeOptions, SpendableOutput, TransferInput, UnsignedTransfer, UtxoTransferRequest } from '@wcs/core';
 import { startRegtest, satsToBtcText, type RegtestNode } from './regtest';
-import { ChainRpcError } from '@wcs/core';
+import { ChainRpcError, scanning } from '@wcs/core';
 import { BitcoinBlockScanner, bitcoinRpc, outputAddress, plugin, resolveNetwork } from './index';
+
+/** The adapter's scanner for an endpoint (the plugin's wiring), as the Bitcoin block scanner it is. */
+function bitcoinScanner(a: ChainAdapter, endpoint: ChainEndpoint): BitcoinBlockScanner {
+  const scanner = scanning(a).createScanner(endpoint);
+  if (!(scanner instanceof BitcoinBlockScanner)) throw new TypeError('the Bitcoin adapter made another scanner');
+  return scanner;
+}
 import { BTC_MAINNET, BTC_REGTEST_RB, BTC_TESTNET } from './fixtures.test-helper';
 import { TestKeyStore } from './keystore.test-helper';
 import { bitcoinCrafter, bitcoinNode, crafted } from './spending.test-helper';
@@ -183,9 +190,8 @@ describe('BitcoinBlockScanner on a bcoin regtest node', function () {
   before(async function () {
     this.timeout(90_000);
     node = await startRegtest();
-    const s = adapter.createScanner!({ url: node.url, timeoutMs: 10_000 });
-    expect(s.kind).to.equal('blocks');
-    scanner = s as BlockScanner;
+    scanner = bitcoinScanner(adapter, { url: node.url, timeoutMs: 10_000 });
+    expect(scanner.kind).to.equal('blocks');
   });
 
   after(async () => {
@@ -508,7 +514,7 @@ describe('BitcoinBlockScanner on a bcoin regtest node', function () {
 
   it('says RPC_ERROR for refused credentials and node errors, without the credentials', async () => {
     const port = new URL(node.url).port;
-    const wrong = adapter.createScanner!({ url: `http://x:not-the-key-s3cr3t@127.0.0.1:${port}` }) as BlockScanner;
+    const wrong = bitcoinScanner(adapter, { url: `http://x:not-the-key-s3cr3t@127.0.0.1:${port}` });
     const e = await rejection(wrong.tipHeight());
     expect(e.errorName).to.equal('RPC_ERROR');
     expect(e.responseStatus).to.equal(401);
@@ -603,7 +609,7 @@ describe('BitcoinBlockScanner on a bcoin regtest node', function () {
       }
     });
     try {
-      const viaProxy = adapter.createScanner!({ url: proxy.url, headers: { 'X-Api-Key': 'provider-key' } }) as BlockScanner;
+      const viaProxy = bitcoinScanner(adapter, { url: proxy.url, headers: { 'X-Api-Key': 'provider-key' } });
       const tip = await scanner.tipHeight();
       const direct = await scanner.scanRange(tip - 20n, tip, new Set());
       const proxied = await viaProxy.scanRange(tip - 20n, tip, new Set());
@@ -824,7 +830,7 @@ describe('BitcoinBlockScanner: fromAddress and senders over inputs of every shap
 
 describe('BitcoinBlockScanner.addressNatures', () => {
   // No I/O: a dead endpoint.
-  const scanner = adapter.createScanner!({ url: 'http://127.0.0.1:9' }) as BlockScanner;
+  const scanner = bitcoinScanner(adapter, { url: 'http://127.0.0.1:9' });
   const h20 = Buffer.alloc(20, 0x11);
   const h32 = Buffer.alloc(32, 0x22);
 
@@ -837,10 +843,10 @@ describe('BitcoinBlockScanner.addressNatures', () => {
       btcAddress.toBase58Check(h20, NETWORK.p2shVersion),
       btcAddress.toBech32(h32, 0, NETWORK.hrp).toUpperCase(),
     ];
-    expect(await scanner.addressNatures!(addresses)).to.deep.equal(['EOA', 'CONTRACT', 'EOA', 'EOA', 'CONTRACT', 'CONTRACT']);
-    expect(await scanner.addressNatures!([])).to.deep.equal([]);
-    const mainnet = plugin.create(BTC_MAINNET).createScanner!({ url: 'http://127.0.0.1:9' }) as BlockScanner;
-    expect(await mainnet.addressNatures!(['3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy', 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2']))
+    expect(await scanner.addressNatures(addresses)).to.deep.equal(['EOA', 'CONTRACT', 'EOA', 'EOA', 'CONTRACT', 'CONTRACT']);
+    expect(await scanner.addressNatures([])).to.deep.equal([]);
+    const mainnet = bitcoinScanner(plugin.create(BTC_MAINNET), { url: 'http://127.0.0.1:9' });
+    expect(await mainnet.addressNatures(['3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy', 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2']))
       .to.deep.equal(['CONTRACT', 'EOA', 'EOA']);
   });
 
@@ -848,7 +854,7 @@ describe('BitcoinBlockScanner.addressNatures', () => {
     for (const bad of ['bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', 'not an address', '', btcAddress.toBech32(Buffer.alloc(16), 2, NETWORK.hrp), 42 as unknown as string]) {
       let thrown: unknown;
       try {
-        await scanner.addressNatures!([btcAddress.toBech32(h20, 0, NETWORK.hrp), bad]);
+        await scanner.addressNatures([btcAddress.toBech32(h20, 0, NETWORK.hrp), bad]);
       } catch (e) {
         thrown = e;
       }
@@ -862,7 +868,7 @@ describe('bitcoin RPC failures', function () {
 
   it('says RPC_UNAVAILABLE quickly for a dead port, after bounded retries, without the credentials', async () => {
     const port = await freePort();
-    const scanner = adapter.createScanner!({ url: `http://alice:pa%40ss-s3cr3t@127.0.0.1:${port}/wallet/k3y?token=t0k3n` }) as BlockScanner;
+    const scanner = bitcoinScanner(adapter, { url: `http://alice:pa%40ss-s3cr3t@127.0.0.1:${port}/wallet/k3y?token=t0k3n` });
     const started = Date.now();
     const e = await rejection(scanner.tipHeight());
     expect(Date.now() - started).to.be.below(2000);
@@ -947,7 +953,7 @@ describe('bitcoin RPC failures', function () {
     for (const url of ['not a url s3cr3t', 'ftp://u:s3cr3t@host/']) {
       let thrown: unknown;
       try {
-        adapter.createScanner!({ url });
+        scanning(adapter).createScanner({ url });
       } catch (e) {
         thrown = e;
       }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { parseUnits, paying, type ChainAdapter, type ExpiringCrafter } from '@wcs/core';
+import { parseUnits } from '@wcs/core';
 import { fixtureReader, runChainConformance, startReplayServer, testChain, type Reply } from '@wcs/core/testing';
 import { plugin } from './index';
 import { hotPrivateKey, keyFromPrivate } from './keys.test-helper';
@@ -48,27 +48,9 @@ function recordOf(id: string): Json {
   return { ...RECORDED, trx_id: id, actions: RECORDED.actions.map((a: Json) => ({ ...a, trx_id: id })) };
 }
 
-/**
- * Workaround for a suite check that does not hold on EOS (core/src/testing/chain-conformance.ts
- * is not ours to edit): the suite asserts `unsigned.maxFee > 0n` ("a transfer costs a fee"), but
- * an EOS transfer costs no fee: the sender's staked or rented CPU / NET pays, and the crafter
- * reports maxFee 0 by design (src/transfer.ts; src/transfer.test.ts expects 0n). The suite is
- * given the adapter with only the reported maxFee raised to 1 base unit (0.0001 EOS); crafting,
- * payloads, combine and the node are the adapter's own, and the status' fee (0) is still checked
- * against it.
- */
-function withNominalFee(adapter: ChainAdapter): ChainAdapter {
-  const real = paying(adapter);
-  if (real.spendModel !== 'expiring') throw new Error('EOS is an expiring chain');
-  const crafter = real.transfers;
-  const transfers: ExpiringCrafter = Object.create(crafter, {
-    craft: { value: (...args: Parameters<ExpiringCrafter['craft']>) => ({ ...crafter.craft(...args), maxFee: 1n }) },
-  });
-  return { ...real, transfers };
-}
-
 runChainConformance({
-  adapter: withNominalFee(plugin.create(EOS)),
+  // an EOS transfer pays no fee (staked or rented CPU / NET pays): maxFee 0, which the suite takes
+  adapter: plugin.create(EOS),
   node: 'recorded Jungle 4 nodeos / Hyperion answers (src/fixtures/SOURCE.md), replayed',
   async start() {
     const history = hyperion({ info: 'get_info.jungle4.209672971.json', actions: [RECORDED.actions[0]] });
