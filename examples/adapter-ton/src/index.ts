@@ -1,5 +1,5 @@
 import {
-  defineAdapter, type AdapterParts, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ChainEndpoint,
+  defineAdapter, scanning, type AdapterParts, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ChainEndpoint,
   type ChainFamily, type KeyPurpose, type KeySpec, type SequenceSpending,
 } from '@wcs/core';
 import type { Address } from '@ton/core';
@@ -68,6 +68,13 @@ export const plugin: AdapterPlugin = defineAdapter({
     };
   },
 });
+
+/** A TON adapter's deposit scanner for an endpoint, as the TonScanner it is (cursor helpers, options). */
+export function tonScanner(adapter: ChainAdapter, endpoint: ChainEndpoint): TonScanner {
+  const scanner = scanning(adapter).createScanner(endpoint);
+  if (!(scanner instanceof TonScanner)) throw new TypeError(`${adapter.chain.code}: not a TON adapter's scanner`);
+  return scanner;
+}
 
 /** The adapter of one TON chain (AdapterConfigError for a chain of another family, curve or addressing). */
 export function createTonAdapter(chain: ChainDefinition): ChainAdapter {

@@ -3,7 +3,7 @@ import { Address, beginCell, toNano } from '@ton/core';
 import { WalletContractV4 } from '@ton/ton';
 import type { SandboxContract, TreasuryContract } from '@ton/sandbox';
 import { paying, type ChainAdapter, type KeyRef, type ObservedTransfer, type SequenceCrafter, type SequenceTransferNode, type TransferIntent } from '@wcs/core';
-import { OP_JETTON_NOTIFICATION, TonScanner, commentCell, jettonMasterForm, plugin, type TonNodeTransferInput } from './index';
+import { OP_JETTON_NOTIFICATION, commentCell, jettonMasterForm, plugin, tonScanner, type TonNodeTransferInput } from './index';
 import { TonSandboxNode } from './test-support/sandbox-server';
 import { deployJetton, testKeyStore, tonChain, type Jetton } from './test-support/fixtures';
 
@@ -59,7 +59,7 @@ describe('TON adapter in @ton/sandbox', function () {
       // a forged transfer_notification straight from the user (not from a jetton wallet)
       const forged = beginCell().storeUint(OP_JETTON_NOTIFICATION, 32).storeUint(0, 64).storeCoins(999_000_000n).storeAddress(user.address).storeBit(true).storeRef(commentCell('42')).endCell();
       await user.send({ to, value: toNano('0.05'), bounce: false, body: forged });
-      const scanner = adapter.createScanner!({ url: node.url }) as TonScanner;
+      const scanner = tonScanner(adapter, { url: node.url });
       const r = await scanner.transfersSince(shared, null, 100);
       all = [...r.transfers];
       const again = await scanner.transfersSince(shared, r.cursor, 100);
@@ -89,7 +89,7 @@ describe('TON adapter in @ton/sandbox', function () {
     });
 
     it('pages oldest first from the cursor, one transaction at a time as well', async () => {
-      const scanner = adapter.createScanner!({ url: node.url }) as TonScanner;
+      const scanner = tonScanner(adapter, { url: node.url });
       const seen: ObservedTransfer[] = [];
       let cursor: string | null = null;
       for (let i = 0; i < 20; i++) {
@@ -102,7 +102,7 @@ describe('TON adapter in @ton/sandbox', function () {
       // a new scanner from a stored cursor continues after it
       const later = await user.send({ to: Address.parse(shared), value: toNano('0.7'), bounce: false, body: commentCell('  77 ') });
       expect(later.transactions.length).to.be.greaterThan(0);
-      const next = await (adapter.createScanner!({ url: node.url }) as TonScanner).transfersSince(shared, cursor, 100);
+      const next = await tonScanner(adapter, { url: node.url }).transfersSince(shared, cursor, 100);
       expect(next.transfers.map((t) => [t.amount, t.memo])).to.deep.equal([[700_000_000n, '77']]);
       expect(Number(await scanner.tipHeight())).to.be.greaterThan(1);
     });

@@ -24,7 +24,7 @@
  */
 import os from 'node:os';
 import { Address, toNano } from '@ton/core';
-import { TonAddresses, TonScanner, commentCell, plugin } from '../index';
+import { TonAddresses, TonScanner, commentCell, plugin, tonScanner } from '../index';
 import { TonSandboxNode } from '../test-support/sandbox-server';
 import { deployJetton, testKeyStore, tonChain } from '../test-support/fixtures';
 
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     const scan = async (cold: false | 'cells' | 'get-methods' = false): Promise<number> => {
       const scanner = cold === 'get-methods'
         ? new TonScanner({ url: node.url }, new TonAddresses(tonChain().network), { readJettonCode: false })
-        : (cold ? plugin.create(tonChain()) : adapter).createScanner!({ url: node.url }) as TonScanner;
+        : tonScanner(cold ? plugin.create(tonChain()) : adapter, { url: node.url });
       let cursor: string | null = null;
       let n = 0;
       let toncoin = 0n;
