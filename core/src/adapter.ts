@@ -1,4 +1,5 @@
 import type { AddressingKind, ChainDefinition, ChainFamily, Curve, FamilyTraits } from './chain';
+import { ChainTransferError } from './chain-errors';
 import { WcsError } from './errors';
 import type { KeyPurpose, KeySignature, KeySpec, PublicKey } from './keystore';
 
@@ -211,6 +212,20 @@ export interface TransferIntent {
    * by it: amount is its whole balance), its rent going to the fee payer (else `from`).
    */
   readonly closeTokenAccount?: boolean;
+}
+
+/**
+ * For the crafters of chains where the sender pays its own fee and there are no token accounts to
+ * close (all but Solana): refuses a request naming a fee payer or asking to close a token account
+ * (INVALID_REQUEST), rather than crafting a transaction that ignores it.
+ */
+export function requireSenderPays(request: TransferIntent, chainName: string): void {
+  if (request.feePayer !== undefined && request.feePayer !== null) {
+    throw new ChainTransferError('INVALID_REQUEST', `${chainName} has no separate fee payer: the sender pays the fee (feePayer must be absent)`);
+  }
+  if (request.closeTokenAccount !== undefined && request.closeTokenAccount !== false) {
+    throw new ChainTransferError('INVALID_REQUEST', `${chainName} has no token accounts to close (closeTokenAccount must be absent)`);
+  }
 }
 
 /** `sequence` chains: the transfer at the sequence / nonce the service allocated to it. */

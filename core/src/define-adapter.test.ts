@@ -1,5 +1,9 @@
 import { expect } from 'chai';
-import { AdapterConfigError, CapabilityMissingError, PLUGIN_API_VERSION, canPay, canScan, defineAdapter, paying, scanning, type ChainAdapter, type MemoCodec } from './adapter';
+import {
+  AdapterConfigError, CapabilityMissingError, PLUGIN_API_VERSION, canPay, canScan, craftTransfer, defineAdapter, paying, requireSenderPays, scanning, sequenceNode, utxoNode, withAmount,
+  type ChainAdapter, type MemoCodec, type PayingAdapter, type TransferIntent, type TransferNode, type UnsignedTransfer,
+} from './adapter';
+import { ChainTransferError } from './chain-errors';
 import { WcsError } from './errors';
 import type { ChainDefinition } from './chain';
 
@@ -71,5 +75,56 @@ describe('defineAdapter', () => {
     };
     expect(paying(withAll).transfers).to.equal(withAll.transfers);
     expect(typeof scanning(withAll).createScanner).to.equal('function');
+  });
+
+  it('a crafter and a transfer node come together, and the spend model is one of the three', () => {
+    const parts = (extra: object) => defineAdapter({
+      name: '@wcs/adapter-x', family: 'stellar', curve: 'ed25519', addressing: 'memo',
+      build: () => ({ spendModel: 'sequence', keySpec: { deposit: spec, hot: spec, fee: spec }, address: { addressFromPublicKey: () => 'G', validate: () => ({ valid: false, reason: 'no' }) }, memo: memoCodec, ...extra }),
+    });
+    const crafter = { craft: () => { throw new Error('unused'); }, combine: () => { throw new Error('unused'); } };
+    expect(() => parts({ transfers: crafter }).create(CHAIN)).to.throw(AdapterConfigError, /a transfer crafter and a transfer node come together/);
+    expect(() => parts({ createTransferNode: () => ({}) }).create(CHAIN)).to.throw(AdapterConfigError, /come together/);
+    expect(() => parts({ spendModel: 'account' }).create(CHAIN)).to.throw(AdapterConfigError, /unknown spend model account/);
+  });
+});
+
+describe('crafting by spend model', () => {
+  const intent: TransferIntent = { from: 'A', fromPublicKey: { curve: 'ed25519', bytes: new Uint8Array(32) }, to: 'B', memo: null, contract: null, amount: 10n };
+  const unsigned: UnsignedTransfer = { payloads: [], maxFee: 3n, txHash: null, state: null };
+  const seen: unknown[] = [];
+  const base = { chain: CHAIN, curve: 'ed25519', addressing: 'memo', memo: { maxIndex: 1n, format: String, isValid: () => true }, keySpec: () => { throw new Error('unused'); }, address: { addressFromPublicKey: () => 'A', validate: () => ({ valid: false, reason: 'no' }) } } as const;
+  const combine = () => { throw new Error('unused'); };
+  const sequence = { ...base, spendModel: 'sequence', transfers: { craft: (r: unknown) => (seen.push(r), unsigned), combine }, createTransferNode: () => ({}) } as unknown as PayingAdapter;
+  const utxo = { ...base, spendModel: 'utxo', transfers: { craft: () => ({ ok: false, reason: 'INSUFFICIENT_INPUTS', shortfall: 7n }), combine }, createTransferNode: () => ({}) } as unknown as PayingAdapter;
+
+  it('craftTransfer hands each crafter its own request, a utxo shortfall as the typed result, and refuses a transfer of another model', () => {
+    expect(craftTransfer(sequence, { spendModel: 'sequence', request: { ...intent, sequence: 4n } }, {})).to.deep.equal({ ok: true, unsigned });
+    expect(seen.pop()).to.deep.include({ sequence: 4n, amount: 10n });
+    expect(craftTransfer(utxo, { spendModel: 'utxo', request: { ...intent, inputs: [], changeAddress: 'A' } }, {})).to.deep.equal({ ok: false, reason: 'INSUFFICIENT_INPUTS', shortfall: 7n });
+    expect(() => craftTransfer(sequence, { spendModel: 'expiring', request: intent }, {})).to.throw(TypeError, /XLM is a sequence chain; the transfer was allocated as expiring/);
+    expect(() => craftTransfer(utxo, { spendModel: 'sequence', request: { ...intent, sequence: 1n } }, {})).to.throw(TypeError);
+  });
+
+  it('withAmount keeps the model and its part, changing only the amount', () => {
+    const t = withAmount({ spendModel: 'sequence', request: { ...intent, sequence: 9n } }, 4n);
+    expect(t).to.deep.equal({ spendModel: 'sequence', request: { ...intent, sequence: 9n, amount: 4n } });
+    const u = withAmount({ spendModel: 'utxo', request: { ...intent, inputs: [], subtractFee: true } }, 1n);
+    expect(u).to.deep.equal({ spendModel: 'utxo', request: { ...intent, inputs: [], subtractFee: true, amount: 1n } });
+  });
+
+  it('sequenceNode / utxoNode narrow a node of the right model, else CHAIN_NOT_CONFIGURED', () => {
+    const node = { nextSequence: async () => 0n } as unknown as TransferNode;
+    expect(sequenceNode(sequence, node)).to.equal(node);
+    expect(() => utxoNode(sequence, node)).to.throw(CapabilityMissingError);
+    expect(() => sequenceNode(sequence, {} as TransferNode)).to.throw(CapabilityMissingError);
+    expect(() => sequenceNode(utxo, node)).to.throw(CapabilityMissingError);
+  });
+
+  it('requireSenderPays refuses a fee payer or a token account to close, and takes a plain intent', () => {
+    expect(() => requireSenderPays(intent, 'X')).to.not.throw();
+    expect(() => requireSenderPays({ ...intent, feePayer: { address: 'P', publicKey: intent.fromPublicKey } }, 'X')).to.throw(ChainTransferError, 'X has no separate fee payer');
+    expect(() => requireSenderPays({ ...intent, closeTokenAccount: true }, 'X')).to.throw(ChainTransferError, /no token accounts to close/);
+    expect(() => requireSenderPays({ ...intent, closeTokenAccount: false }, 'X')).to.not.throw();
   });
 });

@@ -30,6 +30,8 @@ const transferKey = (k: TestKey): TransferKey => ({ address: k.address, publicKe
 runChainConformance({
   adapter: plugin.create(SOL_LITESVM),
   node: 'litesvm (local, behind a JSON-RPC endpoint; settle() finalizes)',
+  // another account may pay the fee: the sweep's hot wallet does
+  separateFeePayer: true,
   async start() {
     const svm = new LiteSVM();
     const rpc = new LitesvmRpc(svm);

@@ -1,5 +1,5 @@
 import type * as StellarSdk from '@stellar/stellar-sdk';
-import {
+import { requireSenderPays,
   formatUnits, type ChainDefinition, type JsonValue, type KeySignature, type SignedTransaction,
   type SequenceCrafter, type SequenceTransferRequest, type TransferInput, type UnsignedTransfer,
 } from '@wcs/core';
@@ -122,6 +122,7 @@ export class StellarTransferCrafter implements SequenceCrafter {
   }
 
   craft(request: SequenceTransferRequest, input: TransferInput): UnsignedTransfer {
+    requireSenderPays(request, 'Stellar');
     const key = request.fromPublicKey;
     if (key?.curve !== 'ed25519' || key.bytes?.length !== 32) fail('fromPublicKey must be a 32-byte ed25519 key');
     const source = StrKey.encodeEd25519PublicKey(Buffer.from(key.bytes));

@@ -21,6 +21,12 @@ export interface ChainHarness {
   readonly adapter: ChainAdapter;
   /** Where the node's answers come from: 'anvil (local)', 'recorded rippled answers (src/fixtures/SOURCE.md)', ... */
   readonly node: string;
+  /**
+   * True on chains where another account may pay the fee and token accounts are closed (Solana:
+   * `feePayer`, `closeTokenAccount`; the sweep uses them); elsewhere a request naming a fee payer,
+   * or asking to close a token account, must be refused, never crafted without it.
+   */
+  readonly separateFeePayer?: boolean;
   /** Starts the node (or the replay of its recorded answers) with the keys funded and the deposit made. */
   start(): Promise<HarnessSession>;
 }
@@ -280,6 +286,15 @@ export function runChainConformance(harness: ChainHarness): void {
         expect(mined.succeeded).to.equal(true);
         if (mined.fee !== null) expect(mined.fee >= 0n && mined.fee <= unsigned.maxFee, `fee ${mined.fee} within maxFee ${unsigned.maxFee}`).to.equal(true);
         if (c.live && c.balanceOf && toBefore !== null) expect(await c.balanceOf(c.to, c.contract)).to.equal(toBefore + c.amount);
+      });
+
+      if (harness.separateFeePayer !== true) it('refuses a fee payer where the sender pays its own fee (it is never dropped silently)', () => {
+        const c = session.transfer;
+        if (!c || !signed) throw new Error('no crafted transfer');
+        const withPayer = { ...allocated, request: { ...allocated.request, feePayer: c.from } } as AllocatedTransfer;
+        expect(() => craftTransfer(payer, withPayer, input)).to.throw(/fee payer/);
+        const closing = { ...allocated, request: { ...allocated.request, closeTokenAccount: true } } as AllocatedTransfer;
+        expect(() => craftTransfer(payer, closing, input)).to.throw(/token account/);
       });
 
       it('knows nothing of a transaction that was signed but never sent', async () => {
