@@ -30,3 +30,12 @@ export class TestKeyStore implements KeyStore {
     return { backend: 'test-hd', unlocked: true };
   }
 }
+
+/**
+ * A fresh random compressed secp256k1 public key (@noble/curves). Tests make thousands of these:
+ * node:crypto's generateKeyPairSync('ec') once hung a test process for good in CI (the main
+ * thread parked on an OpenSSL lock), so it is not used for them.
+ */
+export function randomPublicKey(): Uint8Array {
+  return secp256k1.getPublicKey(secp256k1.utils.randomPrivateKey(), true);
+}

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import * as net from 'node:net';
 import { inspect } from 'node:util';
@@ -16,7 +15,7 @@ function bitcoinScanner(a: ChainAdapter, endpoint: ChainEndpoint): BitcoinBlockS
   return scanner;
 }
 import { BTC_MAINNET, BTC_REGTEST_RB, BTC_TESTNET } from './fixtures.test-helper';
-import { TestKeyStore } from './keystore.test-helper';
+import { TestKeyStore, randomPublicKey } from './keystore.test-helper';
 import { bitcoinCrafter, bitcoinNode, crafted } from './spending.test-helper';
 import { bjsNetwork, derSignature, key, rawInput, spend, type Input } from './inputs.test-helper';
 
@@ -26,12 +25,7 @@ const NETWORK = resolveNetwork(BTC_REGTEST_RB);
 
 /** A fresh P2WPKH deposit address of our regtest chain, as the codec makes it. */
 function depositAddress(): string {
-  const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'secp256k1' });
-  const jwk = publicKey.export({ format: 'jwk' });
-  const x = Buffer.from(jwk.x!, 'base64url');
-  const y = Buffer.from(jwk.y!, 'base64url');
-  const bytes = Uint8Array.from(Buffer.concat([Buffer.from([0x02 | (y[31]! & 1)]), x]));
-  return codec.addressFromPublicKey({ curve: 'secp256k1', bytes });
+  return codec.addressFromPublicKey({ curve: 'secp256k1', bytes: randomPublicKey() });
 }
 
 function expectLinked(blocks: readonly BlockRef[], from: bigint): void {

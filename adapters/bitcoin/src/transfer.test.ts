@@ -11,7 +11,7 @@ import {
   feeForVsize, formatFeeRate, p2wpkhSpendVsize, p2wpkhSpendWeight, parseFeeRate, plugin, resolveNetwork, selectInputs, transferChange, verifyDigest,
 } from './index';
 import { BTC_MAINNET, BTC_REGTEST_RB } from './fixtures.test-helper';
-import { TestKeyStore } from './keystore.test-helper';
+import { TestKeyStore, randomPublicKey } from './keystore.test-helper';
 import { bitcoinCrafter, bitcoinNode, crafted, untyped } from './spending.test-helper';
 
 const adapter = plugin.create(BTC_REGTEST_RB);
@@ -43,13 +43,7 @@ async function signAll(ref: KeyRef, unsigned: UnsignedTransfer): Promise<KeySign
 }
 
 /** A P2WPKH address of our regtest chain for a fresh random key. */
-function randomKey(): Uint8Array {
-  const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'secp256k1' });
-  const jwk = publicKey.export({ format: 'jwk' });
-  const x = Buffer.from(jwk.x!, 'base64url');
-  const y = Buffer.from(jwk.y!, 'base64url');
-  return Uint8Array.from(Buffer.concat([Buffer.from([0x02 | (y[31]! & 1)]), x]));
-}
+const randomKey = randomPublicKey;
 const p2wpkhAddress = () => adapter.address.addressFromPublicKey({ curve: 'secp256k1', bytes: randomKey() });
 /** P2TR of an x-only key (the output key, untweaked: the node checks no more than the program's length). */
 const p2trAddress = () => btcAddress.toBech32(randomKey().subarray(1), 1, NETWORK.hrp);
