@@ -240,11 +240,12 @@ describe('BitcoinTransferCrafter: consolidations (subtractFee, input owners)', (
     expect(e.message).to.equal(`inputs[1].owner: address "${d2.address}" is not the P2WPKH address of its public key (${d1.address})`);
   });
 
-  it('refuses other malformed consolidations: a non-boolean subtractFee, too many inputs, an invalid destination', async () => {
+  it('refuses other malformed consolidations: a non-boolean subtractFee, a change address, too many inputs, an invalid destination', async () => {
     const [d0, d1] = deposits as [Wallet, Wallet];
     const inputs = [utxo(1, 40_000n, d1), utxo(2, 40_000n)];
     const cases: Array<[string, UtxoTransferRequest]> = [
       ['subtractFee "yes"', untyped({ ...consolidation(d0, hot.address, inputs), subtractFee: 'yes' })],
+      ['a change address (a consolidation makes no change)', untyped({ ...consolidation(d0, hot.address, inputs), changeAddress: hot.address })],
       ['a mainnet destination', consolidation(d0, 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu', inputs)],
       ['from another key', consolidation(d0, hot.address, inputs, { from: d1.address })],
       ['the same output twice', consolidation(d0, hot.address, [utxo(1, 40_000n, d1), utxo(1, 40_000n)])],

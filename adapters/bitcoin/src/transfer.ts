@@ -85,7 +85,7 @@ export function transferChange(unsigned: UnsignedTransfer): SpendableOutput | nu
  *   its dust threshold, to `changeAddress` at vout 1 (else it goes to the fee).
  * - A consolidation (UtxoConsolidationRequest, `subtractFee: true`): `amount` must be the sum of
  *   the inputs; one output, to `to`, of amount − fee (consolidationVsize); no change (a
- *   `changeAddress` is not used). A payment below the destination's dust threshold is refused
+ *   `changeAddress` is refused). A payment below the destination's dust threshold is refused
  *   with DUST_AFTER_FEE.
  * payloads: the BIP-143 SIGHASH_ALL digest of each input (it commits to the input's amount: a
  * wrong amount in the request makes the signature invalid on chain, never a different fee).
@@ -154,10 +154,12 @@ export class BitcoinTransferCrafter implements UtxoCrafter {
     }
     if (request.from !== own) throw invalid(`from ${JSON.stringify(request.from)} is not the P2WPKH address of fromPublicKey (${own})`);
     const toScript = this.scriptOf(request.to, 'to');
-    // A payment's change script; null for a consolidation, which makes no change (a changeAddress
-    // sent with one anyway is not used).
+    // A payment's change script; null for a consolidation, which makes no change: a changeAddress
+    // sent with one (the type forbids it; a plain JS caller may) is refused, not ignored.
     let changeScript: Uint8Array | null = null;
-    if (request.subtractFee !== true) {
+    if (request.subtractFee === true) {
+      if (request.changeAddress !== undefined) throw invalid('a consolidation (subtractFee) makes no change: changeAddress must be absent');
+    } else {
       if (typeof request.changeAddress !== 'string') throw invalid('changeAddress is required');
       changeScript = this.scriptOf(request.changeAddress, 'changeAddress');
     }
