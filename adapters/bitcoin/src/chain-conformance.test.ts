@@ -1,5 +1,5 @@
 import type { KeyPurpose, KeyRef, TransferKey } from '@wcs/core';
-import { runChainConformance } from '@wcs/core/testing';
+import { runChainConformance, signersByAddress } from '@wcs/core/testing';
 import { startRegtest } from './regtest';
 import { plugin } from './index';
 import { BTC_REGTEST_RB } from './fixtures.test-helper';
@@ -49,11 +49,7 @@ runChainConformance({
           balanceOf: async (address) => BigInt(Math.round((await node.walletRpc<number>('getreceivedbyaddress', [address, 1])) * 1e8)),
         },
         sweep: { from: swept, hot, residual: 0n },
-        async sign(address, payload) {
-          const k = keys.get(address);
-          if (!k) throw new Error(`no test key for ${address}`);
-          return store.sign(k.ref, payload);
-        },
+        sign: signersByAddress([...keys].map(([address, k]) => [address, (p: Uint8Array) => store.sign(k.ref, p)] as const)),
         settle: async () => {
           await node.mine(1);
         },

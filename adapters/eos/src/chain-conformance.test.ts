@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { parseUnits } from '@wcs/core';
-import { fixtureReader, runChainConformance, startReplayServer, testChain, type Reply } from '@wcs/core/testing';
+import { fixtureReader, runChainConformance, signersByAddress, startReplayServer, testChain, type Reply } from '@wcs/core/testing';
 import { plugin } from './index';
 import { hotPrivateKey, keyFromPrivate } from './keys.test-helper';
 import { hyperion } from './scanner.test-helper';
@@ -94,10 +94,7 @@ runChainConformance({
           return { from: transfer.from, to: transfer.to, amount: parseUnits(amount!, 4), memo: transfer.memo === '' ? null : transfer.memo };
         },
       },
-      async sign(address, payload) {
-        if (address !== HOT) throw new Error(`no test key for ${address}`);
-        return hot.sign(payload);
-      },
+      sign: signersByAddress([[HOT, (p: Uint8Array) => hot.sign(p)]]),
       async settle() {
         settled = true;
       },

@@ -1,5 +1,5 @@
 import { getAddress, hexlify, randomBytes } from 'ethers';
-import { runChainConformance, testChain } from '@wcs/core/testing';
+import { runChainConformance, signersByAddress, testChain } from '@wcs/core/testing';
 import { anvilRpc, mine, sendNative, setAutomine, startAnvil } from './devnet';
 import { testKey } from './keys.test-helper';
 import { plugin } from './index';
@@ -39,11 +39,7 @@ runChainConformance({
         balanceOf: async (address) => BigInt(await anvilRpc<string>(url, 'eth_getBalance', [address, 'latest'])),
       },
       sweep: { from: swept, hot, residual: 0n },
-      async sign(address, payload) {
-        const k = keys.get(address);
-        if (!k) throw new Error(`no test key for ${address}`);
-        return k.sign(payload);
-      },
+      sign: signersByAddress([...keys].map(([address, k]) => [address, (p: Uint8Array) => k.sign(p)] as const)),
       settle: () => mine(url, 1),
       close: () => anvil.stop(),
     };

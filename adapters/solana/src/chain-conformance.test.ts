@@ -1,7 +1,7 @@
 import { Keypair, PublicKey as SolanaPublicKey, SystemProgram, Transaction } from '@solana/web3.js';
 import { LiteSVM } from 'litesvm';
 import type { TransferKey } from '@wcs/core';
-import { runChainConformance, testChain } from '@wcs/core/testing';
+import { runChainConformance, signersByAddress, testChain } from '@wcs/core/testing';
 import { LitesvmRpc, serveLitesvmRpc } from './litesvm-rpc.test-helper';
 import { depositKey, hotKey, type TestKey } from './transfer.test';
 import { plugin } from './index';
@@ -56,11 +56,7 @@ runChainConformance({
         balanceOf: async (address) => rpc.lamportsOf(address),
       },
       sweep: { from: transferKey(swept), hot: transferKey(hot), residual: 0n },
-      async sign(address, payload) {
-        const k = keys.get(address);
-        if (!k) throw new Error(`no test key for ${address}`);
-        return k.sign(payload);
-      },
+      sign: signersByAddress([...keys].map(([address, k]) => [address, (p: Uint8Array) => k.sign(p)] as const)),
       settle: async () => rpc.finalize(),
       close: () => server.close(),
     };

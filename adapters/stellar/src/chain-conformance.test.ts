@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { Networks, TransactionBuilder, type Transaction } from '@stellar/stellar-sdk';
 import { parseUnits } from '@wcs/core';
-import { fixtureReader, runChainConformance, startReplayServer, testChain, type Reply } from '@wcs/core/testing';
+import { fixtureReader, runChainConformance, signersByAddress, startReplayServer, testChain, type Reply } from '@wcs/core/testing';
 import { plugin } from './index';
 import { joinedGayollPayments, pageAfter } from './scanner.test-helper';
 import { hotKey } from './transfer.test-helper';
@@ -95,10 +95,7 @@ runChainConformance({
           return { from: tx.source, to: op.destination, amount: parseUnits(op.amount, 7), memo };
         },
       },
-      async sign(address, payload) {
-        if (address !== hot.address) throw new Error(`no test key for ${address}`);
-        return hot.sign(payload);
-      },
+      sign: signersByAddress([[hot.address, (p: Uint8Array) => hot.sign(p)]]),
       async settle() {
         settled = true;
       },

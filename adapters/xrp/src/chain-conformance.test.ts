@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { decode, hashes } from 'xrpl';
-import { fixtureReader, runChainConformance, startReplayServer, testChain, type Reply } from '@wcs/core/testing';
+import { fixtureReader, runChainConformance, signersByAddress, startReplayServer, testChain, type Reply } from '@wcs/core/testing';
 import { plugin } from './index';
 import { asJsonRpc, submitAnswerFor, txAnswerFor, type Json } from './rippled.test-helper';
 import { hotKey } from './transfer.test-helper';
@@ -101,10 +101,7 @@ runChainConformance({
           return { from: tx.Account as string, to: tx.Destination as string, amount: BigInt(tx.Amount as string), memo: tx.DestinationTag === undefined ? null : String(tx.DestinationTag) };
         },
       },
-      async sign(address, payload) {
-        if (address !== hot.address) throw new Error(`no test key for ${address}`);
-        return hot.sign(payload);
-      },
+      sign: signersByAddress([[hot.address, (p: Uint8Array) => hot.sign(p)]]),
       async settle() {
         settled = true;
       },

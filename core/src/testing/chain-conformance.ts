@@ -131,6 +131,22 @@ function jsonRoundTrip(input: TransferInput): TransferInput {
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
+/** A signer of one key: a payload in, the KeyStore's signature of it out. */
+export type PayloadSigner = (payload: Uint8Array) => KeySignature | Promise<KeySignature>;
+
+/**
+ * A harness's `sign` over the keys it holds, by address: an address it holds no key for is an
+ * error (the suite asked for a signature the transfer's signers do not name).
+ */
+export function signersByAddress(signers: Iterable<readonly [string, PayloadSigner]>): HarnessSession['sign'] {
+  const byAddress = new Map(signers);
+  return async (address, payload) => {
+    const signer = byAddress.get(address);
+    if (!signer) throw new Error(`no test key for ${address}`);
+    return signer(payload);
+  };
+}
+
 async function until(what: string, read: () => Promise<TransactionState>, settle: () => Promise<void>): Promise<TransactionState> {
   let seen: TransactionState = { state: 'UNKNOWN' };
   for (let i = 0; i < 20; i++) {

@@ -8,4 +8,4 @@ export {
 } from './oracle';
 export { startReplayServer, fixtureReader, type ReplayServer, type Reply, type SeenRequest } from './replay-server';
 export { rejected } from './rejected';
-export { runChainConformance, type ChainHarness, type HarnessSession, type DepositCase, type TransferCase, type SweepCase } from './chain-conformance';
+export { runChainConformance, signersByAddress, type PayloadSigner, type ChainHarness, type HarnessSession, type DepositCase, type TransferCase, type SweepCase } from './chain-conformance';

@@ -1,7 +1,7 @@
 import { Address, toNano } from '@ton/core';
 import { WalletContractV4 } from '@ton/ton';
 import type { KeyRef } from '@wcs/core';
-import { runChainConformance } from '@wcs/core/testing';
+import { runChainConformance, signersByAddress } from '@wcs/core/testing';
 import { commentCell, plugin } from './index';
 import { TonSandboxNode } from './test-support/sandbox-server';
 import { testKeyStore, tonChain } from './test-support/fixtures';
@@ -42,11 +42,7 @@ runChainConformance({
         // the sandbox's own account state, not the adapter's node API
         balanceOf: async (address) => (await node.blockchain.getContract(Address.parse(address))).balance,
       },
-      async sign(address, payload) {
-        const ref = signers.get(address);
-        if (!ref) throw new Error(`no test key for ${address}`);
-        return keys.sign(ref, payload);
-      },
+      sign: signersByAddress([...signers].map(([address, ref]) => [address, (p: Uint8Array) => keys.sign(ref, p)] as const)),
       // the sandbox applies a message when it is sent: what was accepted is already in a block
       settle: async () => undefined,
       close: () => node.close(),
