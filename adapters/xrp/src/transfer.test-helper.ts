@@ -1,8 +1,7 @@
-import { expect } from 'chai';
 import { secp256k1 } from '@noble/curves/secp256k1';
 import { HDKey } from '@scure/bip32';
 import type { KeySignature, SequenceTransferRequest, TransferIntent, UnsignedTransfer } from '@wcs/core';
-import { fillPath, testSeed } from '@wcs/core/testing';
+import { fillPath, signAsKeyStore, testSeed } from '@wcs/core/testing';
 import { XRP_KEY_SPECS, xrpAddressFromPublicKey } from './index';
 import type { XrpTransferCrafter } from './transfer';
 
@@ -21,11 +20,7 @@ export function keyFromPrivate(privateKey: Uint8Array): TestKey {
   return {
     address: xrpAddressFromPublicKey({ curve: 'secp256k1', bytes: publicKey }),
     publicKey,
-    sign(digest) {
-      expect(digest.length).to.equal(32);
-      const sig = secp256k1.sign(digest, privateKey, { lowS: true });
-      return { curve: 'secp256k1', bytes: sig.toCompactRawBytes(), recovery: sig.recovery };
-    },
+    sign: (digest) => signAsKeyStore('secp256k1', privateKey, digest),
   };
 }
 

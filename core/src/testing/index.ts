@@ -2,7 +2,7 @@ export { runAdapterConformance, type AdapterFixture } from './adapter-conformanc
 export { runKeyStoreConformance, type KeyStoreConformanceOptions } from './keystore-conformance';
 export { testChain, type TestChainInput } from './chains';
 export {
-  TEST_MNEMONIC, KEY_PURPOSES, toHex, fromHex, fillPath, layoutPaths, testSeed, slip10Ed25519, testPublicKey,
+  TEST_MNEMONIC, KEY_PURPOSES, signAsKeyStore, toHex, fromHex, fillPath, layoutPaths, testSeed, slip10Ed25519, testPublicKey,
   walletCore, walletCoreAddress, walletCoreVectors, expectWalletCoreAddresses,
   type KeyLayout, type WalletCoreCoin, type WalletCoreKey, type WalletCoreAddressOptions, type WalletCoreGrid, type OracleVector,
 } from './oracle';

@@ -9,13 +9,14 @@
  */
 import { expect } from 'chai';
 import { ed25519 } from '@noble/curves/ed25519';
+import { secp256k1 } from '@noble/curves/secp256k1';
 import { hmac } from '@noble/hashes/hmac';
 import { sha512 } from '@noble/hashes/sha2';
 import type { HDKey } from '@scure/bip32';
 import type { WalletCore } from '@trustwallet/wallet-core';
 import type { ChainAdapter } from '../adapter';
 import type { Curve } from '../chain';
-import type { KeyPurpose, KeySpec } from '../keystore';
+import type { KeyPurpose, KeySignature, KeySpec } from '../keystore';
 
 /** The BIP-39 test mnemonic ("abandon" x 11 + "about"), as in BIP-84's and wallet-core's own vectors. */
 export const TEST_MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
@@ -216,4 +217,16 @@ export async function expectWalletCoreAddresses(
     expect(adapter.address.addressFromPublicKey({ curve: v.curve, bytes: v.publicKey }), `${adapter.chain.code} (${adapter.chain.network}) ${v.path}`).to.equal(v.address);
   }
   return vectors;
+}
+
+/**
+ * KeyStore.sign's contract, test-side, for a private key the test holds (@noble/curves, independent
+ * of custody/software): secp256k1 signs a 32-byte digest (ECDSA, RFC 6979, low-S, r || s and the
+ * recovery id); ed25519 signs the payload as the message.
+ */
+export function signAsKeyStore(curve: Curve, privateKey: Uint8Array, payload: Uint8Array): KeySignature {
+  if (curve === 'ed25519') return { curve, bytes: ed25519.sign(payload, privateKey), recovery: null };
+  expect(payload.length, 'a secp256k1 payload is a 32-byte digest').to.equal(32);
+  const sig = secp256k1.sign(payload, privateKey, { lowS: true });
+  return { curve, bytes: sig.toCompactRawBytes(), recovery: sig.recovery };
 }
