@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import {
   AdapterConfigError, CapabilityMissingError, PLUGIN_API_VERSION, canPay, canScan, craftTransfer, defineAdapter, paying, requireSenderPays, scanning, sequenceNode, utxoNode, withAmount,
   type ChainAdapter, type MemoCodec, type PayingAdapter, type TransferIntent, type TransferNode, type UnsignedTransfer,
-} from './adapter';
+} from './index';
 import { ChainTransferError } from './chain-errors';
 import { WcsError } from './errors';
 import type { ChainDefinition } from './chain';

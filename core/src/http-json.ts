@@ -1,4 +1,4 @@
-import type { ChainEndpoint } from './adapter';
+import type { ChainEndpoint } from './scanning';
 import { WcsError } from './errors';
 
 /**

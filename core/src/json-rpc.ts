@@ -1,4 +1,4 @@
-import type { ChainEndpoint } from './adapter';
+import type { ChainEndpoint } from './scanning';
 import { ChainRpcError } from './chain-errors';
 import { mapLimit } from './concurrency';
 import { HttpJsonClient, isHttpJsonError, readJson, refusalWithMessage, type HttpJsonOptions } from './http-json';

@@ -1,4 +1,4 @@
-import type { ChainEndpoint } from './adapter';
+import type { ChainEndpoint } from './scanning';
 import { ChainRpcError } from './chain-errors';
 import { HttpJsonClient, isHttpJsonError, networkErrorCode, readJson, type HttpJsonAnswer, type HttpJsonError, type HttpJsonRequest, type Verdict } from './http-json';
 

@@ -3,7 +3,7 @@ import {
   canPay, canScan, craftTransfer, sequenceNode, utxoNode, withAmount,
   type AllocatedTransfer, type ChainAdapter, type ChainEndpoint, type DepositScanner, type ObservedTransfer, type PayingAdapter,
   type SignedTransaction, type TransactionState, type TransferInput, type TransferIntent, type TransferKey, type TransferNode, type UnsignedTransfer,
-} from '../adapter';
+} from '../index';
 import type { KeySignature } from '../keystore';
 
 /**
