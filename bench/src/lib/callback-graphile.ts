@@ -47,31 +47,13 @@ export interface GraphileContext {
   waitFor(what: string, cond: () => Promise<boolean>, timeoutMs: number, child: Child): Promise<boolean>;
 }
 
-/** The attempt log the graphile targets write. */
+/**
+ * The attempt log the graphile targets write: the service's callback_attempts as its migration
+ * made it (columns, defaults, the unique (task, attempt) index), without its foreign keys (LIKE
+ * copies none): callback_task_id holds the graphile job id, and a completed job is deleted.
+ */
 export async function createGraphileAttemptLog(sequelize: Sequelize): Promise<void> {
-await sequelize.query(`
-  CREATE TABLE ${GRAPHILE_ATTEMPTS} (
-    id                      BIGSERIAL PRIMARY KEY,
-    callback_task_id        BIGINT NOT NULL,  -- the graphile job id (no foreign key: a completed job is deleted)
-    application_id          INTEGER NOT NULL REFERENCES applications(id),
-    attempt_no              INTEGER NOT NULL,
-    url                     VARCHAR(2048) NOT NULL,
-    request_headers_summary JSONB NOT NULL,
-    request_body_summary    VARCHAR(1100) NULL,
-    request_body_length     INTEGER NOT NULL,
-    request_body_sha256     CHAR(64) NOT NULL,
-    response_status         INTEGER NULL,
-    response_content_type   VARCHAR(256) NULL,
-    response_body_summary   VARCHAR(1100) NULL,
-    response_body_length    INTEGER NULL,
-    response_body_sha256    CHAR(64) NULL,
-    accepted                BOOLEAN NOT NULL,
-    latency_ms              INTEGER NOT NULL,
-    error_reason            VARCHAR(1100) NULL,
-    next_retry_time         TIMESTAMPTZ NULL,
-    created_at              TIMESTAMPTZ NOT NULL,
-    UNIQUE (callback_task_id, attempt_no)
-  )`);
+  await sequelize.query(`CREATE TABLE ${GRAPHILE_ATTEMPTS} (LIKE callback_attempts INCLUDING DEFAULTS INCLUDING INDEXES)`);
 }
 
 export async function startGraphile(ctx: GraphileContext, name: QueueTargetName, variant: 'default' | 'batched', task: string): Promise<Child> {
