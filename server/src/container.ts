@@ -32,6 +32,7 @@ import { PayoutIntake } from './withdrawals/payout-intake';
 import { PayoutOwner } from './withdrawals/payout-owner';
 import { CollectionOwner } from './collection/item-owner';
 import { CollectionIntake } from './collection/collector';
+import { SweepPricer } from './collection/sweep-quote';
 import { CollectionPlanner } from './collection/planner';
 import { CollectionProcessor } from './collection/processor';
 import { FeeWallets } from './collection/fee-wallets';
@@ -172,7 +173,7 @@ function withdrawalWorkers(x: DependencyContainer, db: Database, catalogue: Cata
     supervisor.assertReady();
     return supervisor.store;
   };
-  const collection = new CollectionIntake(db.sequelize, registry, wallets, new CollectionPlanner(db.sequelize, registry, nodeOf, logger),
+  const collection = new CollectionIntake(db.sequelize, registry, wallets, new CollectionPlanner(db.sequelize, registry, nodeOf, wallets, new SweepPricer(nodeOf, wallets, keyStore), logger, config.withdrawals.collectWaitAlertSeconds),
     new CollectionProcessor(db.sequelize, registry, nodeOf, wallets, new FeeWallets(db.sequelize, registry, keyStore, nodeOf), keyStore, logger,
       { maxInputs: config.withdrawals.collectMaxInputs, maxFeeRates: config.withdrawals.collectMaxFeeRates }), config.withdrawals.collectPlanMs, logger);
   return [

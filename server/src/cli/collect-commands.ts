@@ -282,7 +282,7 @@ function registerItemCommands(collect: Command, ctx: CliContext): void {
 
   collect
     .command('status')
-    .description('per application and token: open items by status (and why they wait), FAILED items, skipped addresses with their reasons, the fee wallet; then open collection alerts')
+    .description('per application and token: open items by status (and why they wait), FAILED items, skipped and waiting addresses with their reasons, the fee wallet; then open collection alerts')
     .option('--app <id>', 'only this application', parseId)
     .addOption(jsonOpt())
     .action(async (o: { app?: number; json?: boolean }) => {
@@ -299,7 +299,12 @@ function registerItemCommands(collect: Command, ctx: CliContext): void {
           lines.push(`app ${t.applicationId} ${t.environment}:${t.chainCode} ${t.token}#${t.chainTokenId} (${t.policy}): open ${open}; failed ${t.failed}; skipped ${t.skippedTotal}`
             + `${t.feeWallet ? `; fee wallet ${t.feeWallet.address} ${t.feeWallet.balance ?? '(not read)'}${t.feeWallet.balance !== null ? ` ${t.feeWallet.symbol}` : ''}` : ''}`);
           for (const w of t.waiting) lines.push(`  ${w.items} waiting: ${w.reason}`);
-          for (const k of t.skipped) lines.push(`  skipped ${k.address} (${k.amount} ${t.token}, fee ${k.fee} ${t.nativeSymbol}): ${k.reason}`);
+          for (const k of t.skipped) {
+            const cost = k.fee === null ? '' : `, fee ${k.fee} ${t.nativeSymbol}`;
+            lines.push(k.kind === 'WAIT'
+              ? `  waiting since ${k.sinceTime} ${k.address} (${k.amount} ${t.token}${cost}): ${k.reason}`
+              : `  skipped ${k.address} (${k.amount} ${t.token}${cost}): ${k.reason}`);
+          }
         }
         if (out.tokens.length === 0) lines.push('no collection policies, items or skips');
         for (const a of out.alerts) lines.push(`alert ${a.id} ${a.kind} ${a.createdTime}${a.applicationId !== null ? ` app ${a.applicationId}` : ''}: ${a.message}`);

@@ -52,6 +52,59 @@ export function worthCollecting(p: { amount: bigint; threshold: bigint; oldestWa
   return null;
 }
 
+/**
+ * What the planner does with one address (docs/collection.md, "Why an address is not planned"):
+ * - PLAN: an item now;
+ * - SKIP: the cost guard's or the threshold's verdict, recorded with its reason; it holds the
+ *   address back until a new deposit arrives there, the schedule comes round or its max wait passes;
+ * - WAIT: recorded with its reason too, but looked at again on every pass (nothing about the
+ *   address has to change): a deposit still pending where the sweep closes the account, a balance
+ *   the node did not give, a sweep that cannot be priced yet. A wait that lasts is alerted.
+ */
+export type PlanVerdict =
+  | { readonly kind: 'PLAN'; readonly trigger: 'THRESHOLD' | 'MAX_WAIT' }
+  | { readonly kind: 'SKIP'; readonly reason: string }
+  | { readonly kind: 'WAIT'; readonly reason: string };
+
+/** A sweep's price as the planner got it: the fee in native base units, or why there is none. */
+export type SweepPrice = { readonly ok: true; readonly fee: bigint } | { readonly ok: false; readonly reason: string };
+
+/**
+ * The planner's decision for one address, in order: a closing sweep with a deposit pending waits;
+ * an unread balance waits; below the threshold (and not past its max wait) is skipped; an
+ * unpriced sweep waits; a token policy without a native value cannot be guarded (skipped); the
+ * cost guard. The price is asked for only when the address is worth collecting: with `price`
+ * null, such an address answers PRICE (price it, then decide again).
+ */
+export function planVerdict(p: {
+  readonly closesAccount: boolean;
+  readonly pending: bigint;
+  readonly amount: bigint | Error;
+  readonly threshold: bigint;
+  readonly oldestWaitSeconds: number | null;
+  readonly maxWaitSeconds: number | null;
+  readonly price: SweepPrice | null;
+  readonly token: boolean;
+  readonly maxFeeBps: number;
+  readonly nativeValue: bigint | null;
+  readonly nativeDecimals: number;
+}): PlanVerdict | { readonly kind: 'PRICE' } {
+  if (closingSweepWaits(p.closesAccount, p.pending)) {
+    return { kind: 'WAIT', reason: 'a deposit at this address is still pending: the sweep empties and closes the account, so it waits for that deposit to confirm' };
+  }
+  if (p.amount instanceof Error) return { kind: 'WAIT', reason: `the balance could not be read from the node: ${p.amount.message}` };
+  const worth = worthCollecting({ amount: p.amount, threshold: p.threshold, oldestWaitSeconds: p.oldestWaitSeconds, maxWaitSeconds: p.maxWaitSeconds });
+  if (worth === null) return { kind: 'SKIP', reason: p.amount === 0n ? 'nothing confirmed to collect' : `below the threshold of ${p.threshold}` };
+  if (p.price === null) return { kind: 'PRICE' };
+  if (!p.price.ok) return { kind: 'WAIT', reason: `the sweep cannot be priced: ${p.price.reason}` };
+  if (p.token && p.nativeValue === null && p.price.fee > 0n) {
+    return { kind: 'SKIP', reason: 'the policy has no native value for this token: the cost guard cannot compare its fee' };
+  }
+  const guard = costGuard({ amount: p.amount, fee: p.price.fee, maxFeeBps: p.maxFeeBps, nativeValue: p.token ? p.nativeValue : null, nativeDecimals: p.nativeDecimals });
+  if (!guard.ok) return { kind: 'SKIP', reason: `uneconomic: ${guard.reason}` };
+  return { kind: 'PLAN', trigger: worth };
+}
+
 export type WatermarkAction =
   | { readonly action: 'NONE' }
   /** Above the high watermark: move the surplus to cold, down to the target. */

@@ -12,7 +12,7 @@ import { CollectCommandError, itemTarget } from './operator';
  */
 
 const OPEN_ITEM_STATUSES = ['PLANNED', 'TOPPING_UP', 'FUNDED', 'SWEEPING'] as const;
-const ALERT_KINDS = ['FEE_WALLET_LOW', 'HOT_WALLET_LOW', 'COLLECTION_FAILED', 'COLLECTION_STUCK'] as const;
+const ALERT_KINDS = ['FEE_WALLET_LOW', 'HOT_WALLET_LOW', 'COLLECTION_FAILED', 'COLLECTION_STUCK', 'COLLECTION_WAITING'] as const;
 /** Skipped addresses listed per token by `wcs collect status` (the newest; the total is given). */
 const SKIPS_SHOWN = 20;
 const ALERTS_SHOWN = 100;
@@ -69,9 +69,9 @@ export async function collectionStatus(sequelize: Sequelize, applicationId: numb
       WHERE status IN ('PLANNED','FUNDED') AND waiting_reason IS NOT NULL AND ($1::int IS NULL OR application_id = $1) GROUP BY 1, 2, 3 ORDER BY 4 DESC, 3`,
     { bind: [applicationId], type: QueryTypes.SELECT },
   );
-  const skips = await sequelize.query<{ application_id: number; chain_token_id: number; address: string; amount: string; fee: string; reason: string; skipped_at: Date; total: number }>(
+  const skips = await sequelize.query<{ application_id: number; chain_token_id: number; address: string; amount: string; fee: string | null; reason: string; skipped_at: Date; holds: boolean; since: Date; total: number }>(
     `SELECT * FROM (
-       SELECT application_id, chain_token_id, address, amount::text AS amount, fee::text AS fee, reason, skipped_at,
+       SELECT application_id, chain_token_id, address, amount::text AS amount, fee::text AS fee, reason, skipped_at, holds, since,
               count(*) OVER (PARTITION BY application_id, chain_token_id)::int AS total,
               row_number() OVER (PARTITION BY application_id, chain_token_id ORDER BY skipped_at DESC, address) AS rn
          FROM collection_skips WHERE $1::int IS NULL OR application_id = $1
@@ -111,7 +111,9 @@ export async function collectionStatus(sequelize: Sequelize, applicationId: numb
         waiting: waiting.filter((w) => same(w, k)).map((w) => ({ reason: w.reason, items: w.n })),
         skippedTotal: mySkips[0]?.total ?? 0,
         skipped: mySkips.map((x) => ({
-          address: x.address, amount: formatUnits(BigInt(x.amount), k.decimals), fee: formatUnits(BigInt(x.fee), nativeDecimals), reason: x.reason, skippedTime: formatLocalDateTime(x.skipped_at),
+          address: x.address, amount: formatUnits(BigInt(x.amount), k.decimals), fee: x.fee === null ? null : formatUnits(BigInt(x.fee), nativeDecimals), reason: x.reason, skippedTime: formatLocalDateTime(x.skipped_at),
+          // SKIP: held back until a new deposit, the schedule or the max wait; WAIT: looked at again every pass, alerted once it lasts
+          kind: x.holds ? 'SKIP' as const : 'WAIT' as const, sinceTime: formatLocalDateTime(x.since),
         })),
         feeWallet: fw ? { address: fw.address, balance: fmtOr(fw.on_chain, fw.decimals), symbol: fw.symbol, observedTime: formatLocalDateTime(fw.observed_at) } : null,
       };

@@ -9,6 +9,7 @@ import { createTransfers, type NewTransfer, type StoredKey, type TransferOptions
 import { topUpAmount } from './decisions';
 import { balancesAll, transferInputs } from '../transfers/node-calls';
 import { FeeWallets } from './fee-wallets';
+import { evmGas, TOP_UP_GAS } from './sweep-quote';
 
 const ITEM_CHUNK = 500;
 /** utxo consolidations: at most this many deposit outputs per transaction (peers: 200–250). */
@@ -59,12 +60,6 @@ interface ItemRow {
   settlement_mode: 'ON_CONFIRM' | 'PASS_THROUGH';
   merchant_address: string | null;
   merchant_memo: string | null;
-}
-
-/** EVM inputs carry their gas limit and price (adapters/evm EvmTransferInput): read for top-up arithmetic only. */
-function evmGas(input: TransferInput): { gasLimit: bigint; price: bigint } {
-  const price = (input.maxFeePerGas ?? input.gasPrice) as string;
-  return { gasLimit: BigInt(input.gasLimit as string), price: BigInt(price) };
 }
 
 /**
@@ -303,19 +298,22 @@ export class CollectionProcessor {
       balancesAll(node, requests.map((x) => ({ address: x.r.item.from_address, contract: null }))),
     ]);
     const inputOf = new Map(toEstimate.map((x, i) => [x, inputs[i]!]));
+    const unread: Array<{ id: string; reason: string }> = [];
     const reads = requests.map((x, i) => {
       const known = measured(x.r);
       const input = known === null ? inputOf.get(x)! : null;
       const gasAtAddress = gasAt[i]!;
       if (input instanceof Error || gasAtAddress instanceof Error) {
-        this.logger.warn('collection: gas not read; tried again next step', { chain: chain.code, item: x.r.item.id, error: input instanceof Error ? input : gasAtAddress });
+        const error = input instanceof Error ? input : (gasAtAddress as Error);
+        this.logger.warn('collection: gas not read; tried again next step', { chain: chain.code, item: x.r.item.id, error });
+        unread.push({ id: x.r.item.id, reason: `the sweep's gas could not be read from the node (tried again next step): ${error.message}` });
         return null;
       }
       return { r: x.r, key: x.key, gasAtAddress, gas: known ?? evmGas(exactFee ? exactFee(input!, null) : input!) };
     });
     const sweeps: Launch[] = [];
     const topups: Launch[] = [];
-    const waiting: Array<{ id: string; reason: string }> = [];
+    const waiting: Array<{ id: string; reason: string }> = [...unread];
     const byApp = new Map<number, bigint>();
     for (const x of reads) {
       if (!x) continue;
@@ -338,7 +336,7 @@ export class CollectionProcessor {
       const fee = await this.feeWallets.ensure(r.item.application_id, chain);
       const spare = byApp.get(r.item.application_id) ?? (await this.feeWallets.spendable(chain, fee));
       // the top-up's own fee: a plain transfer at the same price
-      const cost = short + 21_000n * gas.price;
+      const cost = short + TOP_UP_GAS * gas.price;
       if (spare < cost) {
         waiting.push({ id: r.item.id, reason: `the fee wallet ${fee.address} holds too little for a top-up of ${short} wei (fund it)` });
         await this.feeAlert(chain, fee.address, r.item.application_id, spare, cost);

@@ -118,6 +118,8 @@ export interface WithdrawConfig {
   readonly bumpPercent: number;
   /** How often each chain's deposit addresses are looked at for collection (docs/collection.md). */
   readonly collectPlanMs: number;
+  /** A collection wait (a sweep that cannot be priced, a balance not read) lasting this long raises COLLECTION_WAITING (WCS_COLLECT_WAIT_ALERT_SECONDS, default 900). */
+  readonly collectWaitAlertSeconds: number;
   /** utxo consolidations: at most this many deposit outputs per transaction (WCS_COLLECT_MAX_INPUTS, default 200). */
   readonly collectMaxInputs: number;
   /**
@@ -197,6 +199,7 @@ export function withdrawConfig(env: Env): WithdrawConfig {
     stuckMs: intVar(env, 'WCS_WITHDRAW_STUCK_MS', 180000, 1000, 86400000),
     bumpPercent: intVar(env, 'WCS_WITHDRAW_BUMP_PERCENT', 25, 10, 500),
     collectPlanMs: intVar(env, 'WCS_COLLECT_PLAN_MS', 5000, 100, 3600000),
+    collectWaitAlertSeconds: intVar(env, 'WCS_COLLECT_WAIT_ALERT_SECONDS', 900, 0, 604800),
     collectMaxInputs: intVar(env, 'WCS_COLLECT_MAX_INPUTS', 200, 1, 1400),
     collectMaxFeeRates,
     feeCaps,

@@ -59,7 +59,7 @@ export function registerCollectionPages(app: express.Express, kit: ConsoleKit): 
           <td>${Object.entries(t.open).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(', ') || 'none'}</td>
           <td>${t.failed > 0 ? html`<a href="/collection/items?${new URLSearchParams({ app: String(a.id), token: String(t.chainTokenId), status: 'FAILED' }).toString()}">${t.failed}</a>` : '0'}</td>
           <td>${t.waiting.map((w) => html`${w.items}: ${w.reason}<br>`)}</td>
-          <td>${t.skippedTotal}${t.skipped.slice(0, 3).map((k) => html`<br><span class="muted">${k.address} (${k.amount} ${t.token}): ${k.reason}</span>`)}</td>
+          <td>${t.skippedTotal}${t.skipped.slice(0, 3).map((k) => html`<br><span class="muted">${k.kind === 'WAIT' ? `waiting since ${k.sinceTime ?? ''}: ` : ''}${k.address} (${k.amount} ${t.token}): ${k.reason}</span>`)}</td>
           <td>${t.feeWallet ? `${t.feeWallet.address} ${t.feeWallet.balance === null ? '(not read)' : `${t.feeWallet.balance} ${t.feeWallet.symbol}`}` : '-'}</td></tr>`)}
         </tbody></table>`}
         ${status.alerts.length === 0 ? '' : html`<h3>Open collection alerts</h3><ul>${status.alerts.map((x) => html`<li class="error">${x.kind}, ${x.createdTime}: ${x.message} <a href="/alerts">Alerts</a></li>`)}</ul>`}
