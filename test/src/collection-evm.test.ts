@@ -95,11 +95,10 @@ describe('collection on anvil: sweeps, gas top-up, cost guard, cold transfer, pa
     await svc.storage.applications.setCallback(TEST_ACTOR, app.id, 'COLLECT', receiver.url(`/collect/${app.id}`));
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
     hot = await waitForHotWallet(q, app.id, ETH_CHAIN, 30_000);
-    // fee quotes exist once the hot wallet holds the tokens it quotes (a token quote estimates a transfer of it)
+    // the operator funds the hot wallet with Ether for its own transfers' gas (the cold transfer); never
+    // with the token: the hot wallet receives it only through collection, which prices each sweep by
+    // the sweep itself (collection-first-token.test.ts: a token no destination ever held)
     await sendNative(anvil.url, hot, 10n * ETHER);
-    await mintErc20(anvil.url, token, hot, 1000n * ETHER);
-    const quotes = await pollUntil(() => q<{ n: number }>('SELECT count(*)::int AS n FROM withdraw_fee_quotes WHERE chain_id = $1 AND chain_token_id = ANY($2::int[])', [ETH_CHAIN, [ETH_TOKEN_ID, TOKEN_ID]]), (r) => r[0]!.n === 2, 60_000, 200);
-    expect(quotes.ok, 'fee quotes').to.equal(true);
   });
 
   after(async () => {
