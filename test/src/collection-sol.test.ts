@@ -258,7 +258,8 @@ describe('collection on Solana (litesvm behind a JSON-RPC endpoint): native depo
             failure_code, to_address, transfer_id::text AS transfer_id FROM collection_items WHERE application_id = $1 ORDER BY id`, [app.id]);
   const setPolicy = (tokenId: number, threshold: bigint, nativeValue: bigint | null) => q(
     `INSERT INTO collection_policies (application_id, chain_token_id, threshold, max_fee_bps, native_value, on_confirmed, schedule_seconds)
-     VALUES ($1, $2, $3::numeric, 1000, $4::numeric, true, NULL)`, [app.id, tokenId, threshold.toString(), nativeValue?.toString() ?? null]);
+     VALUES ($1, $2, $3::numeric, 1000, $4::numeric, true, NULL)
+     ON CONFLICT (application_id, chain_token_id) DO UPDATE SET threshold = EXCLUDED.threshold, native_value = EXCLUDED.native_value, updated_at = now()`, [app.id, tokenId, threshold.toString(), nativeValue?.toString() ?? null]);
   const recharges = (address: string) => q<{ id: string; tx_status: string; amount: string; collection_item_id: string | null }>(
     'SELECT id::text AS id, tx_status, amount::text AS amount, collection_item_id::text AS collection_item_id FROM recharges WHERE address = $1 ORDER BY id', [address]);
 
@@ -353,6 +354,25 @@ describe('collection on Solana (litesvm behind a JSON-RPC endpoint): native depo
   let hotBefore = 0n;
   const sourceRents: bigint[] = [];
 
+  it('an SPL mint the hot wallet never held: the sweep is priced with the rent of the hot wallet\'s token account it will create (a deposit too small to pay it is skipped with that fee)', async () => {
+    expect(snapshot(node.svm, associatedTokenAddress(hot, mint)), 'the hot wallet has no token account of the mint').to.equal(null);
+    const small = await newAddress('spl-small');
+    // 100 TSPL per SOL, at most 10 %: the rent (~0.002 SOL = ~0.2 TSPL) makes a 1 TSPL sweep uneconomic; the signatures alone (0.00001 SOL) would not
+    await setPolicy(SPL_TOKEN, UNIT, 100n * UNIT);
+    fund(mintIxs(small, UNIT));
+    node.advance(CONFIRMATIONS - 1);
+    await rechargesAre([small], 1, ['CONFIRMED', 'SETTLED']);
+    const rent = node.svm.minimumBalanceForRentExemption(165n);
+    const skip = await pollUntil(() => q<{ fee: string | null; reason: string; holds: boolean }>('SELECT fee::text AS fee, reason, holds FROM collection_skips WHERE address = $1', [small]), (r) => r.length === 1, 30_000, 100);
+    expect(skip.result[0], 'skipped').to.not.equal(undefined);
+    expect(skip.result[0]!.holds).to.equal(true);
+    expect(skip.result[0]!.reason).to.match(/^uneconomic: the fee/);
+    const fee = BigInt(skip.result[0]!.fee!);
+    // the sweep's price: its signatures (and any priority fee) plus the rent of the token account it creates at the hot wallet
+    expect(fee >= rent + 10_000n && fee - rent < 1_000_000n, `priced ${fee} lamports with a rent of ${rent}`).to.equal(true);
+    expect((await items()).filter((i) => i.from_address === small)).to.deep.equal([]);
+  });
+
   it('SOL and SPL deposits found by the scanner, swept to the hot wallet: every SUCCESS; native accounts at 0 (removed), token accounts closed with their rent to the hot wallet, no SOL ever sent to a deposit address', async () => {
     for (let i = 0; i < nativeAmounts.length; i++) nativeAddrs.push(await newAddress(`sol-${i}`));
     for (let i = 0; i < splAmounts.length; i++) splAddrs.push(await newAddress(`spl-${i}`));
@@ -421,9 +441,10 @@ describe('collection on Solana (litesvm behind a JSON-RPC endpoint): native depo
     const hotAtaRent = lamports(associatedTokenAddress(hot, mint));
     expect(hotAtaRent).to.equal(node.svm.minimumBalanceForRentExemption(165n));
     expect(lamports(hot)).to.equal(hotBefore + nativeAmounts.reduce((s, v) => s + v, 0n) + sourceRents.reduce((s, v) => s + v, 0n) - fees - hotAtaRent);
-    // each recharge knows its item
-    const linked = await q<{ n: number }>('SELECT count(*)::int AS n FROM recharges WHERE application_id = $1 AND collection_item_id IS NULL', [app.id]);
-    expect(linked[0]!.n).to.equal(0);
+    // each recharge knows its item (but the 1 TSPL the guard skipped in the test before)
+    const linked = await q<{ address: string }>('SELECT address FROM recharges WHERE application_id = $1 AND collection_item_id IS NULL', [app.id]);
+    expect(linked.length).to.equal(1);
+    expect((await q<{ n: number }>('SELECT count(*)::int AS n FROM collection_skips WHERE address = $1 AND holds', [linked[0]!.address]))[0]!.n, 'the skipped one').to.equal(1);
   });
 
   it('collect callbacks: one SUCCESS per item, signed, every field (gasFunding null, gasFeeCurrency SOL, gasFee the runtime\'s fee)', async () => {
@@ -474,11 +495,17 @@ describe('collection on Solana (litesvm behind a JSON-RPC endpoint): native depo
     node.holdTip(s1 + 2n);
     const mixed = await pollUntil(async () => [...(await recharges(sol)), ...(await recharges(spl))].map((r) => r.tx_status), (s) => s.filter((x) => x === 'PENDING').length === 2 && s.filter((x) => x !== 'PENDING').length === 2, 30_000, 100);
     expect(mixed.ok, `first deposits confirmed, second ones pending: ${JSON.stringify(mixed.result)}`).to.equal(true);
-    // planning passes every 300 ms: for 3 s none plans either address, and nothing is recorded as a skip
+    // planning passes every 300 ms: for 3 s none plans either address; each is recorded as a WAIT (not a
+    // skip that would hold it back until the next deposit) with its reason, for wcs collect status
     await sleep(3_000);
     expect((await recharges(sol)).map((r) => r.tx_status), 'still pending').to.include('PENDING');
     expect((await items()).filter((i) => i.from_address === sol || i.from_address === spl), 'no item while a deposit is pending').to.deep.equal([]);
-    expect(await q('SELECT address FROM collection_skips WHERE address = ANY($1::text[])', [[sol, spl]])).to.deep.equal([]);
+    const waits = await q<{ address: string; holds: boolean; reason: string }>('SELECT address, holds, reason FROM collection_skips WHERE address = ANY($1::text[]) ORDER BY address', [[sol, spl]]);
+    expect(waits.map((w) => w.address).sort()).to.deep.equal([sol, spl].sort());
+    for (const w of waits) {
+      expect(w.holds, `${w.address} waits, it is not skipped`).to.equal(false);
+      expect(w.reason).to.match(/still pending: the sweep empties and closes the account/);
+    }
 
     node.releaseTip();
     node.advance(CONFIRMATIONS);
@@ -495,5 +522,6 @@ describe('collection on Solana (litesvm behind a JSON-RPC endpoint): native depo
     const ev = await pollUntil(async () => collectEvents().filter((e) => e.id === Number(splItem.id)), (e) => e.length === 1, 30_000, 100);
     expect(ev.result[0]).to.deep.include({ status: 'SUCCESS', amount: '35.000003', gasFunding: null, gasFeeCurrency: 'SOL' });
     expect(ev.result[0]!.relatedRechargeIds).to.have.length(2);
+    expect(await q('SELECT address FROM collection_skips WHERE address = ANY($1::text[])', [[sol, spl]]), 'the waits end with the plan').to.deep.equal([]);
   });
 });
