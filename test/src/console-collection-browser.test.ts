@@ -205,6 +205,32 @@ describe('console wallets, collection and key store pages in Chromium (policy fo
     await page.close();
   });
 
+  it('the collection page lists why addresses are not planned: a wait (looked at again every pass) with its start, a skip with its reason', async () => {
+    const waiting = `0x${'7'.repeat(40)}`;
+    const skipped = `0x${'8'.repeat(40)}`;
+    await sql(
+      `INSERT INTO collection_skips (application_id, chain_token_id, address, amount, fee, reason, skipped_at, holds, since) VALUES
+         ($1, $2, $3, 30000000, NULL, 'the sweep cannot be priced: eth_estimateGas refused the transfer: <b>paused</b>', now(), false, '2026-01-02 03:04:05+00'),
+         ($1, $2, $4, 1000, 50000000000000, 'below the threshold of 5000000', now(), true, now())`, [appId, USDC, waiting, skipped]);
+    try {
+      const page = await login('olga');
+      await page.goto(`${base}/collection`);
+      const row = (await page.locator('tr', { hasText: waiting }).first().textContent())!;
+      expect(row).to.include(`waiting since 2026-01-02T03:04:05: ${waiting} (30 USDC): the sweep cannot be priced: eth_estimateGas refused the transfer: <b>paused</b>`);
+      expect(row).to.include(`${skipped} (0.001 USDC): below the threshold of 5000000`);
+      expect(row).to.not.include(`waiting since 2026-01-02T03:04:05: ${skipped}`);
+      expect(await page.locator('main b', { hasText: 'paused' }).count(), 'the node\'s reason is text, never markup').to.equal(0);
+      await shot(page, 'collection-waits');
+      await page.close();
+      // the CLI says the same
+      const status = await wcs(['collect', 'status', '--app', String(appId)]);
+      const usdc = status.tokens.find((t: { chainTokenId: number }) => t.chainTokenId === USDC);
+      expect(usdc.skipped.map((k: { address: string; kind: string; fee: string | null }) => [k.address, k.kind, k.fee])).to.deep.include.members([[waiting, 'WAIT', null], [skipped, 'SKIP', '0.00005']]);
+    } finally {
+      await sql('DELETE FROM collection_skips WHERE address = ANY($1::text[])', [[waiting, skipped]]);
+    }
+  });
+
   it('an operator changes a policy through the form: the row changes and the audit entry holds before and after; bad input changes nothing', async () => {
     const page = await login('olga');
     await page.goto(`${base}/collection`);

@@ -54,7 +54,7 @@ export function registerCollectionPages(app: express.Express, kit: ConsoleKit): 
           <td>${p.hotLow ?? '-'} / ${p.hotTarget ?? '-'} / ${p.hotHigh ?? '-'}</td><td>${p.lastRunTime ?? ''}</td><td>${p.updateTime ?? ''}</td>
           <td><a href="${policyHref(a.id, p.chainCode, String(p.chainTokenId))}">${kit.may(s, 'collection.policies.write') ? 'Change' : 'View'}</a></td></tr>`)}
         </tbody></table>
-        ${status.tokens.length === 0 ? '' : html`<h3>Status</h3><table><thead><tr><th>Token</th><th>Policy</th><th>Open items</th><th>Failed</th><th>Waiting</th><th>Skipped addresses</th><th>Fee wallet</th></tr></thead><tbody>
+        ${status.tokens.length === 0 ? '' : html`<h3>Status</h3><table><thead><tr><th>Token</th><th>Policy</th><th>Open items</th><th>Failed</th><th>Waiting</th><th>Skipped / waiting addresses</th><th>Fee wallet</th></tr></thead><tbody>
         ${status.tokens.map((t) => html`<tr><td>${t.chainCode} ${t.token}</td><td>${t.policy}</td>
           <td>${Object.entries(t.open).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(', ') || 'none'}</td>
           <td>${t.failed > 0 ? html`<a href="/collection/items?${new URLSearchParams({ app: String(a.id), token: String(t.chainTokenId), status: 'FAILED' }).toString()}">${t.failed}</a>` : '0'}</td>
