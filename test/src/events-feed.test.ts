@@ -46,8 +46,22 @@ describe('events feed (GET /api/v1/wallet/events): real service, writers in seve
     await svc?.stop();
   });
 
-  const page = async (c: SigningClient, after: string | null, limit = 500): Promise<FeedPage> =>
-    expectOk(await c.get(`${EVENTS}?${after === null ? '' : `after=${after}&`}limit=${limit}`)) as FeedPage;
+  /**
+   * One page, as a merchant's follower reads it: a 429 (the per-key rate limit: a follower polling
+   * an empty page while the writers hold their transactions open asks for more than the default
+   * 100 per second) is waited out for its Retry-After seconds and asked again.
+   */
+  const page = async (c: SigningClient, after: string | null, limit = 500): Promise<FeedPage> => {
+    for (;;) {
+      const r = await c.get(`${EVENTS}?${after === null ? '' : `after=${after}&`}limit=${limit}`);
+      if (r.status === 429) {
+        const wait = Number(r.headers['retry-after'] ?? '1');
+        await sleep(1000 * (Number.isFinite(wait) && wait > 0 ? wait : 1));
+        continue;
+      }
+      return expectOk(r) as FeedPage;
+    }
+  };
 
   function runWriter(applicationId: number, writer: number, events: number): Promise<{ writer: number; committed: number[]; rolledBack: number[] }> {
     return new Promise((resolve, reject) => {
