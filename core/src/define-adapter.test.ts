@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import {
-  AdapterConfigError, CapabilityMissingError, PLUGIN_API_VERSION, canPay, canScan, craftTransfer, defineAdapter, paying, requireSenderPays, scanning, sequenceNode, utxoNode, withAmount,
+  AdapterConfigError, CapabilityMissingError, PLUGIN_API_VERSION, canPay, canScan, craftTransfer, defineAdapter, paying, refuseTrustline, requirePlainTransfer, requireSenderPays, scanning, sequenceNode, utxoNode, withAmount,
   type ChainAdapter, type MemoCodec, type PayingAdapter, type TransferIntent, type TransferNode, type UnsignedTransfer,
 } from './index';
 import { ChainTransferError } from './chain-errors';
@@ -126,5 +126,11 @@ describe('crafting by spend model', () => {
     expect(() => requireSenderPays({ ...intent, feePayer: { address: 'P', publicKey: intent.fromPublicKey } }, 'X')).to.throw(ChainTransferError, 'X has no separate fee payer');
     expect(() => requireSenderPays({ ...intent, closeTokenAccount: true }, 'X')).to.throw(ChainTransferError, /no token accounts to close/);
     expect(() => requireSenderPays({ ...intent, closeTokenAccount: false }, 'X')).to.not.throw();
+    // a trustline is a Stellar request: requireSenderPays lets it through, requirePlainTransfer and refuseTrustline refuse it
+    expect(() => requireSenderPays({ ...intent, trustline: true }, 'X')).to.not.throw();
+    expect(() => requirePlainTransfer({ ...intent, trustline: true }, 'X')).to.throw(ChainTransferError, 'X has no trustlines');
+    expect(() => refuseTrustline({ ...intent, trustline: true }, 'X')).to.throw(ChainTransferError, /trustline must be absent/);
+    expect(() => requirePlainTransfer({ ...intent, feePayer: { address: 'P', publicKey: intent.fromPublicKey } }, 'X')).to.throw(ChainTransferError, 'X has no separate fee payer');
+    expect(() => requirePlainTransfer(intent, 'X')).to.not.throw();
   });
 });

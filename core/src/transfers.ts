@@ -66,6 +66,20 @@ export interface TransferIntent {
    * by it: amount is its whole balance), its rent going to the fee payer (else `from`).
    */
   readonly closeTokenAccount?: boolean;
+  /**
+   * Chains whose accounts hold an asset only through a trustline (Stellar credit assets): this
+   * transaction opens `from`'s own trustline to `contract` (Stellar changeTrust) instead of paying.
+   * `to` is `from`, `memo` null and `amount` 1 (nothing moves). Crafters of chains without
+   * trustlines refuse it (refuseTrustline).
+   */
+  readonly trustline?: true;
+}
+
+/** Refuses a request that opens a trustline on a chain that has none (INVALID_REQUEST). */
+export function refuseTrustline(request: TransferIntent, chainName: string): void {
+  if (request.trustline !== undefined && request.trustline !== null) {
+    throw new ChainTransferError('INVALID_REQUEST', `${chainName} has no trustlines: a transfer cannot open one (trustline must be absent)`);
+  }
 }
 
 /**
@@ -81,6 +95,22 @@ export function requireSenderPays(request: TransferIntent, chainName: string): v
     throw new ChainTransferError('INVALID_REQUEST', `${chainName} has no token accounts to close (closeTokenAccount must be absent)`);
   }
 }
+
+/** requireSenderPays, and no trustline: what every crafter of a chain without either asks of a request. */
+export function requirePlainTransfer(request: TransferIntent, chainName: string): void {
+  requireSenderPays(request, chainName);
+  refuseTrustline(request, chainName);
+}
+
+/**
+ * Whether an account can receive a token now (TransferNode.receivable): an expected outcome, typed.
+ * - NO_ACCOUNT: the account does not exist on chain (Stellar: never funded);
+ * - NO_TRUSTLINE: it exists but holds no trustline to the asset;
+ * - NOT_AUTHORIZED: the trustline exists and the issuer has not authorized it (or revoked it).
+ */
+export type Receivability =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: 'NO_ACCOUNT' | 'NO_TRUSTLINE' | 'NOT_AUTHORIZED'; readonly message: string };
 
 /** `sequence` chains: the transfer at the sequence / nonce the service allocated to it. */
 export interface SequenceTransferRequest extends TransferIntent {
@@ -256,6 +286,13 @@ export interface TransferNode {
    * withholds the rent-exempt minimum a fee payer must keep. Absent: `balance` is that amount.
    */
   sweepableBalance?(address: string, contract: string | null): Promise<bigint>;
+  /**
+   * Chains where an account must opt in before it can hold a token (Stellar trustlines): whether
+   * `address` can receive `contract` now (null contract: the native coin, which needs the account
+   * only). Absent: any valid address can receive any token (EVM, Solana: the sender creates the
+   * token account). A node fault is thrown; the answer is typed.
+   */
+  receivable?(address: string, contract: string | null): Promise<Receivability>;
   broadcast(tx: SignedTransaction): Promise<BroadcastOutcome>;
   /**
    * The height of the node's newest block (chains with blocks): the service's tracker counts a

@@ -33,6 +33,7 @@ import { PayoutOwner } from './withdrawals/payout-owner';
 import { CollectionOwner } from './collection/item-owner';
 import { CollectionIntake } from './collection/collector';
 import { SweepPricer } from './collection/sweep-quote';
+import { TrustlineOwner } from './collection/trustlines';
 import { CollectionPlanner } from './collection/planner';
 import { CollectionProcessor } from './collection/processor';
 import { FeeWallets } from './collection/fee-wallets';
@@ -183,7 +184,7 @@ function withdrawalWorkers(x: DependencyContainer, db: Database, catalogue: Cata
       await ledger.refreshAll();
     }, logger),
     new TransferPipeline(db.sequelize, registry, () => ledger.payoutChains(), nodeOf, keyStore, config.withdrawals, logger,
-      [new PayoutOwner(db.sequelize), new CollectionOwner(db.sequelize)],
+      [new PayoutOwner(db.sequelize), new CollectionOwner(db.sequelize), new TrustlineOwner(db.sequelize)],
       [new PayoutIntake(db.sequelize, logger), collection]),
   ];
 }

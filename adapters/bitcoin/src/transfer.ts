@@ -1,5 +1,5 @@
 import { crypto as btcCrypto, Psbt, script as btcScript, Transaction } from 'bitcoinjs-lib';
-import { requireSenderPays,
+import { requirePlainTransfer,
   ChainTransferError, type CraftResult, type JsonValue, type KeySignature, type SignedTransaction, type SpendableOutput, type TransferInput,
   type UnsignedTransfer, type UtxoCrafter, type UtxoPaymentRequest, type UtxoTransferRequest,
 } from '@wcs/core';
@@ -141,7 +141,7 @@ export class BitcoinTransferCrafter implements UtxoCrafter {
   craft(request: UtxoTransferRequest, input: TransferInput): CraftResult {
     if (request.memo !== null) throw invalid('bitcoin transfers carry no memo (memo must be null)');
     if (request.contract !== null) throw invalid('bitcoin transfers are native BTC only (contract must be null)');
-    requireSenderPays(request, 'bitcoin');
+    requirePlainTransfer(request, 'bitcoin');
     // The request's type says `subtractFee` is true, false or absent; a caller in plain JS may send anything.
     if (request.subtractFee !== undefined && typeof request.subtractFee !== 'boolean') throw invalid('subtractFee must be a boolean');
     checkAmount(request.amount);

@@ -4,7 +4,7 @@ import {
 } from 'eosjs/dist/eosjs-serialize';
 import { KeyType, signatureToString } from 'eosjs/dist/eosjs-numeric';
 import { Signature } from 'eosjs/dist/eosjs-key-conversions';
-import { requireSenderPays } from '@wcs/core';
+import { requirePlainTransfer } from '@wcs/core';
 import type {
   ExpiringCrafter, ExpiringTransferRequest, JsonValue, KeySignature, SignedTransaction, TransferInput, UnsignedTransfer,
 } from '@wcs/core';
@@ -183,7 +183,7 @@ export function tokenOf(contract: string | null): { account: string; symbol: str
  */
 export class EosTransferCrafter implements ExpiringCrafter {
   craft(request: ExpiringTransferRequest, input: TransferInput): UnsignedTransfer {
-    requireSenderPays(request, 'EOS');
+    requirePlainTransfer(request, 'EOS');
     const key = request.fromPublicKey;
     if (key?.curve !== 'secp256k1') fail('fromPublicKey must be a secp256k1 key');
     let publicKey: string;

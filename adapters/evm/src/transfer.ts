@@ -1,6 +1,6 @@
 import { decodeRlp, encodeRlp, getBytes, hexlify, keccak256, toBeArray } from 'ethers';
 import type { JsonValue, KeySignature, SequenceCrafter, SequenceTransferRequest, SignedTransaction, TransferInput, TransferIntent, UnsignedTransfer } from '@wcs/core';
-import { requireSenderPays, ChainTransferError, recoverSecp256k1 } from '@wcs/core';
+import { requirePlainTransfer, ChainTransferError, recoverSecp256k1 } from '@wcs/core';
 import { EvmAddressCodec } from './address';
 
 /**
@@ -126,7 +126,7 @@ export class EvmTransferCrafter implements SequenceCrafter {
   }
 
   craft(request: SequenceTransferRequest, input: TransferInput): UnsignedTransfer {
-    requireSenderPays(request, 'an EVM chain');
+    requirePlainTransfer(request, 'an EVM chain');
     const r = this.checkRequest(request);
     const fees = parseInput(input, this.chainId, 'transfer input');
     const call = r.contract === null

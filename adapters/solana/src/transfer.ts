@@ -5,6 +5,7 @@ import {
 import type {
   ExpiringCrafter, ExpiringTransferRequest, JsonValue, KeySignature, SignedTransaction, TransferInput, UnsignedTransfer,
 } from '@wcs/core';
+import { refuseTrustline } from '@wcs/core';
 import { validateSolanaAddress } from './address';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from './scanner';
 
@@ -258,6 +259,7 @@ function checkRequest(request: ExpiringTransferRequest): { from: SolanaPublicKey
  */
 export class SolanaTransferCrafter implements ExpiringCrafter {
   craft(request: ExpiringTransferRequest, input: TransferInput): UnsignedTransfer {
+    refuseTrustline(request, 'Solana');
     const { from, to, payer, close } = checkRequest(request);
     const recentBlockhash = keyOf(field(input, 'recentBlockhash'), 'input.recentBlockhash').toBase58();
     const lastValidBlockHeight = decimalField(input, 'lastValidBlockHeight', 0n, U64_MAX)!;

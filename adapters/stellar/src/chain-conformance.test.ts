@@ -41,6 +41,7 @@ const TX_RECORD = fixture('horizon-transaction-5ebd5c0a.json');
 const hot = hotKey(0);
 
 runChainConformance({
+  trustlines: true,
   adapter: plugin.create(XLM),
   node: 'recorded Horizon answers (src/fixtures/SOURCE.md), replayed',
   async start() {

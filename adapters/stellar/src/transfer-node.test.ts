@@ -128,6 +128,24 @@ describe('StellarTransferNode (recorded Horizon responses)', () => {
       expect(await node.balance(GAYOLL, null)).to.equal(0n);
     });
 
+    it('receivable: a credit asset needs the account and an authorized trustline to it; XLM needs nothing (recorded account, 404)', async () => {
+      let node = await nodeFor({ [`GET /accounts/${GAYOLL}`]: ACCOUNT });
+      expect(await node.receivable(GAYOLL, 'USD:GDUKMGUGDZQK6YHYA5Z6AY2G4XDSZPSZ3SW5UN3ARVMO6QSRDWP5YLEX')).to.deep.equal({ ok: true });
+      expect(await node.receivable(GAYOLL, null)).to.deep.equal({ ok: true });
+      const usdc = await node.receivable(GAYOLL, 'USDC:GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN');
+      expect(usdc).to.deep.include({ ok: false, reason: 'NO_TRUSTLINE' });
+      expect((usdc as { message: string }).message).to.match(/no trustline to USDC:GA5Z/);
+      await server!.close();
+      // TEST-MADE from the recorded account: the USD trustline's is_authorized set to false
+      const unauthorized = { ...ACCOUNT, balances: (ACCOUNT.balances as Json[]).map((b) => (b.asset_code === 'USD' ? { ...b, is_authorized: false } : b)) };
+      node = await nodeFor({ [`GET /accounts/${GAYOLL}`]: unauthorized });
+      expect(await node.receivable(GAYOLL, 'USD:GDUKMGUGDZQK6YHYA5Z6AY2G4XDSZPSZ3SW5UN3ARVMO6QSRDWP5YLEX')).to.deep.include({ ok: false, reason: 'NOT_AUTHORIZED' });
+      await server!.close();
+      node = await nodeFor({});
+      expect(await node.receivable(GAYOLL, 'USD:GDUKMGUGDZQK6YHYA5Z6AY2G4XDSZPSZ3SW5UN3ARVMO6QSRDWP5YLEX')).to.deep.include({ ok: false, reason: 'NO_ACCOUNT' });
+      expect(await node.receivable(GAYOLL, null), 'XLM to a missing account is a CreateAccount').to.deep.equal({ ok: true });
+    });
+
     it('is RPC_UNAVAILABLE after the bounded retries on 5xx (test-made), never showing credentials', async () => {
       await nodeFor({ [`GET /KEY-456/accounts/${GAYOLL}`]: { status: 503, body: 'Service Unavailable' } });
       const url = server!.url.replace('http://', 'http://alice:PASSWORD-123@') + 'KEY-456';

@@ -4,6 +4,7 @@ import {
   type BroadcastOutcome, type ChainEndpoint, type HttpJsonAnswer, type HttpJsonRequest, type RetryPolicy, type SignedTransaction,
   type SequenceTransferNode, type TransactionState, type TransferIntent, type Verdict,
 } from '@wcs/core';
+import type { Receivability } from '@wcs/core';
 import { StrKey } from './strkey';
 
 // The SDK's entry without the Horizon / RPC clients (see strkey.ts): envelopes are decoded, never sent through it.
@@ -191,12 +192,7 @@ export class StellarTransferNode implements SequenceTransferNode {
    */
   async balance(address: string, contract: string | null): Promise<bigint> {
     const account = this.accountOf(address, 'address');
-    let asset: { code: string; issuer: string } | null = null;
-    if (contract !== null) {
-      const m = /^([A-Za-z0-9]{1,12}):(G[A-Z2-7]{55})$/.exec(contract);
-      if (!m || !StrKey.isValidEd25519PublicKey(m[2]!)) throw new TypeError(`contract must be "CODE:ISSUER", got ${JSON.stringify(contract)}`);
-      asset = { code: m[1]!, issuer: m[2]! };
-    }
+    const asset = contract === null ? null : assetOf(contract);
     const record = await this.account(account);
     if (record === null) return 0n;
     const balances = Array.isArray(record.balances) ? record.balances.filter(isObject) : null;
@@ -213,6 +209,27 @@ export class StellarTransferNode implements SequenceTransferNode {
     if (!line || line.is_authorized === false) return 0n;
     const spendable = this.amount(line.balance) - this.amount(line.selling_liabilities ?? '0');
     return spendable > 0n ? spendable : 0n;
+  }
+
+  /**
+   * Whether `address` can receive `contract` now, from GET /accounts/{id} (404: NO_ACCOUNT):
+   * XLM needs the account only (a payment to a missing account is a CreateAccount, which the
+   * crafter makes); a credit asset ("CODE:ISSUER") needs a trustline to it (NO_TRUSTLINE), which
+   * the issuer has authorized (`is_authorized` false: NOT_AUTHORIZED). Muxed (M…) addresses are
+   * read as their G… account.
+   */
+  async receivable(address: string, contract: string | null): Promise<Receivability> {
+    const account = this.accountOf(address, 'address');
+    const record = await this.account(account);
+    if (contract === null) return { ok: true };
+    const asset = assetOf(contract);
+    if (record === null) return { ok: false, reason: 'NO_ACCOUNT', message: `${account} does not exist on the ledger (it was never funded): it cannot hold ${contract}` };
+    const balances = Array.isArray(record.balances) ? record.balances.filter(isObject) : null;
+    if (!balances) throw this.bad('XLM account', `no balances for ${account}`);
+    const line = balances.find((b) => (b.asset_type === 'credit_alphanum4' || b.asset_type === 'credit_alphanum12') && b.asset_code === asset.code && b.asset_issuer === asset.issuer);
+    if (!line) return { ok: false, reason: 'NO_TRUSTLINE', message: `${account} has no trustline to ${contract}: a payment of it would fail (op_no_trust)` };
+    if (line.is_authorized === false) return { ok: false, reason: 'NOT_AUTHORIZED', message: `${account}'s trustline to ${contract} is not authorized by the issuer` };
+    return { ok: true };
   }
 
   /**
@@ -395,4 +412,11 @@ export class StellarTransferNode implements SequenceTransferNode {
   private tryLater(txHash: string, reason: string, code: string): ChainRpcError {
     return new ChainRpcError('RPC_TRY_LATER', `XLM submit: the network did not take ${txHash} now (${reason}); send the same transaction again later`, { method: 'XLM submit', nodeCode: code });
   }
+}
+
+/** "CODE:ISSUER" (the catalogue's form of a credit asset) as its code and issuer; TypeError otherwise. */
+function assetOf(contract: string): { code: string; issuer: string } {
+  const m = /^([A-Za-z0-9]{1,12}):(G[A-Z2-7]{55})$/.exec(contract);
+  if (!m || !StrKey.isValidEd25519PublicKey(m[2]!)) throw new TypeError(`contract must be "CODE:ISSUER", got ${JSON.stringify(contract)}`);
+  return { code: m[1]!, issuer: m[2]! };
 }

@@ -95,6 +95,27 @@ describe('StellarTransferCrafter', () => {
       expect(mtx.operations[0]).to.deep.include({ type: 'payment', destination: muxed, amount: '0.0000001' });
     });
 
+    it('opens the sender\'s own trustline (changeTrust, the largest limit) for a trustline request, and refuses one that is not to itself, to XLM or with a memo', () => {
+      const usdc = 'USDC:GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN';
+      const trust = { ...request(from, from.address, 1n, 41n, null, usdc), trustline: true as const };
+      const unsigned = pubnet.craft(trust, { ...input, baseFee: '100' });
+      expect(unsigned.maxFee).to.equal(100n);
+      const signed = signAndCombine(pubnet, unsigned, from);
+      const tx = decoded(signed.raw, Networks.PUBLIC);
+      expect(tx.source).to.equal(from.address);
+      expect(tx.sequence).to.equal('41');
+      expect(tx.memo.type).to.equal('none');
+      expect(tx.operations).to.have.length(1);
+      const op = tx.operations[0] as { type: string; limit: string; line: { getCode(): string; getIssuer(): string } };
+      expect(op.type).to.equal('changeTrust');
+      expect(op.limit).to.equal('922337203685.4775807');
+      expect([op.line.getCode(), op.line.getIssuer()]).to.deep.equal(['USDC', 'GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN']);
+      expect(Keypair.fromPublicKey(from.address).verify(tx.hash(), tx.signatures[0]!.signature())).to.equal(true);
+      expect(() => pubnet.craft({ ...trust, to }, { ...input })).to.throw(/to must be from/);
+      expect(() => pubnet.craft({ ...trust, contract: null }, { ...input })).to.throw(/not to XLM/);
+      expect(() => pubnet.craft({ ...trust, memo: "7" }, { ...input })).to.throw(/no memo/);
+    });
+
     it('writes MEMO_TEXT for any other valid memo (the MemoCodec rule)', () => {
       for (const memo of ['hello', '0042', '-1', '18446744073709551616', 'ünïcödé ✓' + 'x'.repeat(13)]) {
         expect(Buffer.byteLength(memo, 'utf8')).to.be.at.most(28);

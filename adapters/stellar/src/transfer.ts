@@ -107,7 +107,9 @@ function creditAsset(contract: string): StellarSdk.Asset {
  * source and only signer), sequence number = the allocated `request.sequence`, fee and time
  * bounds from the input, and the memo as MEMO_ID when it is canonical decimal uint64, MEMO_TEXT
  * otherwise (the rule of `withdrawalMemoType`). XLM goes by Payment, or by CreateAccount when the
- * input says the destination does not exist; a credit asset ("CODE:ISSUER") by Payment. Muxed
+ * input says the destination does not exist; a credit asset ("CODE:ISSUER") by Payment.
+ * A request with `trustline` opens the sender's own trustline to its asset instead
+ * (ChangeTrust, the default limit: the largest), sent to itself with no memo; its amount moves nothing. Muxed
  * (M…) destinations are paid as such (they carry no memo).
  *
  * The payload is the transaction hash, SHA-256 of the signature base (network id, envelope type,
@@ -141,7 +143,7 @@ export class StellarTransferCrafter implements SequenceCrafter {
     }
     // Sequence 0 is the service's fee quote (a transfer to the hot wallet itself, never signed):
     // no account's next sequence is 0, and combine() refuses it.
-    if (destinationAccount === source && sequence !== FEE_QUOTE_SEQUENCE) fail('the destination is the hot wallet itself');
+    if (destinationAccount === source && sequence !== FEE_QUOTE_SEQUENCE && request.trustline !== true) fail('the destination is the hot wallet itself');
     const baseFee = decimalField(input, 'baseFee', 100n, UINT32_MAX); // 100 stroops: the network minimum
     const minTime = decimalField(input, 'minTime', 0n, UINT64_MAX, 0n);
     const maxTime = decimalField(input, 'maxTime', 1n, UINT64_MAX);
@@ -151,7 +153,13 @@ export class StellarTransferCrafter implements SequenceCrafter {
 
     const amount = formatUnits(request.amount, DECIMALS);
     let operation: StellarSdk.xdr.Operation;
-    if (request.contract === null) {
+    if (request.trustline === true) {
+      // the hot wallet opens its own trustline: changeTrust of the asset, the limit the largest there is (the SDK's default)
+      if (request.contract === null) fail('a trustline is opened to a credit asset ("CODE:ISSUER"), not to XLM');
+      if (destinationAccount !== source || muxed) fail('a trustline is opened by the account for itself: to must be from');
+      if (request.memo !== null) fail('a trustline carries no memo');
+      operation = sdk.Operation.changeTrust({ asset: creditAsset(request.contract) });
+    } else if (request.contract === null) {
       if (exists) {
         operation = sdk.Operation.payment({ destination: request.to, asset: sdk.Asset.native(), amount });
       } else {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { encode, encodeForSigning, hashes, verifyKeypairSignature, type Payment } from 'xrpl';
-import { requireSenderPays } from '@wcs/core';
+import { requirePlainTransfer } from '@wcs/core';
 import type {
   JsonValue, KeySignature, SequenceCrafter, SequenceTransferRequest, SignedTransaction, TransferInput, UnsignedTransfer,
 } from '@wcs/core';
@@ -105,7 +105,7 @@ export class XrpTransferCrafter implements SequenceCrafter {
   constructor(private readonly testNetwork: boolean) {}
 
   craft(request: SequenceTransferRequest, input: TransferInput): UnsignedTransfer {
-    requireSenderPays(request, 'the XRP Ledger');
+    requirePlainTransfer(request, 'the XRP Ledger');
     const key = request.fromPublicKey;
     if (key?.curve !== 'secp256k1') fail('fromPublicKey must be a secp256k1 key');
     let account: string;

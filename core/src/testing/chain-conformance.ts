@@ -27,6 +27,11 @@ export interface ChainHarness {
    * or asking to close a token account, must be refused, never crafted without it.
    */
   readonly separateFeePayer?: boolean;
+  /**
+   * Chains whose accounts opt in to an asset with a trustline (Stellar): requests with `trustline`
+   * open one (changeTrust). Elsewhere such a request is refused: the suite checks it.
+   */
+  readonly trustlines?: boolean;
   /** Starts the node (or the replay of its recorded answers) with the keys funded and the deposit made. */
   start(): Promise<HarnessSession>;
 }
@@ -311,6 +316,13 @@ export function runChainConformance(harness: ChainHarness): void {
         expect(() => craftTransfer(payer, withPayer, input)).to.throw(/fee payer/);
         const closing = { ...allocated, request: { ...allocated.request, closeTokenAccount: true } } as AllocatedTransfer;
         expect(() => craftTransfer(payer, closing, input)).to.throw(/token account/);
+      });
+
+      if (harness.trustlines !== true) it('refuses a request to open a trustline on a chain without trustlines (never crafted as a payment)', () => {
+        const c = session.transfer;
+        if (!c || !signed) throw new Error('no crafted transfer');
+        const trust = { ...allocated, request: { ...allocated.request, trustline: true } } as AllocatedTransfer;
+        expect(() => craftTransfer(payer, trust, input)).to.throw(/trustline/);
       });
 
       it('knows nothing of a transaction that was signed but never sent', async () => {

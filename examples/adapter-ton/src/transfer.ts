@@ -3,7 +3,7 @@ import {
 } from '@ton/core';
 import { signVerify } from '@ton/crypto';
 import { WalletContractV4 } from '@ton/ton';
-import { requireSenderPays } from '@wcs/core';
+import { requirePlainTransfer } from '@wcs/core';
 import type {
   JsonValue, KeySignature, SignedTransaction, SequenceCrafter, SequenceTransferRequest, TransferInput, UnsignedTransfer,
 } from '@wcs/core';
@@ -99,7 +99,7 @@ export class TonTransferCrafter implements SequenceCrafter {
     if (key?.curve !== 'ed25519' || !(key.bytes instanceof Uint8Array) || key.bytes.length !== 32) fail('fromPublicKey must be a 32-byte ed25519 key');
     const wallet = walletOf(key.bytes);
     if (this.addresses.addressFromPublicKey(key) !== request.from) fail('from is not the wallet v4 address of fromPublicKey');
-    requireSenderPays(request, 'TON');
+    requirePlainTransfer(request, 'TON');
     const target = this.addresses.parse(request.to);
     if (!target.ok) fail(`to: ${target.reason}`);
     if (this.addresses.format(target.address, target.bounceable) !== request.to) fail('to is not in canonical form');

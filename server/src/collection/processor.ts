@@ -1,13 +1,14 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { paying } from '@wcs/core';
-import type { AdapterRegistry, ChainAdapter, KeyStore, TransferInput, TransferNode } from '@wcs/core';
+import type { AdapterRegistry, ChainAdapter, KeyStore, Receivability, TransferInput, TransferNode } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 import type { Logger } from '../config/logger';
 import { raiseAlert } from '../deposits/scan-lease';
 import { hotKeyRef, type HotWallets } from '../withdrawals/hot-wallets';
 import { createTransfers, type NewTransfer, type StoredKey, type TransferOptions } from '../transfers/model';
 import { topUpAmount } from './decisions';
-import { balancesAll, transferInputs } from '../transfers/node-calls';
+import { asError, balancesAll, transferInputs } from '../transfers/node-calls';
+import { lastTrustline, openTrustline, receiveStep } from './trustlines';
 import { FeeWallets } from './fee-wallets';
 import { evmGas, TOP_UP_GAS } from './sweep-quote';
 
@@ -182,7 +183,8 @@ export class CollectionProcessor {
   }
 
   /** Solana and memo chains: one transfer per item, no top-up. */
-  private async direct(chain: ChainView, adapter: ChainAdapter, ready: ReadonlyArray<{ item: ItemRow; to: string; memo: string | null }>): Promise<number> {
+  private async direct(chain: ChainView, adapter: ChainAdapter, all: ReadonlyArray<{ item: ItemRow; to: string; memo: string | null }>): Promise<number> {
+    const ready = await this.receivers(chain, adapter, all);
     const launches = await Promise.all(ready.map(async ({ item, to, memo }) => {
       const key = this.depositKey(adapter, item);
       const native = item.contract === null;
@@ -198,6 +200,58 @@ export class CollectionProcessor {
       return { item, to, status: 'SWEEPING' as const, transfer: this.sweep(chain, item, key, to, memo, BigInt(item.amount), options) };
     }));
     return this.launch(launches);
+  }
+
+  /**
+   * Chains where an account must opt in to a token before it can receive it (the node's
+   * `receivable`: Stellar trustlines): the token items whose destination can receive now; the
+   * others wait, named (trustlines.receiveStep): the hot wallet's own trustline is opened by a
+   * TRUSTLINE transfer from the hot key, a merchant address's is the merchant's to open. One
+   * reading per (destination, token) and step; a reading that fails holds those items a step.
+   */
+  private async receivers(chain: ChainView, adapter: ChainAdapter, ready: ReadonlyArray<{ item: ItemRow; to: string; memo: string | null }>) {
+    const node = this.nodeOf(chain);
+    const receivable = node.receivable?.bind(node);
+    if (!receivable) return ready;
+    const tokens = ready.filter((r) => r.item.contract !== null);
+    if (tokens.length === 0) return ready;
+    const readings = new Map<string, Promise<Receivability | Error>>();
+    const reading = (to: string, contract: string) => {
+      const k = `${to}/${contract}`;
+      if (!readings.has(k)) readings.set(k, receivable(to, contract).catch(asError));
+      return readings.get(k)!;
+    };
+    const go = new Set<string>();
+    const waiting: Array<{ id: string; reason: string }> = [];
+    const opened = new Set<string>();
+    for (const r of tokens) {
+      const contract = r.item.contract!;
+      const can = await reading(r.to, contract);
+      if (can instanceof Error) {
+        waiting.push({ id: r.item.id, reason: `whether ${r.to} can receive ${contract} could not be read from the node (tried again next step): ${can.message}` });
+        continue;
+      }
+      const destination = r.item.settlement_mode === 'PASS_THROUGH' ? 'MERCHANT' as const : 'HOT' as const;
+      const hot = destination === 'HOT' ? await this.wallets.ensure(r.item.application_id, chain) : null;
+      const last = hot ? await lastTrustline(this.sequelize, null, chain.id, hot.address, r.item.chain_token_id) : { state: 'NONE' as const };
+      const step = receiveStep({ destination, to: r.to, contract, can, last });
+      if (step.kind === 'GO') {
+        go.add(r.item.id);
+        continue;
+      }
+      waiting.push({ id: r.item.id, reason: step.reason });
+      if (step.kind === 'OPEN_TRUSTLINE' && hot && !opened.has(`${hot.address}/${r.item.chain_token_id}`)) {
+        opened.add(`${hot.address}/${r.item.chain_token_id}`);
+        const ref = hotKeyRef(r.item.application_id, adapter);
+        const id = await openTrustline(this.sequelize, {
+          applicationId: r.item.application_id, chainId: chain.id, tokenId: r.item.chain_token_id, contract, to: hot.address,
+          hot: { purpose: 'hot', namespace: ref.spec.namespace, index: ref.index, address: hot.address },
+        });
+        if (id !== null) this.logger.info('collection: opening the hot wallet\'s trustline before the first sweep of the token', { chain: chain.code, applicationId: r.item.application_id, token: contract, transfer: id });
+      }
+    }
+    await this.wait(waiting);
+    return ready.filter((r) => r.item.contract === null || go.has(r.item.id));
   }
 
   /**

@@ -19,3 +19,18 @@ ALTER TABLE collection_skips ADD COLUMN alerted_at TIMESTAMPTZ NULL;
 ALTER TABLE collection_skips ALTER COLUMN fee DROP NOT NULL;
 `,
 };
+
+/**
+ * Stellar trustlines (docs/collection.md, "Stellar trustlines"): a TRUSTLINE transfer opens the
+ * hot wallet's trustline to an asset (changeTrust) through the transfer pipeline, at most one open
+ * per (chain, hot wallet, token).
+ */
+export const TRUSTLINE_TRANSFERS_MIGRATION: Migration = {
+  version: 17,
+  name: 'transfers: TRUSTLINE, one open per hot wallet and token',
+  sql: `
+ALTER TABLE transfers DROP CONSTRAINT transfers_kind_check;
+ALTER TABLE transfers ADD CONSTRAINT transfers_kind_check CHECK (kind IN ('PAYOUT','SWEEP','TOP_UP','COLD_TRANSFER','TRUSTLINE'));
+CREATE UNIQUE INDEX transfers_one_open_trustline ON transfers (chain_id, from_address, chain_token_id) WHERE kind = 'TRUSTLINE' AND status NOT IN ('SUCCESS','FAILED');
+`,
+};

@@ -42,6 +42,7 @@ export class TransferBuilder {
       from: from.address, fromPublicKey: from.publicKey, to: r.to_address, memo: r.memo, contract: r.contract, amount: BigInt(r.amount),
       ...(o.feePayer ? { feePayer: await resolve(o.feePayer) } : {}),
       ...(o.closeTokenAccount ? { closeTokenAccount: true } : {}),
+      ...(o.trustline ? { trustline: true as const } : {}),
     };
     return { base, keys, fixedInputs };
   }

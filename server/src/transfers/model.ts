@@ -2,7 +2,7 @@ import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { ChainAdapter, KeyPurpose, KeyRef } from '@wcs/core';
 
 /** What an outgoing transaction is for (docs/transfers.md). */
-export type TransferKind = 'PAYOUT' | 'SWEEP' | 'TOP_UP' | 'COLD_TRANSFER';
+export type TransferKind = 'PAYOUT' | 'SWEEP' | 'TOP_UP' | 'COLD_TRANSFER' | 'TRUSTLINE';
 
 /**
  * READY: to be signed. SIGNED: its bytes are stored, no node has taken them yet. BROADCASTED: a
@@ -37,6 +37,8 @@ export interface TransferOptions {
   readonly exactFee?: { readonly maxPerUnit: string | null };
   /** A whole native balance leaves: the amount sent is `amount` less the crafted fee. */
   readonly feeFromAmount?: boolean;
+  /** Stellar: the transfer opens `from`'s own trustline to its token (changeTrust, kind TRUSTLINE); amount 1, nothing moves. */
+  readonly trustline?: boolean;
 }
 
 export interface NewTransfer {

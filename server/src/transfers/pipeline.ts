@@ -22,7 +22,7 @@ const BROADCAST_CHUNK = 200;
  * transfers wait on (a token sweep is signed only once its top-up is final); then payouts, which
  * a merchant waits on; then sweeps and cold transfers.
  */
-const SIGN_PRIORITY = `CASE x.kind WHEN 'TOP_UP' THEN 0 WHEN 'PAYOUT' THEN 1 ELSE 2 END`;
+const SIGN_PRIORITY = `CASE x.kind WHEN 'TOP_UP' THEN 0 WHEN 'TRUSTLINE' THEN 0 WHEN 'PAYOUT' THEN 1 ELSE 2 END`;
 
 export interface TransferPipelineConfig {
   /** Steps of each chain this often. */
