@@ -115,7 +115,7 @@ function registerAddressCommands(collect: Command, ctx: CliContext): void {
   const address = collect.command('address').description('collection targets: an application\'s COLD address (watermark transfers) and MERCHANT address (pass-through sweeps) per chain');
   address
     .command('set')
-    .description('set the COLD or MERCHANT address of an application on a chain; checked by the chain\'s adapter (network included) and stored in its canonical form')
+    .description('set the COLD or MERCHANT address of an application on a chain; checked by the chain\'s adapter (network included) and, where accounts opt in to tokens (Stellar trustlines), by the node for every token with a policy; stored in its canonical form')
     .requiredOption('--app <id>', 'application id', parseId)
     .requiredOption('--chain <code>', 'chain code, e.g. BTC')
     .addOption(new Option('--kind <kind>', 'COLD or MERCHANT').choices([...ADDRESS_KINDS]).makeOptionMandatory())
@@ -129,7 +129,7 @@ function registerAddressCommands(collect: Command, ctx: CliContext): void {
       const out = await ctx.withStorage(async (s) => {
         let out: Awaited<ReturnType<typeof setCollectionAddress>>;
         try {
-          out = await setCollectionAddress(s.database.sequelize, s.catalogue, registryOf(s), cliActor(), { app: o.app, chain: o.chain, kind: o.kind, address: o.address, memo: o.memo ?? null });
+          out = await setCollectionAddress(s.database.sequelize, s.catalogue, registryOf(s), cliActor(), { app: o.app, chain: o.chain, kind: o.kind, address: o.address, memo: o.memo ?? null }, cfg.deposits.endpoints);
         } catch (e) {
           if (e instanceof CollectInputError) throw new UsageError(e.message);
           throw e;

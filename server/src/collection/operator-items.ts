@@ -12,7 +12,7 @@ import { CollectCommandError, itemTarget } from './operator';
  */
 
 const OPEN_ITEM_STATUSES = ['PLANNED', 'TOPPING_UP', 'FUNDED', 'SWEEPING'] as const;
-const ALERT_KINDS = ['FEE_WALLET_LOW', 'HOT_WALLET_LOW', 'COLLECTION_FAILED', 'COLLECTION_STUCK', 'COLLECTION_WAITING'] as const;
+const ALERT_KINDS = ['FEE_WALLET_LOW', 'HOT_WALLET_LOW', 'COLLECTION_FAILED', 'COLLECTION_STUCK', 'COLLECTION_WAITING', 'TRUSTLINE_FAILED'] as const;
 /** Skipped addresses listed per token by `wcs collect status` (the newest; the total is given). */
 const SKIPS_SHOWN = 20;
 const ALERTS_SHOWN = 100;

@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { WcsError, formatLocalDateTime, type AdapterRegistry, type Environment } from '@wcs/core';
+import { WcsError, canPay, formatLocalDateTime, type AdapterRegistry, type ChainDefinition, type ChainEndpoint, type Environment } from '@wcs/core';
 import type { Catalogue, ChainView } from '../catalogue/catalogue';
 import { AuditLog, type AuditActor } from '../operators/audit';
 import { policyFromRow, policyView, resolvePolicy, type PolicyInput, type PolicyRow, type PolicyValues, type PolicyView } from './policy-input';
@@ -194,7 +194,7 @@ export const COLLECTION_ADDRESS_KINDS = ['COLD', 'MERCHANT'] as const;
  * before and after) in the change's transaction; the address it already has writes nothing.
  */
 export async function setCollectionAddress(sequelize: Sequelize, catalogue: Catalogue, registry: AdapterRegistry, actor: AuditActor,
-  o: { app: number; chain: string; kind: string; address: string; memo: string | null }) {
+  o: { app: number; chain: string; kind: string; address: string; memo: string | null }, endpoints: ReadonlyMap<string, ChainEndpoint> = new Map()) {
   if (!(COLLECTION_ADDRESS_KINDS as readonly string[]).includes(o.kind)) throw new CollectInputError(`--kind: must be one of ${COLLECTION_ADDRESS_KINDS.join(', ')}`);
   const app = await appOf(sequelize, o.app);
   const chain = chainOf(catalogue, app, o.chain);
@@ -210,6 +210,8 @@ export async function setCollectionAddress(sequelize: Sequelize, catalogue: Cata
     { bind: [chain.id, v.normalized], type: QueryTypes.SELECT },
   );
   if (own[0]) throw new CollectInputError(`--address: ${v.normalized} is ${own[0].what} on ${chain.code}: a ${o.kind} target must be an address the service does not collect from`);
+  const refusal = await receiveRefusal(sequelize, registry, endpoints, chain, app.id, v.normalized);
+  if (refusal !== null) throw new CollectInputError(`--address: ${refusal}`);
   const previous = await sequelize.transaction(async (t) => {
     const [old] = await sequelize.query<{ address: string; memo: string | null }>(
       'SELECT address, memo FROM collection_addresses WHERE application_id = $1 AND chain_id = $2 AND kind = $3 FOR UPDATE',
@@ -233,6 +235,37 @@ export async function setCollectionAddress(sequelize: Sequelize, catalogue: Cata
     applicationId: app.id, environment: chain.environment, chainCode: chain.code, kind: o.kind, address: v.normalized, memo: v.memo,
     previousAddress: previous?.address ?? null, previousMemo: previous?.memo ?? null,
   };
+}
+
+/**
+ * On chains where an account must opt in to a token before it can receive it (the node's
+ * `receivable`: Stellar trustlines), why `address` cannot be a COLD or MERCHANT target of the
+ * application: a token of the chain the application has a collection policy for that the address
+ * cannot receive now (no account, no trustline, not authorized), or a node that cannot be asked.
+ * Null when it can receive all of them, when the chain has no such rule, or when no RPC endpoint
+ * is configured for the chain (nothing can be swept there either; the item would wait, named).
+ */
+export async function receiveRefusal(sequelize: Sequelize, registry: AdapterRegistry, endpoints: ReadonlyMap<string, ChainEndpoint>, chain: ChainDefinition, applicationId: number, address: string): Promise<string | null> {
+  const adapter = registry.forChain(chain);
+  const endpoint = endpoints.get(`${chain.environment}:${chain.code}`);
+  if (!canPay(adapter) || endpoint === undefined) return null;
+  const node = adapter.createTransferNode(endpoint);
+  if (!node.receivable) return null;
+  const tokens = await sequelize.query<{ symbol: string; contract: string }>(
+    `SELECT t.symbol, t.contract FROM collection_policies p JOIN chain_tokens t ON t.id = p.chain_token_id
+      WHERE p.application_id = $1 AND t.chain_id = $2 AND t.contract IS NOT NULL ORDER BY t.id`,
+    { bind: [applicationId, chain.id], type: QueryTypes.SELECT },
+  );
+  for (const t of tokens) {
+    let can;
+    try {
+      can = await node.receivable(address, t.contract);
+    } catch (e) {
+      return `whether ${address} can receive ${t.symbol} could not be checked on ${chain.code} (${e instanceof Error ? e.message : String(e)}); nothing was changed, try again`;
+    }
+    if (!can.ok) return `${address} cannot receive ${t.symbol} (${t.contract}) on ${chain.code}: ${can.reason}: ${can.message}. Its owner must open it first (on Stellar a trustline to the asset), else every transfer there would fail`;
+  }
+  return null;
 }
 
 export interface PolicyListRow extends PolicyRow {
