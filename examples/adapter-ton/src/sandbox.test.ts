@@ -190,5 +190,22 @@ describe('TON adapter in @ton/sandbox', function () {
       expect(out.outcome).to.equal('REJECTED');
       expect(await tn.status(signed.txHash, input)).to.deep.equal({ state: 'UNKNOWN' });
     });
+
+    it('the first jetton transfer to an owner whose jetton wallet does not exist (a collection into a new hot wallet) deploys it and credits every unit; the attached Toncoin pays for it', async () => {
+      // a wallet no one has sent anything to: no account, no jetton wallet (as a hot wallet before its first sweep)
+      const owner = fresh(42, true);
+      const ownerWallet = await jetton.walletOf(Address.parse(owner));
+      expect((await node.blockchain.getContract(ownerWallet)).accountState?.type ?? 'uninit', 'its jetton wallet does not exist').to.equal('uninit');
+      const hotTonBefore = await tn.balance(hot, null);
+      const r = await pay({ to: owner, memo: null, contract: usdt, amount: 2_500_000n });
+      expect(r.status).to.deep.include({ state: 'MINED', succeeded: true });
+      expect((await node.blockchain.getContract(ownerWallet)).accountState?.type, 'deployed by the transfer').to.equal('active');
+      expect(await jetton.balanceOf(Address.parse(owner))).to.equal(2_500_000n);
+      expect(await tn.balance(owner, usdt)).to.equal(2_500_000n);
+      // what the sender paid in Toncoin: the network fees and the new jetton wallet's storage and gas, out of the
+      // attached jetton gas (the rest comes back as excess): within the crafted maxFee
+      const spent = hotTonBefore - (await tn.balance(hot, null));
+      expect(spent > 0n && spent <= r.unsigned.maxFee, `spent ${spent} within maxFee ${r.unsigned.maxFee}`).to.equal(true);
+    });
   });
 });
