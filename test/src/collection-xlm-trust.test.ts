@@ -101,21 +101,25 @@ describe('Stellar: the hot wallet\'s trustline opened before the first sweep of 
       (r) => r[0]?.status === 'SUCCESS' || r[0]?.status === 'FAILED', 60_000, 100);
     expect(done.result[0], JSON.stringify(done.result)).to.deep.include({ status: 'SUCCESS', amount: '40000000', to_address: node.hot });
 
-    const trust = await q<{ kind: string; key_purpose: string; from_address: string; to_address: string; status: string; options: unknown; tx_hash: string }>(
-      `SELECT kind, key_purpose, from_address, to_address, status, options, tx_hash FROM transfers WHERE application_id = $1 AND kind = 'TRUSTLINE'`, [app.id]);
+    const trust = await q<{ kind: string; key_purpose: string; from_address: string; to_address: string; amount: string; status: string; options: unknown; tx_hash: string }>(
+      `SELECT kind, key_purpose, from_address, to_address, amount::text AS amount, status, options, tx_hash FROM transfers WHERE application_id = $1 AND kind = 'TRUSTLINE'`, [app.id]);
     expect(trust, 'one trustline transfer').to.have.length(1);
-    expect(trust[0]).to.deep.include({ key_purpose: 'hot', from_address: node.hot, to_address: node.hot, status: 'SUCCESS', options: { trustline: true } });
+    expect(trust[0]).to.deep.include({ key_purpose: 'hot', from_address: node.hot, to_address: node.hot, amount: '1', status: 'SUCCESS', options: { trustline: true } });
     // what Horizon received, in order: the changeTrust, then the sweep
     const sent = node.submitted;
     expect(sent.map((t) => t.operations[0]!.type)).to.deep.equal(['changeTrust', 'payment']);
     const [changeTrust, sweep] = sent as [typeof sent[number], typeof sent[number]];
     expect(changeTrust.hash().toString('hex')).to.equal(trust[0]!.tx_hash);
     expect(changeTrust.source).to.equal(node.hot);
+    // the hot wallet's next sequence (its served account: sequence 120192344791187470) and the recorded fee statistics' fee_charged p99 (199 stroops, one operation): the hot wallet pays it
+    expect(changeTrust.sequence).to.equal('120192344791187471');
+    expect(changeTrust.fee).to.equal('199');
     expect(changeTrust.operations).to.have.length(1);
     const line = (changeTrust.operations[0] as unknown as { line: { code: string; issuer: string } }).line;
     expect(`${line.code}:${line.issuer}`).to.equal(RECORDED_USD);
     expect(Keypair.fromPublicKey(node.hot!).verify(changeTrust.hash(), changeTrust.signatures[0]!.signature()), 'signed by the hot key').to.equal(true);
     expect(sweep.source).to.equal(deposit.address);
+    expect(sweep.fee, 'the sweep is paid by the deposit account, as every memo-chain sweep').to.equal('199');
     expect(sweep.operations[0]).to.deep.include({ type: 'payment', destination: node.hot, amount: '4.0000000' });
     expect(Keypair.fromPublicKey(deposit.address).verify(sweep.hash(), sweep.signatures[0]!.signature()), 'signed by the deposit key').to.equal(true);
     expect(sweep.hash().toString('hex')).to.equal(done.result[0]!.tx_hash);

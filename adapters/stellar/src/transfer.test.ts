@@ -104,8 +104,10 @@ describe('StellarTransferCrafter', () => {
       const tx = decoded(signed.raw, Networks.PUBLIC);
       expect(tx.source).to.equal(from.address);
       expect(tx.sequence).to.equal('41');
+      expect(tx.fee, 'one operation at the input\'s base fee: what the hot wallet pays').to.equal('100');
       expect(tx.memo.type).to.equal('none');
       expect(tx.operations).to.have.length(1);
+      expect(tx.operations[0]!.source, 'the operation has no source of its own: the transaction\'s, the hot wallet').to.equal(undefined);
       const op = tx.operations[0] as { type: string; limit: string; line: { getCode(): string; getIssuer(): string } };
       expect(op.type).to.equal('changeTrust');
       expect(op.limit).to.equal('922337203685.4775807');
