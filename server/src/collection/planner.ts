@@ -183,13 +183,13 @@ export class CollectionPlanner {
           : { ok: true, fee: (BigInt(c.quote) * BigInt(c.utxos.length)) / 2n };
         continue;
       }
-      const pass = c.settlement_mode === 'PASS_THROUGH' && c.merchant_address !== null;
-      const k = `${c.application_id}/${c.chain_token_id}/${pass ? `m:${c.merchant_address}` : 'hot'}`;
+      // a pass-through application without a merchant address is priced to the hot wallet; its item waits for the address (the processor says so)
+      const merchant = c.settlement_mode === 'PASS_THROUGH' ? c.merchant_address : null;
+      const k = `${c.application_id}/${c.chain_token_id}/${merchant === null ? 'hot' : `m:${merchant}`}`;
       let g = groups.get(k);
       if (!g) {
-        // a pass-through application without a merchant address is priced to the hot wallet; its item waits for the address (the processor says so)
-        const to = pass ? c.merchant_address! : await this.wallets.ensure(c.application_id, chain).then((h) => h.address, asError);
-        g = { to, memo: pass ? c.merchant_memo : null, members: [] };
+        const to = merchant ?? await this.wallets.ensure(c.application_id, chain).then((h) => h.address, asError);
+        g = { to, memo: merchant === null ? null : c.merchant_memo, members: [] };
         groups.set(k, g);
       }
       g.members.push(x);
@@ -204,8 +204,9 @@ export class CollectionPlanner {
           found = { ok: false, reason: `no destination: ${g.to.message}` };
           break;
         }
+        const amount = x.amount;
+        if (amount instanceof Error) continue; // never asked for: an unread balance waits before pricing
         tries++;
-        const amount = x.amount as bigint;
         found = await this.pricer.quote(chain, adapter, { applicationId: x.c.application_id, from: x.c.address, keyIndex: x.c.key_index, contract: x.c.contract, amount, to: g.to, memo: g.memo });
         x.price = found;
       }

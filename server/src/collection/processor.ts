@@ -213,7 +213,7 @@ export class CollectionProcessor {
     const node = this.nodeOf(chain);
     const receivable = node.receivable?.bind(node);
     if (!receivable) return ready;
-    const tokens = ready.filter((r) => r.item.contract !== null);
+    const tokens = ready.flatMap((r) => (r.item.contract === null ? [] : [{ ...r, contract: r.item.contract }]));
     if (tokens.length === 0) return ready;
     const readings = new Map<string, Promise<Receivability | Error>>();
     const reading = (to: string, contract: string) => {
@@ -225,7 +225,7 @@ export class CollectionProcessor {
     const waiting: Array<{ id: string; reason: string }> = [];
     const opened = new Set<string>();
     for (const r of tokens) {
-      const contract = r.item.contract!;
+      const { contract } = r;
       const can = await reading(r.to, contract);
       if (can instanceof Error) {
         waiting.push({ id: r.item.id, reason: `whether ${r.to} can receive ${contract} could not be read from the node (tried again next step): ${can.message}` });

@@ -107,8 +107,10 @@ export class TrustlineOwner implements TransferOwner {
       `SELECT x.id::text AS id, x.chain_id, x.application_id, x.from_address, t.symbol FROM transfers x JOIN chain_tokens t ON t.id = x.chain_token_id WHERE x.id = ANY($1::bigint[])`,
       { bind: [failed.map((c) => c.id)], type: QueryTypes.SELECT, transaction: t },
     );
+    const byId = new Map(failed.map((c) => [c.id, c]));
     for (const r of rows) {
-      const c = failed.find((x) => x.id === r.id)!;
+      const c = byId.get(r.id);
+      if (c === undefined) continue;
       await raiseAlert(this.sequelize, t, r.chain_id, 'TRUSTLINE_FAILED',
         `application ${r.application_id}'s hot wallet ${r.from_address} could not open its trustline to ${r.symbol} (transfer ${r.id}: ${c.failCode ?? 'FAILED'}: ${c.failReason ?? ''}); its sweeps of ${r.symbol} wait, tried again in ${TRUSTLINE_RETRY_MS / 60_000} minutes`,
         { applicationId: r.application_id, transfer: r.id, address: r.from_address, code: c.failCode, reason: c.failReason });
