@@ -14,7 +14,7 @@ export { MAX_COMMENT_BYTES, MAX_MEMO_INDEX, isNumericMemo, isTonComment, tonMemo
 export { TonApi, TonNodeRefusal, type AccountInfo, type ApiTransaction, type StackItem } from './api';
 export { TonScanner, formatCursor, type TonScannerOptions } from './scanner';
 export { DEFAULT_FEE_RESERVE, DEFAULT_FORWARD_TON, DEFAULT_JETTON_GAS, TonTransferCrafter, externalMessage, walletOf, type TonTransferInput } from './transfer';
-export { TonTransferNode, type TonNodeTransferInput, type TonTransferNodeOptions } from './transfer-node';
+export { TonTransferNode, walletFee, type TonNodeTransferInput, type TonTransferNodeOptions } from './transfer-node';
 export * from './messages';
 export { bodyFacts, bodyFactsByCore, bodyFactsLight, type BodyFacts } from './body';
 export { listedTransaction, type ApiInMessage, type BouncePhase } from './api';

@@ -34,6 +34,20 @@ function opOf(m: Message): number | null {
   return s.remainingBits >= 32 ? s.preloadUint(32) : null;
 }
 
+/**
+ * What the wallet paid for its own transaction, nanotons: the transaction's total fees (storage,
+ * gas, the action phase's share of the forwarding fees) and, for each message it sent, the rest of
+ * that message's forwarding fee, which the message carries to be collected on its way (a wallet's
+ * balance falls by exactly the values sent plus this). Not in it: what a jetton transfer's attached
+ * Toncoin pays further on (the jetton wallets' gas, a new jetton wallet's storage), which leaves as
+ * part of the value sent and partly comes back as excess in a later transaction.
+ */
+export function walletFee(tx: Transaction): bigint {
+  let fee = tx.totalFees.coins;
+  for (const m of tx.outMessages.values()) if (m.info.type === 'internal') fee += m.info.forwardFee + m.info.ihrFee;
+  return fee;
+}
+
 /** Whether a transaction failed: its compute or action phase failed, or the message bounced back. */
 function failedReason(tx: Transaction): string | null {
   const d = tx.description;
@@ -53,7 +67,7 @@ function failedReason(tx: Transaction): string | null {
  * - balance: Toncoin: the account's balance; a jetton: its jetton wallet's get_wallet_data balance.
  * - broadcast: sendBocReturnHash; a refusal is REJECTED unless the message is already in the
  *   wallet's history (ALREADY_KNOWN).
- * - status: the wallet's transaction whose external message has this hash, then the messages it
+ * - status: the wallet's transaction whose external message has this hash (its fee: walletFee), then the messages it
  *   sent, followed to their destinations: the transfer is MINED succeeded only when every hop
  *   took it (Toncoin: the destination did not bounce it; jettons: the hot jetton wallet and the
  *   recipient's jetton wallet both ran it). A hop not yet reached is PENDING. A wallet transaction
@@ -152,7 +166,7 @@ export class TonTransferNode implements SequenceTransferNode {
     if (!found) return { state: 'UNKNOWN' };
     const tip = await this.api.masterchainSeqno();
     const confirmations = Math.max(this.confirmations, Number(tip - found.mcBlockSeqno + 1n));
-    const mined = { state: 'MINED' as const, blockHeight: found.mcBlockSeqno, blockHash: String(found.mcBlockSeqno), confirmations, fee: found.tx.totalFees.coins };
+    const mined = { state: 'MINED' as const, blockHeight: found.mcBlockSeqno, blockHash: String(found.mcBlockSeqno), confirmations, fee: walletFee(found.tx) };
     if (failedReason(found.tx) !== null) return { ...mined, succeeded: false };
     const out = [...found.tx.outMessages.values()].filter((m) => m.info.type === 'internal');
     if (out.length === 0) return { ...mined, succeeded: false };
