@@ -16,103 +16,61 @@
  * withdraw/get), `wcs hotwallets` and `wcs deposits unattributed`, and signed RECHARGE / WITHDRAW
  * callbacks verified with the application's secret. Outcomes are read from the sandbox's state
  * (balances, jetton balances, the messages' comments).
+ *
+ * The set-up (sandbox, jetton, config, NODE_PATH, application, `wcs start`) is shared with
+ * ton-collection.test.ts: support/ton-service.ts.
  */
 import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Pool } from 'pg';
-import { createTestDatabase, freePort, prepareTestKeystore, testEnv, type TestDatabase } from '@wcs/server/testing';
 import { SigningClient } from './client/signing-client';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { expectOk, pollUntil, sleep } from './support/expect';
-import { cliJson, describeCli, runCli, WcsProcess, type CliResult } from './support/processes';
-import { ADDRESS_CREATE, RECHARGE_LIST, type Recharge, type RechargeEvent, type Unattributed } from './support/recharge-types';
+import { cliJson, describeCli, WcsProcess, type CliResult } from './support/processes';
+import { ADDRESS_CREATE, type Recharge, type RechargeEvent, type Unattributed } from './support/recharge-types';
 import type { BatchResult, Withdraw, WithdrawEvent } from './support/payouts';
-import { TON_DIR, tonNodePath, tonPackage, type Jetton, type TonPackage, type TonSandboxNode, type Treasury } from './support/ton-sandbox';
+import { TON_DIR, type Jetton, type TonPackage, type TonSandboxNode, type Treasury } from './support/ton-sandbox';
+import { DEFAULT_ADAPTERS, TON, TON_CHAIN_ID as CHAIN_ID, TON_TOKEN, TonService, USDT_TOKEN, tonConfig } from './support/ton-service';
 
-const CHAIN_ID = 9101;
-const TON_TOKEN = 910100;
-const USDT_TOKEN = 910101;
 const BATCH = '/api/v1/wallet/withdraw/batch-create';
 const GET = '/api/v1/wallet/withdraw/get';
-/** The server's default adapter packages (server/src/plugins/loader.ts DEFAULT_ADAPTER_PACKAGES). */
-const DEFAULT_ADAPTERS = ['@wcs/adapter-bitcoin', '@wcs/adapter-evm', '@wcs/adapter-solana', '@wcs/adapter-xrp', '@wcs/adapter-stellar', '@wcs/adapter-eos'];
-const TON = (n: string): bigint => {
-  const [w, f = ''] = n.split('.');
-  return BigInt(w!) * 10n ** 9n + BigInt(f.padEnd(9, '0'));
-};
-
-function tonConfig(usdtMaster: string, adapters: string[]) {
-  return {
-    adapters,
-    chains: [{ id: CHAIN_ID, code: 'TON', name: 'TON Sandbox', family: 'ton', environment: 'test', network: 'sandbox', nativeSymbol: 'TON', decimals: 9, confirmations: 1, evmChainId: null }],
-    tokens: [
-      { id: TON_TOKEN, chainCode: 'TON', environment: 'test', symbol: 'TON', name: 'Toncoin', contract: null, decimals: 9 },
-      { id: USDT_TOKEN, chainCode: 'TON', environment: 'test', symbol: 'USDT', name: 'Tether USD (sandbox jetton)', contract: usdtMaster, decimals: 6 },
-    ],
-  };
-}
 
 describe('TON through the service (@wcs/adapter-ton from examples/, @ton/sandbox): addresses, Toncoin and jetton deposits, withdrawals, a bounce', function () {
   this.timeout(120_000);
+  let s: TonService | null = null;
   let ton: TonPackage;
   let node: TonSandboxNode;
   let user: Treasury;
   let jetton: Jetton;
   let usdt = '';
-  let db: TestDatabase;
   let pool: Pool;
   let tmp = '';
-  let configFile = '';
   let env: Record<string, string | undefined> = {};
   let proc: WcsProcess | null = null;
   let client: SigningClient;
   let app: { id: number; apiKey: string; apiSecret: string };
-  const receiver = new CallbackReceiver();
+  let receiver: CallbackReceiver;
   const addr: Record<string, { address: string; memo: string }> = {};
 
   const q = async <T>(text: string, params: unknown[] = []): Promise<T[]> => (await pool.query(text, params)).rows as T[];
-  const cli = (args: string[], extraEnv: Record<string, string | undefined> = {}): Promise<CliResult> => runCli(args, { ...env, ...extraEnv });
-  const cliOk = async (args: string[]) => {
-    const r = await cli(args);
-    expect(r.code, describeCli(args, r)).to.equal(0);
-    return cliJson(args, r);
-  };
-  const recharges = async (): Promise<Recharge[]> => (expectOk(await client.get(`${RECHARGE_LIST}?pageSize=200`)) as { list: Recharge[] }).list;
-  const rechargeEvents = (id: number) => receiver.received.filter((r) => r.target === '/merchant/recharge').map((r) => ({ r, e: JSON.parse(r.body.toString('utf8')) as RechargeEvent })).filter(({ e }) => e.id === id);
+  const cli = (args: string[], extraEnv: Record<string, string | undefined> = {}): Promise<CliResult> => s!.cli(args, extraEnv);
+  const cliOk = (args: string[]) => s!.cliOk(args);
+  const recharges = (): Promise<Recharge[]> => s!.recharges();
   const withdrawEvents = (id: number) => receiver.received.filter((r) => r.target === '/merchant/withdraw').map((r) => ({ r, e: JSON.parse(r.body.toString('utf8')) as WithdrawEvent })).filter(({ e }) => e.id === id);
   const batch = async (items: unknown[]): Promise<BatchResult> => expectOk(await client.post(BATCH, { items })) as BatchResult;
   const getWithdraw = async (id: number): Promise<Withdraw> => expectOk(await client.get(`${GET}?id=${id}`)) as Withdraw;
-  const tonBalance = async (a: string): Promise<bigint> => (await node.blockchain.getContract(ton.parseAddress(a))).balance;
-
-  /** Waits until the deposit of txHash is a SETTLED record (the only one of that transaction). */
-  const settled = async (txHash: string): Promise<Recharge> => {
-    const r = await pollUntil(async () => (await recharges()).filter((x) => x.txHash === txHash), (rows) => rows.length === 1 && rows[0]!.txStatus === 'SETTLED', 30_000, 100);
-    expect(r.ok, `recharge of ${txHash}: ${JSON.stringify(r.result)}${proc ? `\n${proc.describe()}` : ''}`).to.equal(true);
-    return r.result[0]!;
-  };
-  /** The hash of the newest transaction received by the shared address (what the scanner reports as txHash). */
-  const lastTxTo = (a: string): string => {
-    const list = node.transactionsOf(ton.parseAddress(a));
-    return list[list.length - 1]!.hash;
-  };
-  /** Waits for the callbacks of a record and checks their statuses in order and their signatures. */
-  const expectRechargeCallbacks = async (id: number, statuses: string[]): Promise<RechargeEvent[]> => {
-    const r = await pollUntil(async () => rechargeEvents(id), (s) => s.length >= statuses.length, 30_000, 50);
-    expect(r.ok, `callbacks of recharge ${id}: ${JSON.stringify(r.result.map(({ e }) => e.txStatus))}`).to.equal(true);
-    await sleep(300);
-    const got = rechargeEvents(id);
-    expect(got.map(({ e }) => e.txStatus)).to.deep.equal(statuses);
-    for (const { r: req } of got) expect(verifyCallback(req, app.apiKey, app.apiSecret)).to.equal(null);
-    return got.map(({ e }) => e);
-  };
+  const tonBalance = (a: string): Promise<bigint> => s!.tonBalance(a);
+  const settled = (txHash: string): Promise<Recharge> => s!.settled(txHash);
+  const lastTxTo = (a: string): string => s!.lastTxTo(a);
+  const expectRechargeCallbacks = (id: number, statuses: string[]): Promise<RechargeEvent[]> => s!.expectRechargeCallbacks(id, statuses);
   const finished = async (id: number): Promise<Withdraw> => {
     const r = await pollUntil(() => getWithdraw(id), (w) => w.status === 'SUCCESS' || w.status === 'FAILED', 60_000, 100);
     expect(r.ok, `withdrawal ${id}: ${JSON.stringify(r.result)}\n${proc?.describe()}`).to.equal(true);
     return r.result;
   };
   const expectWithdrawCallbacks = async (id: number, last: 'SUCCESS' | 'FAILED'): Promise<WithdrawEvent[]> => {
-    const r = await pollUntil(async () => withdrawEvents(id), (s) => s.some(({ e }) => e.status === last), 30_000, 50);
+    const r = await pollUntil(async () => withdrawEvents(id), (evs) => evs.some(({ e }) => e.status === last), 30_000, 50);
     expect(r.ok, `callbacks of withdrawal ${id}: ${JSON.stringify(r.result.map(({ e }) => e.status))}`).to.equal(true);
     await sleep(300);
     const got = withdrawEvents(id);
@@ -122,47 +80,12 @@ describe('TON through the service (@wcs/adapter-ton from examples/, @ton/sandbox
 
   before(async function () {
     this.timeout(90_000);
-    ton = tonPackage();
-    node = await ton.startNode();
-    user = await node.blockchain.treasury('user');
-    const admin = await node.blockchain.treasury('jetton admin');
-    jetton = await ton.deployJetton(node, admin);
-    usdt = ton.jettonMasterForm(jetton.master);
-    await jetton.mint(user.address, 1_000_000_000n); // 1,000 USDT
-    expect(await jetton.balanceOf(user.address)).to.equal(1_000_000_000n);
-
-    await prepareTestKeystore();
-    await receiver.start();
-    db = await createTestDatabase();
-    pool = new Pool({ connectionString: db.url, max: 2 });
-    const np = tonNodePath();
-    tmp = np.dir;
-    configFile = path.join(tmp, 'config.json');
-    fs.writeFileSync(configFile, JSON.stringify(tonConfig(usdt, [...DEFAULT_ADAPTERS, '@wcs/adapter-ton'])));
-    env = {
-      ...process.env,
-      ...testEnv(db.url, {
-        WCS_CONFIG: configFile, NODE_PATH: np.nodePath, WCS_RPC_TEST_TON: node.url,
-        WCS_CALLBACK_ALLOW_PRIVATE: '1', WCS_CALLBACK_POLL_MS: '50', WCS_CALLBACK_PER_ENDPOINT: '1',
-        WCS_SCAN_POLL_MS: '100', WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100',
-      }),
-    };
-    const created = await cliOk(['app', 'create', '--name', 'ton-merchant', '--env', 'test', '--chains', 'TON', '--json']);
-    app = { id: created.id, apiKey: created.apiKey, apiSecret: created.apiSecret };
-    await cliOk(['app', 'set-callback', '--app', String(app.id), '--biz-type', 'RECHARGE', '--url', receiver.url('/merchant/recharge'), '--json']);
-    await cliOk(['app', 'set-callback', '--app', String(app.id), '--biz-type', 'WITHDRAW', '--url', receiver.url('/merchant/withdraw'), '--json']);
-    proc = WcsProcess.spawn(['start'], env, await freePort());
-    await proc.waitHealthy(60_000);
-    client = new SigningClient(proc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
+    s = await TonService.start({ appName: 'ton-merchant', callbacks: ['RECHARGE', 'WITHDRAW'] }, (started) => (s = started));
+    ({ ton, node, user, jetton, usdt, pool, tmp, env, proc, client, app, receiver } = s);
   });
 
   after(async () => {
-    await proc?.stop('SIGTERM');
-    await pool?.end();
-    await db?.drop();
-    await receiver.stop();
-    await node?.close();
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    await s?.stop();
   });
 
   describe('installed from its folder into the service by config alone (no server code changed)', () => {

@@ -43,7 +43,16 @@ export interface TonSandboxNode {
     treasury(seed: string): Promise<Treasury>;
     getContract(a: TonAddress): Promise<TonContractState>;
   };
-  transactionsOf(a: TonAddress): ReadonlyArray<{ readonly tx: { inMessage?: { body: { beginParse(): { loadUint(n: number): number; loadStringTail(): string } } } }; readonly hash: string; readonly seqno: bigint }>;
+  transactionsOf(a: TonAddress): ReadonlyArray<{
+    readonly tx: {
+      inMessage?: { info: { type: string; value?: { coins: bigint } }; body: { beginParse(): { loadUint(n: number): number; loadStringTail(): string } } };
+      /** What the account paid in fees for this transaction, nanotons. */
+      totalFees: { coins: bigint };
+      outMessages: { values(): IterableIterator<{ info: { type: string; forwardFee?: bigint } }> };
+    };
+    readonly hash: string;
+    readonly seqno: bigint;
+  }>;
   close(): Promise<void>;
 }
 
