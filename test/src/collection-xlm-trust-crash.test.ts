@@ -112,9 +112,8 @@ describe('Stellar: kill -9 of the workers while the hot wallet\'s changeTrust is
     const waiting = await items();
     expect(waiting, 'one item').to.have.length(1);
     expect(waiting[0]).to.include({ status: 'PLANNED', tx_hash: null });
-    // written by the step that opened it (the transfer not yet named) or by a later one (named)
-    expect([`opening the hot wallet's trustline to ${RECORDED_USD} before the first sweep`, `opening the hot wallet's trustline to ${RECORDED_USD} (transfer ${trust.id}) before the first sweep`])
-      .to.include(waiting[0]!.waiting_reason);
+    // written in the transaction that recorded the TRUSTLINE transfer, naming it
+    expect(waiting[0]!.waiting_reason).to.equal(`opening the hot wallet's trustline to ${RECORDED_USD} (transfer ${trust.id}) before the first sweep`);
 
     // restarted: the same stored changeTrust is posted again, never a new one
     const postsBefore = node.held.length;

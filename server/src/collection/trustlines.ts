@@ -75,9 +75,12 @@ export async function lastTrustline(sequelize: Sequelize, t: Transaction | null,
  * Records the hot wallet's TRUSTLINE transfer (from and to the hot wallet, amount 1, option
  * `trustline`) unless another worker just did: under a transaction-scoped advisory lock per
  * (chain, hot wallet, token), the last one is read again and a new one made only if the decision
- * still says so. Returns the transfer's id, or null when none was made.
+ * still says so. The collection items it holds back (`items`, still PLANNED) get their
+ * `waiting_reason` naming the new transfer in the same transaction, so a crash never leaves the
+ * intent recorded without the items saying they wait for it. Returns the transfer's id, or null
+ * when none was made.
  */
-export async function openTrustline(sequelize: Sequelize, o: { applicationId: number; chainId: number; tokenId: number; contract: string; hot: StoredKey; to: string }): Promise<string | null> {
+export async function openTrustline(sequelize: Sequelize, o: { applicationId: number; chainId: number; tokenId: number; contract: string; hot: StoredKey; to: string; items?: readonly string[] }): Promise<string | null> {
   return sequelize.transaction(async (t) => {
     await sequelize.query('SELECT pg_advisory_xact_lock(hashtext($1))', { bind: [`trustline:${o.chainId}:${o.hot.address}:${o.tokenId}`], transaction: t });
     const last = await lastTrustline(sequelize, t, o.chainId, o.hot.address, o.tokenId);
@@ -86,7 +89,15 @@ export async function openTrustline(sequelize: Sequelize, o: { applicationId: nu
     const [id] = await createTransfers(sequelize, t, [{
       applicationId: o.applicationId, chainId: o.chainId, chainTokenId: o.tokenId, kind: 'TRUSTLINE', key: o.hot, to: o.hot.address, memo: null, amount: 1n, options: { trustline: true },
     }]);
-    return id ?? null;
+    if (id === undefined) return null;
+    if (o.items !== undefined && o.items.length > 0) {
+      const { reason } = receiveStep({ destination: 'HOT', to: o.to, contract: o.contract, can: { ok: false, reason: 'NO_TRUSTLINE', message: '' }, last: { state: 'OPEN', id } }) as { reason: string };
+      await sequelize.query(
+        `UPDATE collection_items SET waiting_reason = $2, updated_at = now() WHERE id = ANY($1::bigint[]) AND status = 'PLANNED'`,
+        { bind: [o.items, reason.slice(0, 256)], transaction: t },
+      );
+    }
+    return id;
   });
 }
 
