@@ -245,8 +245,13 @@ export class CollectionProcessor {
         const ref = hotKeyRef(r.item.application_id, adapter);
         const id = await openTrustline(this.sequelize, {
           applicationId: r.item.application_id, chainId: chain.id, tokenId: r.item.chain_token_id, contract, to: hot.address,
-          hot: { purpose: 'hot', namespace: ref.spec.namespace, index: ref.index, address: hot.address },
+          hot: { purpose: 'hot', namespace: ref.spec.namespace, index: ref.index, address: hot.address }, items: [r.item.id],
         });
+        if (id !== null) {
+          // the item's reason naming the transfer was written with it (openTrustline): wait() writes the same
+          const named = receiveStep({ destination, to: r.to, contract, can, last: { state: 'OPEN', id } });
+          if (named.kind === 'WAIT') waiting[waiting.length - 1] = { id: r.item.id, reason: named.reason };
+        }
         if (id !== null) this.logger.info('collection: opening the hot wallet\'s trustline before the first sweep of the token', { chain: chain.code, applicationId: r.item.application_id, token: contract, transfer: id });
       }
     }
