@@ -1,5 +1,5 @@
 import {
-  defineAdapter, scanning, type AdapterParts, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ChainEndpoint,
+  AdapterConfigError, defineAdapter, parseUnits, scanning, type AdapterParts, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ChainEndpoint,
   type ChainFamily, type KeyPurpose, type KeySpec, type SequenceSpending,
 } from '@wcs/core';
 import type { Address } from '@ton/core';
@@ -7,14 +7,14 @@ import { TonAddresses } from './address';
 import { tonMemoCodec } from './memo';
 import { TonScanner } from './scanner';
 import { TonTransferCrafter } from './transfer';
-import { TonTransferNode } from './transfer-node';
+import { DEFAULT_DEPOSIT_FLOAT, TonTransferNode } from './transfer-node';
 
 export { TonAddresses, canonicalJettonMaster, jettonMasterForm } from './address';
 export { MAX_COMMENT_BYTES, MAX_MEMO_INDEX, isNumericMemo, isTonComment, tonMemoCodec } from './memo';
 export { TonApi, TonNodeRefusal, type AccountInfo, type ApiTransaction, type StackItem } from './api';
 export { TonScanner, formatCursor, type TonScannerOptions } from './scanner';
 export { DEFAULT_FEE_RESERVE, DEFAULT_FORWARD_TON, DEFAULT_JETTON_GAS, TonTransferCrafter, externalMessage, walletOf, type TonTransferInput } from './transfer';
-export { TonTransferNode, walletFee, type TonNodeTransferInput, type TonTransferNodeOptions } from './transfer-node';
+export { DEFAULT_DEPOSIT_FLOAT, TonTransferNode, walletFee, type TonNodeTransferInput, type TonTransferNodeOptions } from './transfer-node';
 export * from './messages';
 export { bodyFacts, bodyFactsByCore, bodyFactsLight, type BodyFacts } from './body';
 export { listedTransaction, type ApiInMessage, type BouncePhase } from './api';
@@ -38,6 +38,20 @@ export const TON_KEY_SPECS: Readonly<Record<KeyPurpose, KeySpec>> = Object.freez
 });
 
 /**
+ * The chain option `depositFloat`: Toncoin (a decimal, at most 9 places) that a collection sweep of
+ * Toncoin leaves in the shared deposit account to pay its jetton sweeps; default 0.1.
+ */
+function depositFloatOf(chain: ChainDefinition): bigint {
+  const v = chain.options?.depositFloat;
+  if (v === undefined) return DEFAULT_DEPOSIT_FLOAT;
+  try {
+    return parseUnits(v, 9);
+  } catch (e) {
+    throw new AdapterConfigError(`TON chain ${chain.code}: option depositFloat must be a Toncoin amount such as "0.1" (${(e as Error).message})`);
+  }
+}
+
+/**
  * The package's plugin, made with core's defineAdapter: a memo chain (one shared wallet per
  * application, a numeric comment per user) of the `sequence` spend model (the wallet's seqno).
  */
@@ -48,6 +62,7 @@ export const plugin: AdapterPlugin = defineAdapter({
   addressing: 'memo',
   build(chain): AdapterParts & SequenceSpending {
     const addresses = new TonAddresses(chain.network);
+    const depositFloat = depositFloatOf(chain);
     const verifiedJettonWallets = new Map<string, Map<string, Address | null>>();
     return {
       spendModel: 'sequence',
@@ -64,7 +79,7 @@ export const plugin: AdapterPlugin = defineAdapter({
         return new TonScanner(endpoint, addresses, { jettonWallets });
       },
       transfers: new TonTransferCrafter(addresses),
-      createTransferNode: (endpoint: ChainEndpoint) => new TonTransferNode(endpoint, addresses, { confirmations: Math.max(1, chain.confirmations) }),
+      createTransferNode: (endpoint: ChainEndpoint) => new TonTransferNode(endpoint, addresses, { confirmations: Math.max(1, chain.confirmations), depositFloat }),
     };
   },
 });

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { Address, beginCell, toNano } from '@ton/core';
 import { WalletContractV4 } from '@ton/ton';
 import type { SandboxContract, TreasuryContract } from '@ton/sandbox';
-import { paying, type ChainAdapter, type KeyRef, type ObservedTransfer, type SequenceCrafter, type SequenceTransferNode, type TransferIntent } from '@wcs/core';
-import { DEFAULT_JETTON_GAS, OP_JETTON_NOTIFICATION, commentCell, jettonMasterForm, plugin, tonScanner, type TonNodeTransferInput } from './index';
+import { AdapterConfigError, paying, type ChainAdapter, type KeyRef, type ObservedTransfer, type SequenceCrafter, type SequenceTransferNode, type TransferIntent } from '@wcs/core';
+import { DEFAULT_DEPOSIT_FLOAT, DEFAULT_JETTON_GAS, OP_JETTON_NOTIFICATION, commentCell, jettonMasterForm, plugin, tonScanner, type TonNodeTransferInput } from './index';
 import { TonSandboxNode } from './test-support/sandbox-server';
 import { deployJetton, testKeyStore, tonChain, type Jetton } from './test-support/fixtures';
 
@@ -191,6 +191,19 @@ describe('TON adapter in @ton/sandbox', function () {
       const r = await pay({ to: fresh(3, false), memo: null, contract: usdt, amount: 500_000_000n });
       expect(r.status).to.deep.include({ state: 'MINED', succeeded: false });
       expect(await tn.balance(hot, usdt)).to.equal(90_000_000n);
+    });
+
+    it('a collection sweep of Toncoin leaves the deposit float (chain option depositFloat, default 0.1 TON) to pay jetton sweeps; a jetton sweep moves the whole balance', async () => {
+      const ton = await tn.balance(hot, null);
+      expect(ton > DEFAULT_DEPOSIT_FLOAT).to.equal(true);
+      expect(await tn.sweepableBalance!(hot, null)).to.equal(ton - DEFAULT_DEPOSIT_FLOAT);
+      expect(await tn.sweepableBalance!(hot, usdt)).to.equal(await tn.balance(hot, usdt));
+      const other = paying(plugin.create(tonChain({ options: { depositFloat: '0.5' } }))).createTransferNode({ url: node.url });
+      expect(await other.sweepableBalance!(hot, null)).to.equal(ton - 500_000_000n);
+      const none = paying(plugin.create(tonChain({ options: { depositFloat: '1000' } }))).createTransferNode({ url: node.url });
+      expect(await none.sweepableBalance!(hot, null), 'nothing above the float').to.equal(0n);
+      expect(() => plugin.create(tonChain({ options: { depositFloat: '0.1 TON' } }))).to.throw(AdapterConfigError, /depositFloat/);
+      expect(() => plugin.create(tonChain({ options: { depositFloat: '0.0000000001' } }))).to.throw(AdapterConfigError, /depositFloat/);
     });
 
     it('refuses a message whose seqno is not the wallet\'s, and knows nothing of an unsent one', async () => {

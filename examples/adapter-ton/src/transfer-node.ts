@@ -15,7 +15,15 @@ export interface TonTransferNodeOptions {
   readonly now?: () => number;
   /** How many of the wallet's newest transactions status() looks through (default 200). */
   readonly statusDepth?: number;
+  /**
+   * Nanotons a sweep of the shared deposit account leaves there (sweepableBalance of Toncoin): what
+   * pays its jetton sweeps (default DEFAULT_DEPOSIT_FLOAT; the chain option `depositFloat`).
+   */
+  readonly depositFloat?: bigint;
 }
+
+/** Toncoin a native sweep leaves in the shared deposit account by default: 0.1 TON, what its next jetton sweep attaches and pays with room to spare. */
+export const DEFAULT_DEPOSIT_FLOAT = 100_000_000n;
 
 /** The node's transfer input: TonTransferInput and the hot wallet it was read for. */
 export type TonNodeTransferInput = {
@@ -79,6 +87,7 @@ export class TonTransferNode implements SequenceTransferNode {
   private readonly confirmations: number;
   private readonly now: () => number;
   private readonly statusDepth: number;
+  private readonly depositFloat: bigint;
 
   constructor(endpoint: ChainEndpoint, private readonly addresses: TonAddresses, options: TonTransferNodeOptions = {}) {
     this.api = new TonApi(endpoint);
@@ -86,6 +95,8 @@ export class TonTransferNode implements SequenceTransferNode {
     this.confirmations = Math.max(1, options.confirmations ?? 1);
     this.now = options.now ?? Date.now;
     this.statusDepth = options.statusDepth ?? 200;
+    this.depositFloat = options.depositFloat ?? DEFAULT_DEPOSIT_FLOAT;
+    if (this.depositFloat < 0n) throw new RangeError('TON depositFloat must not be negative');
   }
 
   private address(text: string, what: string): Address {
@@ -129,6 +140,18 @@ export class TonTransferNode implements SequenceTransferNode {
     const r = await this.api.runGetMethod(jw, 'get_wallet_data');
     if (r.exitCode !== 0) throw new Error(`TON get_wallet_data of ${jw.toString()}: exit code ${r.exitCode}`);
     return stackNum(r.stack[0], 'get_wallet_data balance');
+  }
+
+  /**
+   * What a collection sweep of an account may move: a jetton's whole balance; of Toncoin, what is
+   * above the deposit float. The shared deposit account pays every sweep's fee itself, and a jetton
+   * sweep attaches Toncoin for the jetton wallets (jettonGas): a Toncoin sweep of everything would
+   * leave the account unable to sweep its jettons (their transfer dropped for want of Toncoin).
+   */
+  async sweepableBalance(address: string, contract: string | null): Promise<bigint> {
+    const b = await this.balance(address, contract);
+    if (contract !== null) return b;
+    return b > this.depositFloat ? b - this.depositFloat : 0n;
   }
 
   async broadcast(tx: SignedTransaction): Promise<BroadcastOutcome> {
