@@ -18,7 +18,8 @@
  * wallet now exists and holds exactly what was swept, the deposit account's holds 0; the item ends
  * SUCCESS and its signed `collect` callback carries every field, gasFee the deposit wallet's
  * transaction's fee in TON (its total fees and the forwarding fee its message carries). Then a Toncoin deposit and its policy: the native sweep moves the account's
- * Toncoin less the crafted fee reserve, which the hot wallet receives whole (paying its own storage fee out of it).
+ * Toncoin above the deposit float the adapter keeps for jetton sweeps (0.1 TON) less the crafted fee reserve, which
+ * the hot wallet receives whole (paying its own storage fee out of it); and the float pays the next USDT sweep.
  */
 import { expect } from 'chai';
 import { formatLocalDateTime, formatUnits } from '@wcs/core';
@@ -50,6 +51,8 @@ describe('collection on TON through the service (@wcs/adapter-ton, @ton/sandbox)
   let hot = '';
   let shared = '';
   let memo = '';
+  /** Nanotons the first USDT sweep cost the deposit account. */
+  let firstJettonSweep = 0n;
 
   const items = (tokenId: number) => svc.q<ItemRow>(
     `SELECT id::text AS id, request_id::text AS request_id, chain_token_id, stage, status, from_address_id, from_address, to_address, amount::text AS amount, tx_hash,
@@ -164,6 +167,7 @@ describe('collection on TON through the service (@wcs/adapter-ton, @ton/sandbox)
       const spent = beforeSweep - (await svc.tonBalance(shared));
       expect(spent).to.equal(fee + TON('0.05') - excess + back.totalFees.coins);
       expect(spent <= TON('0.06'), `the deposit account spent ${spent} nanotons`).to.equal(true);
+      firstJettonSweep = spent;
       const kept = await svc.tonBalance(hotJettonWallet.toString());
       expect(kept > 0n, 'the new jetton wallet keeps Toncoin for its storage').to.equal(true);
       console.log(`      first USDT sweep: the deposit account spent ${formatUnits(spent, 9)} TON (gasFee ${formatUnits(fee, 9)} TON; ${formatUnits(kept, 9)} TON stay in the hot wallet's new jetton wallet)`);
@@ -176,7 +180,7 @@ describe('collection on TON through the service (@wcs/adapter-ton, @ton/sandbox)
   });
 
   describe('a Toncoin sweep of the shared deposit account', () => {
-    it('a Toncoin deposit with the comment, a TON policy: the account\'s Toncoin less the crafted fee reserve moves, and the hot wallet receives exactly that', async () => {
+    it('a Toncoin deposit with the comment, a TON policy: the account\'s Toncoin above the 0.1 TON deposit float, less the crafted fee reserve, moves, and the hot wallet receives exactly that', async () => {
       await svc.user.send({ to: svc.ton.parseAddress(shared), value: TON('1.5'), bounce: false, body: svc.ton.commentCell(memo) });
       const hash = svc.lastTxTo(shared);
       const r = await svc.settled(hash);
@@ -185,8 +189,9 @@ describe('collection on TON through the service (@wcs/adapter-ton, @ton/sandbox)
       const hotBefore = await svc.tonBalance(hot);
       await svc.cliOk(['collect', 'policy', 'set', '--app', String(svc.app.id), '--chain', 'TON', '--token', 'TON', '--threshold', '1', '--max-fee-percent', '2', '--json']);
       const item = await swept(TON_TOKEN);
-      // what the account held, less the wallet's fee reserve (0.01 TON, fees paid separately: what they did not use stays)
-      expect(item.amount, 'what was sent').to.equal((held - TON('0.01')).toString());
+      // what the account held less the deposit float the adapter leaves for jetton sweeps (0.1 TON by default) and the
+      // wallet's fee reserve (0.01 TON, fees paid separately: what they did not use stays)
+      expect(item.amount, 'what was sent').to.equal((held - TON('0.1') - TON('0.01')).toString());
       const sweeps = signedBy(shared);
       expect(sweeps).to.have.length(2);
       const fee = walletFee(sweeps[1]!.tx);
@@ -194,12 +199,29 @@ describe('collection on TON through the service (@wcs/adapter-ton, @ton/sandbox)
       // the account's balance fell by exactly what was sent and the gasFee
       expect(await svc.tonBalance(shared)).to.equal(held - BigInt(item.amount) - fee);
       expect(fee < TON('0.01')).to.equal(true);
+      expect(await svc.tonBalance(shared)).to.equal(TON('0.11') - fee);
       // it arrives whole at the hot wallet, which pays its own storage fee out of it (it is not deployed: no payout made it yet)
       const received = svc.node.transactionsOf(svc.ton.parseAddress(hot)).at(-1)!.tx;
       expect(received.inMessage?.info.value?.coins, 'the value the hot wallet received').to.equal(BigInt(item.amount));
       expect((await svc.tonBalance(hot)) - hotBefore).to.equal(BigInt(item.amount) - received.totalFees.coins);
       const arrived = BigInt(item.amount);
       await collectEvent(item, TON_TOKEN, { amount: formatUnits(arrived, 9), gasFee: formatUnits(fee, 9), rechargeId: r.id });
+    });
+
+    it('after it, the float still pays the next USDT sweep (into the jetton wallet the first one made, for less Toncoin)', async () => {
+      const hotJettons = await svc.jetton.balanceOf(svc.ton.parseAddress(hot));
+      await svc.jetton.transfer(svc.user, svc.ton.parseAddress(shared), 12_000_000n, memo);
+      const r = await svc.settled(svc.lastTxTo(shared));
+      expect(r).to.include({ chainTokenId: USDT_TOKEN, amount: '12' });
+      const before = await svc.tonBalance(shared);
+      const done = await pollUntil(() => items(USDT_TOKEN), (rows) => rows.length === 2 && ['SUCCESS', 'FAILED'].includes(rows[1]!.status), 45_000, 100);
+      expect(done.ok && done.result[1]!.status === 'SUCCESS', `the second USDT item: ${JSON.stringify(done.result)}\nwcs collect status: ${await status()}${svc.describe()}`).to.equal(true);
+      expect(done.result[1]!.amount).to.equal('12000000');
+      expect(await svc.jetton.balanceOf(svc.ton.parseAddress(hot))).to.equal(hotJettons + 12_000_000n);
+      expect(await svc.jetton.balanceOf(svc.ton.parseAddress(shared))).to.equal(0n);
+      const spent = before - (await svc.tonBalance(shared));
+      expect(spent > 0n && spent < firstJettonSweep, `the second sweep spent ${spent}, the first ${firstJettonSweep}`).to.equal(true);
+      console.log(`      next USDT sweep: the deposit account spent ${formatUnits(spent, 9)} TON`);
     });
   });
 });
