@@ -137,4 +137,23 @@ describe('Stellar: the hot wallet\'s trustline opened before the first sweep of 
     expect(set).to.deep.include({ kind: 'COLD', address: coldWith });
     expect(await q<{ address: string }>('SELECT address FROM collection_addresses WHERE application_id = $1', [app.id])).to.deep.equal([{ address: coldWith }]);
   });
+
+  it('the surplus above the high watermark waits for a cold address that cannot receive USD (one alert, no transfer), and goes once the cold address can', async () => {
+    // a cold address that lost its trustline after it was set (or was set before the policy): written as such
+    await q(`UPDATE collection_addresses SET address = $2 WHERE application_id = $1 AND kind = 'COLD'`, [app.id, coldWithout]);
+    await wcs(['collect', 'policy', 'set', '--app', String(app.id), '--chain', 'XLM', '--token', 'USD', '--hot-high', '1', '--hot-target', '0.5']);
+    const alert = await pollUntil(() => q<{ message: string; details: { addresses: string[] } }>(`SELECT message, details FROM operator_alerts WHERE kind = 'COLLECTION_WAITING'`), (r) => r.length > 0, 30_000, 100);
+    expect(alert.result, 'one alert').to.have.length(1);
+    expect(alert.result[0]!.message).to.match(new RegExp(`cold address ${coldWithout} cannot receive it \\(NO_TRUSTLINE`));
+    expect(alert.result[0]!.details.addresses).to.deep.equal([coldWithout]);
+    expect(await q(`SELECT 1 FROM collection_items WHERE application_id = $1 AND stage = 'COLD_TRANSFER'`, [app.id]), 'no cold transfer').to.deep.equal([]);
+    expect(node.submitted.filter((t) => t.source === node.hot && t.operations[0]!.type === 'payment')).to.deep.equal([]);
+    // the operator sets a cold address that can receive it: the surplus goes down to the target
+    await wcs(['collect', 'address', 'set', '--app', String(app.id), '--chain', 'XLM', '--kind', 'COLD', '--address', coldWith]);
+    const moved = await pollUntil(() => q<{ status: string; amount: string; to_address: string }>(`SELECT status, amount::text AS amount, to_address FROM collection_items WHERE application_id = $1 AND stage = 'COLD_TRANSFER'`, [app.id]),
+      (r) => r[0]?.status === 'SUCCESS', 30_000, 100);
+    expect(moved.result[0], JSON.stringify(moved.result)).to.deep.include({ status: 'SUCCESS', amount: '35000000', to_address: coldWith });
+    const out = node.submitted.filter((t) => t.source === node.hot && t.operations[0]!.type === 'payment');
+    expect(out.map((t) => t.operations[0])).to.deep.include.members([{ ...out[0]!.operations[0], type: 'payment', destination: coldWith, amount: '3.5000000' }]);
+  });
 });

@@ -47,9 +47,9 @@ export class CollectionIntake implements TransferIntake {
 
   /** COLD_TRANSFER of what is available above the high watermark (down to the target), once at a time per token; an alert below the low one. */
   async watermarks(chain: ChainView): Promise<number> {
-    const rows = await this.sequelize.query<{ application_id: number; chain_token_id: number; available: string; low: string | null; target: string | null; high: string | null; cold: string | null; cold_memo: string | null; open: boolean; symbol: string }>(
+    const rows = await this.sequelize.query<{ application_id: number; chain_token_id: number; available: string; low: string | null; target: string | null; high: string | null; cold: string | null; cold_memo: string | null; open: boolean; symbol: string; contract: string | null }>(
       `SELECT p.application_id, p.chain_token_id, (b.on_chain - b.reserved - b.incoming)::text AS available, p.hot_low::text AS low, p.hot_target::text AS target, p.hot_high::text AS high,
-              c.address AS cold, c.memo AS cold_memo, t.symbol,
+              c.address AS cold, c.memo AS cold_memo, t.symbol, t.contract,
               EXISTS (SELECT 1 FROM collection_items i WHERE i.application_id = p.application_id AND i.chain_token_id = p.chain_token_id AND i.stage = 'COLD_TRANSFER' AND i.status NOT IN ('SUCCESS','FAILED')) AS open
          FROM collection_policies p JOIN chain_tokens t ON t.id = p.chain_token_id
          JOIN hot_wallets h ON h.application_id = p.application_id AND h.chain_id = t.chain_id
@@ -81,6 +81,23 @@ export class CollectionIntake implements TransferIntake {
         this.lowAlerted.set(k, Date.now());
         continue;
       }
+      const cold = r.cold;
+      // where accounts opt in to a token (Stellar trustlines), a cold address that cannot receive it holds the transfer back, alerted once per process
+      const can = r.contract === null ? null : await this.processor.receivability(chain, cold, r.contract);
+      if (can instanceof Error) {
+        this.logger.warn('cold transfer not made: whether the cold address can receive the token could not be read; tried again next step', { chain: chain.code, applicationId: r.application_id, token: r.symbol, error: can });
+        continue;
+      }
+      if (can !== null && !can.ok) {
+        const k = `cold-receive/${r.application_id}/${r.chain_token_id}/${cold}`;
+        if (!this.lowAlerted.has(k)) {
+          this.lowAlerted.set(k, Date.now());
+          await raiseAlert(this.sequelize, null, chain.id, 'COLLECTION_WAITING',
+            `${chain.code}: application ${r.application_id}'s hot wallet is above its high watermark of ${r.symbol}, and its cold address ${cold} cannot receive it (${can.reason}: ${can.message}): no cold transfer until it can`,
+            { applicationId: r.application_id, chainTokenId: r.chain_token_id, addresses: [cold], count: 1, reason: `${can.reason}: ${can.message}` });
+        }
+        continue;
+      }
       const hot = await this.wallets.ensure(r.application_id, chain);
       const ref = hotKeyRef(r.application_id, adapter);
       made += await this.sequelize.transaction(async (t) => {
@@ -90,7 +107,7 @@ export class CollectionIntake implements TransferIntake {
         );
         const [transfer] = await createTransfers(this.sequelize, t, [{
           applicationId: r.application_id, chainId: chain.id, chainTokenId: r.chain_token_id, kind: 'COLD_TRANSFER',
-          key: { purpose: 'hot', namespace: ref.spec.namespace, index: ref.index, address: hot.address }, to: r.cold!, memo: r.cold_memo, amount: action.amount,
+          key: { purpose: 'hot', namespace: ref.spec.namespace, index: ref.index, address: hot.address }, to: cold, memo: r.cold_memo, amount: action.amount,
         }]);
         // reserved in the ledger like a payout, so withdrawals are never accepted against it
         await this.sequelize.query(
@@ -100,7 +117,7 @@ export class CollectionIntake implements TransferIntake {
         await this.sequelize.query(
           `INSERT INTO collection_items (request_id, application_id, chain_id, chain_token_id, stage, from_address_id, from_address, to_address, to_memo, amount, status, transfer_id, source)
            VALUES ($1, $2, $3, $4, 'COLD_TRANSFER', 0, $5, $6, $7, $8::numeric, 'SWEEPING', $9, '{}')`,
-          { bind: [req!.id, r.application_id, chain.id, r.chain_token_id, hot.address, r.cold, r.cold_memo, action.amount.toString(), transfer], transaction: t },
+          { bind: [req!.id, r.application_id, chain.id, r.chain_token_id, hot.address, cold, r.cold_memo, action.amount.toString(), transfer], transaction: t },
         );
         return 1;
       });

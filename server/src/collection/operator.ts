@@ -240,7 +240,7 @@ export async function setCollectionAddress(sequelize: Sequelize, catalogue: Cata
 /**
  * On chains where an account must opt in to a token before it can receive it (the node's
  * `receivable`: Stellar trustlines), why `address` cannot be a COLD or MERCHANT target of the
- * application: a token of the chain the application has a collection policy for that the address
+ * application: an active token of the chain the application has an enabled collection policy for that the address
  * cannot receive now (no account, no trustline, not authorized), or a node that cannot be asked.
  * Null when it can receive all of them, when the chain has no such rule, or when no RPC endpoint
  * is configured for the chain (nothing can be swept there either; the item would wait, named).
@@ -253,7 +253,7 @@ export async function receiveRefusal(sequelize: Sequelize, registry: AdapterRegi
   if (!node.receivable) return null;
   const tokens = await sequelize.query<{ symbol: string; contract: string }>(
     `SELECT t.symbol, t.contract FROM collection_policies p JOIN chain_tokens t ON t.id = p.chain_token_id
-      WHERE p.application_id = $1 AND t.chain_id = $2 AND t.contract IS NOT NULL ORDER BY t.id`,
+      WHERE p.application_id = $1 AND t.chain_id = $2 AND t.contract IS NOT NULL AND p.enabled AND t.active ORDER BY t.id`,
     { bind: [applicationId, chain.id], type: QueryTypes.SELECT },
   );
   for (const t of tokens) {

@@ -92,6 +92,13 @@ export class CollectionProcessor {
     private readonly limits: ConsolidationLimits = { maxInputs: MAX_CONSOLIDATION_INPUTS, maxFeeRates: new Map() },
   ) {}
 
+  /** Whether `address` can receive `contract` on the chain now (the node's `receivable`); null where the chain has no such rule. */
+  async receivability(chain: ChainView, address: string, contract: string): Promise<Receivability | Error | null> {
+    const node = this.nodeOf(chain);
+    if (!node.receivable) return null;
+    return node.receivable(address, contract).catch(asError);
+  }
+
   /** Fee wallet readings for the operator (each planning pass). */
   async refreshFeeWallets(chain: ChainView): Promise<void> {
     try {

@@ -8,7 +8,7 @@ describe('receiveStep: a sweep to a destination that must opt in to the token (p
   const noLine = { ok: false as const, reason: 'NO_TRUSTLINE' as const, message: 'GHOT has no trustline to USDC' };
 
   it('goes when the destination can receive, whatever the last trustline transfer was', () => {
-    for (const last of [none, { state: 'OPEN' as const, id: '1' }, { state: 'FAILED' as const, id: '1', reason: 'x', endedMsAgo: 0 }]) {
+    for (const last of [none, { state: 'OPEN' as const, id: '1' }, { state: 'SUCCESS' as const, id: '1', endedMsAgo: 0 }, { state: 'FAILED' as const, id: '1', reason: 'x', endedMsAgo: 0 }]) {
       expect(receiveStep({ destination: 'HOT', to: hot, contract: usdc, can: { ok: true }, last })).to.deep.equal({ kind: 'GO' });
     }
     expect(receiveStep({ destination: 'MERCHANT', to: 'GM', contract: usdc, can: { ok: true }, last: none })).to.deep.equal({ kind: 'GO' });
@@ -17,9 +17,13 @@ describe('receiveStep: a sweep to a destination that must opt in to the token (p
   it('the hot wallet without a trustline: opens it once; waits while it is open or not shown yet', () => {
     expect(receiveStep({ destination: 'HOT', to: hot, contract: usdc, can: noLine, last: none })).to.deep.equal({ kind: 'OPEN_TRUSTLINE', reason: `opening the hot wallet's trustline to ${usdc} before the first sweep` });
     expect(receiveStep({ destination: 'HOT', to: hot, contract: usdc, can: noLine, last: { state: 'OPEN', id: '7' } })).to.deep.equal({ kind: 'WAIT', reason: `opening the hot wallet's trustline to ${usdc} (transfer 7) before the first sweep` });
-    const shown = receiveStep({ destination: 'HOT', to: hot, contract: usdc, can: noLine, last: { state: 'SUCCESS', id: '7' } });
+    const shown = receiveStep({ destination: 'HOT', to: hot, contract: usdc, can: noLine, last: { state: 'SUCCESS', id: '7', endedMsAgo: 1000 } });
     expect(shown.kind).to.equal('WAIT');
     expect((shown as { reason: string }).reason).to.match(/waiting for the node to show it/);
+    // a node that has not shown a succeeded one for TRUSTLINE_RETRY_MS: opened again, never an endless wait
+    const stale = receiveStep({ destination: 'HOT', to: hot, contract: usdc, can: noLine, last: { state: 'SUCCESS', id: '7', endedMsAgo: TRUSTLINE_RETRY_MS } });
+    expect(stale.kind).to.equal('OPEN_TRUSTLINE');
+    expect((stale as { reason: string }).reason).to.match(/transfer 7 succeeded but the node has not shown it for 600 s/);
   });
 
   it('a failed trustline transfer is tried again only TRUSTLINE_RETRY_MS after it ended', () => {

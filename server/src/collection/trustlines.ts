@@ -11,7 +11,7 @@ export const TRUSTLINE_RETRY_MS = 600_000;
 export type TrustlineTransfer =
   | { readonly state: 'NONE' }
   | { readonly state: 'OPEN'; readonly id: string }
-  | { readonly state: 'SUCCESS'; readonly id: string }
+  | { readonly state: 'SUCCESS'; readonly id: string; readonly endedMsAgo: number }
   | { readonly state: 'FAILED'; readonly id: string; readonly reason: string; readonly endedMsAgo: number };
 
 /** What a sweep to a destination that must opt in to the token does now. */
@@ -26,8 +26,8 @@ export type ReceiveStep =
  * from what the node says of the destination and the hot wallet's last trustline transfer:
  * - it can receive: go;
  * - the hot wallet without a trustline: the service opens it (changeTrust, signed by the hot key)
- *   unless one is open, succeeded and not shown by the node yet, or failed less than
- *   TRUSTLINE_RETRY_MS ago; the item waits meanwhile;
+ *   unless one is open, or succeeded or failed less than TRUSTLINE_RETRY_MS ago (a node that has
+ *   not shown a succeeded one for that long gets it again); the item waits meanwhile;
  * - the hot wallet that does not exist, or whose trustline the issuer has not authorized: waits
  *   for the operator (fund it; ask the issuer);
  * - a merchant or cold address that cannot receive: waits; the service cannot sign for it.
@@ -47,7 +47,12 @@ export function receiveStep(p: { destination: 'HOT' | 'MERCHANT'; to: string; co
     case 'OPEN':
       return { kind: 'WAIT', reason: `opening the hot wallet's trustline to ${p.contract} (transfer ${p.last.id}) before the first sweep` };
     case 'SUCCESS':
-      return { kind: 'WAIT', reason: `the hot wallet's trustline to ${p.contract} was opened (transfer ${p.last.id}); waiting for the node to show it` };
+      // applied, yet the node still shows no trustline: a lagging node, or removed since (a ChangeTrust to 0 limit);
+      // once that has lasted TRUSTLINE_RETRY_MS it is opened again (a ChangeTrust of an existing line changes nothing)
+      if (p.last.endedMsAgo < TRUSTLINE_RETRY_MS) {
+        return { kind: 'WAIT', reason: `the hot wallet's trustline to ${p.contract} was opened (transfer ${p.last.id}); waiting for the node to show it` };
+      }
+      return { kind: 'OPEN_TRUSTLINE', reason: `opening the hot wallet's trustline to ${p.contract} again (transfer ${p.last.id} succeeded but the node has not shown it for ${Math.round(p.last.endedMsAgo / 1000)} s)` };
     case 'FAILED':
       if (p.last.endedMsAgo < TRUSTLINE_RETRY_MS) {
         return { kind: 'WAIT', reason: `the hot wallet's trustline to ${p.contract} failed (transfer ${p.last.id}: ${p.last.reason}); tried again ${Math.ceil((TRUSTLINE_RETRY_MS - p.last.endedMsAgo) / 1000)} s after it failed` };
@@ -66,7 +71,7 @@ export async function lastTrustline(sequelize: Sequelize, t: Transaction | null,
     { bind: [chainId, hot, tokenId], type: QueryTypes.SELECT, ...(t ? { transaction: t } : {}) },
   );
   if (!r) return { state: 'NONE' };
-  if (r.status === 'SUCCESS') return { state: 'SUCCESS', id: r.id };
+  if (r.status === 'SUCCESS') return { state: 'SUCCESS', id: r.id, endedMsAgo: r.ago ?? 0 };
   if (r.status === 'FAILED') return { state: 'FAILED', id: r.id, reason: `${r.fail_code ?? 'FAILED'}: ${r.fail_reason ?? ''}`, endedMsAgo: r.ago ?? 0 };
   return { state: 'OPEN', id: r.id };
 }

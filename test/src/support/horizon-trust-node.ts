@@ -25,7 +25,7 @@ const [USD_CODE, USD_ISSUER] = RECORDED_USD.split(':') as [string, string];
  * - GET /accounts/{hot} and /accounts/{cold without}: the same record with id and account_id
  *   changed and the USD line REMOVED (subentry_count 4): no trustline to USD. The hot wallet's
  *   gets the USD line back (balance 0.0000000, subentry_count 5) once its changeTrust of USD was
- *   submitted, and the swept amount once the sweep was.
+ *   submitted, and the swept amount less what it paid out once the sweep (and a cold transfer) was.
  * - GET /accounts/{cold with}: the same record with id and account_id changed, the USD line kept.
  * - GET /accounts/{any other}: the recorded 404.
  * - GET /fee_stats (fee_charged p99 199), GET /ledgers (the recorded ledger 27146933, base reserve
@@ -65,8 +65,11 @@ export async function horizonTrustNode(networkPassphrase: string, cold: { withou
   const state = { deposit: null as SharedDeposit | null, hot: null as string | null, holdTrust: false, held: [] as string[], submitted: [] as Transaction[], envelopes: new Map<string, string>() };
   const ops$ = () => state.submitted.flatMap((t) => t.operations.map((op) => ({ tx: t, op: op as unknown as Json })));
   const hotTrusts = () => ops$().some(({ tx, op }) => op.type === 'changeTrust' && tx.source === state.hot && (op.line as { code?: string }).code === USD_CODE);
-  const swept = () => ops$().filter(({ op }) => op.type === 'payment' && op.destination === state.hot && (op.asset as { code?: string }).code === USD_CODE)
+  const usdPaid = (keep: (tx: Transaction, op: Json) => boolean) => ops$().filter(({ tx, op }) => op.type === 'payment' && (op.asset as { code?: string }).code === USD_CODE && keep(tx, op))
     .reduce((s, { op }) => s + BigInt((op.amount as string).replace('.', '')), 0n);
+  const swept = () => usdPaid((_tx, op) => op.destination === state.hot);
+  /** The hot wallet's USD: what was swept in less what it paid out (a cold transfer). */
+  const hotUsd = () => swept() - usdPaid((tx) => tx.source === state.hot);
   const stroops = (n: bigint) => `${n / 10_000_000n}.${(n % 10_000_000n).toString().padStart(7, '0')}`;
   const accountAs = (id: string, usd: string | null) => JSON.stringify({
     ...account, id, account_id: id, subentry_count: usd === null ? 4 : 5,
@@ -92,7 +95,7 @@ export async function horizonTrustNode(networkPassphrase: string, cold: { withou
     if (req.method === 'GET' && acct) {
       const id = acct[1]!;
       if (d !== null && id === d.address) return { status: 200, body: accountAs(id, swept() > 0n ? '0.0000000' : '4.0000000') };
-      if (state.hot !== null && id === state.hot) return { status: 200, body: accountAs(id, hotTrusts() ? stroops(swept()) : null) };
+      if (state.hot !== null && id === state.hot) return { status: 200, body: accountAs(id, hotTrusts() ? stroops(hotUsd()) : null) };
       if (id === cold.without) return { status: 200, body: accountAs(id, null) };
       if (id === cold.with) return { status: 200, body: accountAs(id, '0.0000000') };
       return { status: 404, body: notFound };
