@@ -170,7 +170,6 @@ describe('collection on TON through the service (@wcs/adapter-ton, @ton/sandbox)
       firstJettonSweep = spent;
       const kept = await svc.tonBalance(hotJettonWallet.toString());
       expect(kept > 0n, 'the new jetton wallet keeps Toncoin for its storage').to.equal(true);
-      console.log(`      first USDT sweep: the deposit account spent ${formatUnits(spent, 9)} TON (gasFee ${formatUnits(fee, 9)} TON; ${formatUnits(kept, 9)} TON stay in the hot wallet's new jetton wallet)`);
 
       await collectEvent(item, USDT_TOKEN, { amount: '25.5', gasFee: formatUnits(fee, 9), rechargeId });
       expect(await svc.q('SELECT collection_item_id::text AS item FROM recharges WHERE id = $1', [rechargeId])).to.deep.equal([{ item: item.id }]);
@@ -221,7 +220,6 @@ describe('collection on TON through the service (@wcs/adapter-ton, @ton/sandbox)
       expect(await svc.jetton.balanceOf(svc.ton.parseAddress(shared))).to.equal(0n);
       const spent = before - (await svc.tonBalance(shared));
       expect(spent > 0n && spent < firstJettonSweep, `the second sweep spent ${spent}, the first ${firstJettonSweep}`).to.equal(true);
-      console.log(`      next USDT sweep: the deposit account spent ${formatUnits(spent, 9)} TON`);
     });
   });
 });
