@@ -1,6 +1,6 @@
 import { TransactionBuilder, type Transaction } from '@stellar/stellar-sdk';
 import { startReplayServer, type ReplayServer } from '@wcs/core/testing';
-import { fixtureJson, fixtureText, STELLAR, STELLAR_FIXTURES, XLM_DEPOSIT_TX, type SharedDeposit } from './recorded-nodes';
+import { horizonRecordings, XLM_DEPOSIT_TX, type SharedDeposit } from './recorded-nodes';
 
 type Json = Record<string, unknown>;
 
@@ -49,17 +49,7 @@ export type HorizonTrustNode = ReplayServer & {
 };
 
 export async function horizonTrustNode(networkPassphrase: string, cold: { without: string; with: string }): Promise<HorizonTrustNode> {
-  const root = JSON.stringify({ ...fixtureJson(STELLAR_FIXTURES, 'horizon-root.json'), history_latest_ledger: STELLAR.TIP, core_latest_ledger: STELLAR.TIP });
-  const notFound = fixtureText(STELLAR_FIXTURES, 'horizon-not-found.json');
-  const timeout = fixtureText(STELLAR_FIXTURES, 'horizon-timeout.json');
-  const account = fixtureJson(STELLAR_FIXTURES, 'horizon-account-GAYOLL.json');
-  const feeStats = fixtureText(STELLAR_FIXTURES, 'horizon-fee-stats.json');
-  const ledgerPage = JSON.stringify({ _embedded: { records: [fixtureJson(STELLAR_FIXTURES, 'horizon-ledger-27146933.json')] } });
-  const submittedAnswer = fixtureJson(STELLAR_FIXTURES, 'horizon-submit-success-8ef0c6d6.json');
-  const record = fixtureJson(STELLAR_FIXTURES, 'horizon-transaction-5ebd5c0a.json');
-  const txs = new Map(fixtureJson<Json[]>(STELLAR_FIXTURES, 'horizon-account-transactions-GBVFTZ-excerpt.json').map((t) => [t.hash as string, t]));
-  const ops = (fixtureJson(STELLAR_FIXTURES, 'horizon-account-operations-GAYOLL.json')._embedded as { records: Json[] }).records;
-  const payment = ops.find((r) => r.type === 'payment' && r.transaction_hash === XLM_DEPOSIT_TX)!;
+  const { root, notFound, timeout, account, feeStats, ledgerPage, submitted: submittedAnswer, record, txs, payment } = horizonRecordings();
   const balances = account.balances as Json[];
   const isUsd = (b: Json) => b.asset_code === USD_CODE && b.asset_issuer === USD_ISSUER;
   const state = { deposit: null as SharedDeposit | null, hot: null as string | null, holdTrust: false, held: [] as string[], submitted: [] as Transaction[], envelopes: new Map<string, string>() };

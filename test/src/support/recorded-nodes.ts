@@ -503,6 +503,30 @@ export async function xrpCollectionNode(): Promise<XrpCollectionNode> {
 export const XRP_DEPOSIT_TX = '198B475CFD2B0693966D684CD33C2950BFA235F25F68F78FB5797FF87B40E97F';
 
 /**
+ * The recorded Horizon answers the collection nodes serve (STELLAR_FIXTURES, SOURCE.md): the root
+ * with its latest ledgers raised to STELLAR.TIP, the 404 and 504 documents, GAYOLL's account, fee
+ * statistics, the latest ledger as a page of one, the submit success and transaction record, the
+ * GBVFTZ transactions by hash, and the recorded payment c1cb850f… (XLM_DEPOSIT_TX) of GAYOLL's operations.
+ */
+export function horizonRecordings() {
+  const ops = (fixtureJson(STELLAR_FIXTURES, 'horizon-account-operations-GAYOLL.json')._embedded as { records: Json[] }).records;
+  const payment = ops.find((r) => r.type === 'payment' && r.transaction_hash === XLM_DEPOSIT_TX);
+  if (!payment) throw new Error(`the recorded operations hold no payment ${XLM_DEPOSIT_TX}`);
+  return {
+    root: JSON.stringify({ ...fixtureJson(STELLAR_FIXTURES, 'horizon-root.json'), history_latest_ledger: STELLAR.TIP, core_latest_ledger: STELLAR.TIP }),
+    notFound: fixtureText(STELLAR_FIXTURES, 'horizon-not-found.json'),
+    timeout: fixtureText(STELLAR_FIXTURES, 'horizon-timeout.json'),
+    account: fixtureJson(STELLAR_FIXTURES, 'horizon-account-GAYOLL.json'),
+    feeStats: fixtureText(STELLAR_FIXTURES, 'horizon-fee-stats.json'),
+    ledgerPage: JSON.stringify({ _embedded: { records: [fixtureJson(STELLAR_FIXTURES, 'horizon-ledger-27146933.json')] } }),
+    submitted: fixtureJson(STELLAR_FIXTURES, 'horizon-submit-success-8ef0c6d6.json'),
+    record: fixtureJson(STELLAR_FIXTURES, 'horizon-transaction-5ebd5c0a.json'),
+    txs: new Map(fixtureJson<Json[]>(STELLAR_FIXTURES, 'horizon-account-transactions-GBVFTZ-excerpt.json').map((t) => [t.hash as string, t])),
+    payment,
+  };
+}
+
+/**
  * A Horizon for the collection test (STELLAR_FIXTURES, SOURCE.md), on the test network:
  * - GET /: horizon-root.json with history_latest_ledger and core_latest_ledger raised to 27984467,
  *   as horizonReplay (above) does and for the same reason.
@@ -528,17 +552,7 @@ export const XRP_DEPOSIT_TX = '198B475CFD2B0693966D684CD33C2950BFA235F25F68F78FB
  */
 export type HorizonCollectionNode = ReplayServer & { deposit: SharedDeposit | null; included: boolean; readonly submitted: string[] };
 export async function horizonCollectionNode(networkPassphrase: string): Promise<HorizonCollectionNode> {
-  const root = JSON.stringify({ ...fixtureJson(STELLAR_FIXTURES, 'horizon-root.json'), history_latest_ledger: STELLAR.TIP, core_latest_ledger: STELLAR.TIP });
-  const notFound = fixtureText(STELLAR_FIXTURES, 'horizon-not-found.json');
-  const timeout = fixtureText(STELLAR_FIXTURES, 'horizon-timeout.json');
-  const account = fixtureJson(STELLAR_FIXTURES, 'horizon-account-GAYOLL.json');
-  const feeStats = fixtureText(STELLAR_FIXTURES, 'horizon-fee-stats.json');
-  const ledgerPage = JSON.stringify({ _embedded: { records: [fixtureJson(STELLAR_FIXTURES, 'horizon-ledger-27146933.json')] } });
-  const submitted = fixtureJson(STELLAR_FIXTURES, 'horizon-submit-success-8ef0c6d6.json');
-  const record = fixtureJson(STELLAR_FIXTURES, 'horizon-transaction-5ebd5c0a.json');
-  const txs = new Map(fixtureJson<Json[]>(STELLAR_FIXTURES, 'horizon-account-transactions-GBVFTZ-excerpt.json').map((t) => [t.hash as string, t]));
-  const ops = (fixtureJson(STELLAR_FIXTURES, 'horizon-account-operations-GAYOLL.json')._embedded as { records: Json[] }).records;
-  const payment = ops.find((r) => r.type === 'payment' && r.transaction_hash === XLM_DEPOSIT_TX)!;
+  const { root, notFound, timeout, account, feeStats, ledgerPage, submitted, record, txs, payment } = horizonRecordings();
   const state = { deposit: null as SharedDeposit | null, included: false, submitted: [] as string[] };
   const hashOf = (envelope: string) => TransactionBuilder.fromXDR(envelope, networkPassphrase).hash().toString('hex');
   const ours = (recorded: Json, envelope: string) => JSON.stringify({ ...recorded, id: hashOf(envelope), hash: hashOf(envelope), envelope_xdr: envelope });
