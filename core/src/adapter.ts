@@ -1,6 +1,7 @@
 import type { ChainDefinition, ChainFamily, Curve, FamilyTraits } from './chain';
 import { WcsError } from './errors';
 import type { KeyPurpose, KeySpec, PublicKey } from './keystore';
+import type { BalanceReader } from './balances';
 import type { ChainEndpoint, DepositScanner } from './scanning';
 import type {
   AllocatedTransfer, CraftResult, ExpiringCrafter, SequenceCrafter, SequenceTransferNode, TransferInput, TransferNode, UtxoCrafter, UtxoTransferNode,
@@ -54,6 +55,8 @@ export interface ChainAdapterBase {
   readonly address: AddressCodec;
   /** Deposit scanning over an RPC endpoint; absent when the adapter cannot scan yet. */
   createScanner?(endpoint: ChainEndpoint): DepositScanner;
+  /** Balance reads for reconciliation (docs/reconciliation.md); absent when the adapter cannot read balances. */
+  createBalanceReader?(endpoint: ChainEndpoint): BalanceReader;
   /**
    * Where a hot wallet's address comes from: 'derived' (the default) from its public key
    * (address.addressFromPublicKey); 'registered' on chains whose accounts are named and created

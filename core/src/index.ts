@@ -7,6 +7,7 @@ export * from './keystore';
 export * from './keystore-errors';
 export * from './adapter';
 export * from './scanning';
+export * from './balances';
 export * from './transfers';
 export * from './define-adapter';
 export * from './registry';

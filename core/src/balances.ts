@@ -1,0 +1,67 @@
+import type { ListedOutput } from './transfers';
+
+/**
+ * Balance reads for reconciliation (docs/reconciliation.md): what the node says custody
+ * addresses hold, every answer of one pass read at one fixed point of the chain, so the
+ * service can compare them with its ledger at that same point.
+ */
+
+/** One balance wanted: an address's holding of a token (contract null: the chain's native coin). */
+export interface BalanceQuery {
+  /** Canonical form (as AddressCodec.validate normalises it). */
+  readonly address: string;
+  /** Token contract / mint / issuer in the form the catalogue uses; null for the native coin. */
+  readonly contract: string | null;
+}
+
+/** The one point of the chain a pass reads at. */
+export interface BalancePoint {
+  /** Block height / ledger index / slot. */
+  readonly height: bigint;
+  /** Its hash where the chain has one the node reports (EVM, BTC, XRP ledger hash); null otherwise. */
+  readonly blockHash: string | null;
+}
+
+/**
+ * What an address's balance is at a point: the amount (base units), or that the account does not
+ * exist there (an unfunded Stellar / XRP account, a Solana token account never created), which
+ * counts as zero but is reported as such. Expected outcomes are typed, never thrown.
+ */
+export type BalanceAnswer =
+  | { readonly kind: 'AMOUNT'; readonly amount: bigint }
+  | { readonly kind: 'NO_ACCOUNT' };
+
+/**
+ * How far back a node answers balances: 'archive' at any past height (binary search locates the
+ * block where an unexplained change happened); 'recent' only within `recentDepth` heights below
+ * the head; 'head' only at the head.
+ */
+export type BalanceHistory =
+  | { readonly kind: 'archive' }
+  | { readonly kind: 'recent'; readonly depth: bigint }
+  | { readonly kind: 'head' };
+
+/**
+ * Reads balances of many addresses at one point, economical with the node: batched (JSON-RPC
+ * batches; EVM token balances through a Multicall3 contract where the chain has one).
+ */
+export interface BalanceReader {
+  /** How far back balancesAt may be asked. */
+  readonly history: BalanceHistory;
+  /**
+   * The point a pass reads at now: the node's latest block (EVM, BTC), validated ledger (XRP),
+   * latest ledger (XLM), finalized slot (SOL), last irreversible block (EOS).
+   */
+  head(): Promise<BalancePoint>;
+  /**
+   * One answer per query, in order, all at `at`. A chain whose node can only answer at its head
+   * ('head' history) reads at the head and returns the point it actually read at, which may be
+   * above `at`; every other reader answers at exactly `at`.
+   */
+  balancesAt(queries: readonly BalanceQuery[], at: BalancePoint): Promise<{ readonly at: BalancePoint; readonly answers: readonly BalanceAnswer[] }>;
+  /**
+   * UTXO chains: the unspent outputs of each address (one list per address, in order), at the
+   * node's head, so the service can compare the output set itself, not only its sum.
+   */
+  unspentOutputs?(addresses: readonly string[]): Promise<{ readonly at: BalancePoint; readonly outputs: ReadonlyArray<readonly ListedOutput[]> }>;
+}

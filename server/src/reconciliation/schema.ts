@@ -1,0 +1,115 @@
+import type { Migration } from '../db/migrations';
+
+/**
+ * Reconciliation (docs/reconciliation.md): per chain, every custody (address, token) compared
+ * with the node at one fixed point per pass; every difference explained or recorded as a
+ * discrepancy with an operator alert.
+ *
+ * - reconcile_passes: one pass of one chain (the point it read at, what it covered, found).
+ * - reconcile_balances: the latest comparison of each custody (address, token): the ledger's
+ *   expectation, the node's answer, the difference (on_chain - ledger, signed), the part of it
+ *   that is explained and how (explanations: [{ kind, amount, ref }]), the rest unexplained.
+ * - reconcile_touches: addresses something happened to since their last comparison (a deposit,
+ *   a transfer, an outflow): a pass takes them first; every address is still compared at least
+ *   once per full cycle.
+ * - reconcile_adjustments: ledger entries no scan records (an operator's funding of a hot wallet,
+ *   an opening balance, a discrepancy an operator booked): part of the ledger from then on.
+ * - reconcile_discrepancies: an unexplained difference: amount, the point it was found at, the
+ *   block it was located to (binary search on historical balances where the node serves them),
+ *   what the service knows about it, and how it was settled.
+ */
+export const RECONCILIATION_MIGRATION: Migration = {
+  version: 18,
+  name: 'reconciliation: passes, per-address comparisons, touches, ledger adjustments, discrepancies',
+  sql: `
+CREATE TABLE reconcile_passes (
+  id          BIGSERIAL PRIMARY KEY,
+  chain_id    INTEGER NOT NULL REFERENCES chains(id),
+  trigger     VARCHAR(16) NOT NULL CHECK (trigger IN ('SCHEDULE','MANUAL')),
+  -- FULL: every custody address; INCREMENTAL: the touched ones and the next slice of the cycle
+  scope       VARCHAR(16) NOT NULL CHECK (scope IN ('FULL','INCREMENTAL')),
+  height      BIGINT NULL,
+  block_hash  VARCHAR(128) NULL,
+  compared    INTEGER NOT NULL DEFAULT 0,
+  unexplained INTEGER NOT NULL DEFAULT 0,
+  error       TEXT NULL,
+  started_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
+  finished_at TIMESTAMPTZ NULL
+);
+CREATE INDEX reconcile_passes_by_chain ON reconcile_passes (chain_id, id);
+
+CREATE TABLE reconcile_balances (
+  chain_id         INTEGER NOT NULL REFERENCES chains(id),
+  chain_token_id   INTEGER NOT NULL REFERENCES chain_tokens(id),
+  address          VARCHAR(128) COLLATE "C" NOT NULL,
+  application_id   INTEGER NOT NULL REFERENCES applications(id),
+  address_kind     VARCHAR(8) NOT NULL CHECK (address_kind IN ('DEPOSIT','SHARED','HOT','FEE')),
+  external_user_id VARCHAR(64) NULL,
+  ledger           NUMERIC(78,0) NOT NULL,
+  on_chain         NUMERIC(78,0) NOT NULL,
+  difference       NUMERIC(78,0) NOT NULL,
+  explained        NUMERIC(78,0) NOT NULL DEFAULT 0,
+  unexplained      NUMERIC(78,0) NOT NULL DEFAULT 0,
+  explanations     JSONB NOT NULL DEFAULT '[]',
+  height           BIGINT NOT NULL,
+  block_hash       VARCHAR(128) NULL,
+  pass_id          BIGINT NULL REFERENCES reconcile_passes(id),
+  reconciled_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (chain_id, chain_token_id, address)
+);
+CREATE INDEX reconcile_balances_by_app ON reconcile_balances (application_id, chain_id, chain_token_id);
+CREATE INDEX reconcile_balances_oldest ON reconcile_balances (chain_id, reconciled_at);
+CREATE INDEX reconcile_balances_unexplained ON reconcile_balances (chain_id) WHERE unexplained <> 0;
+
+CREATE TABLE reconcile_touches (
+  chain_id   INTEGER NOT NULL REFERENCES chains(id),
+  address    VARCHAR(128) COLLATE "C" NOT NULL,
+  touched_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (chain_id, address)
+);
+
+CREATE TABLE reconcile_discrepancies (
+  id               BIGSERIAL PRIMARY KEY,
+  application_id   INTEGER NOT NULL REFERENCES applications(id),
+  chain_id         INTEGER NOT NULL REFERENCES chains(id),
+  chain_token_id   INTEGER NOT NULL REFERENCES chain_tokens(id),
+  address          VARCHAR(128) COLLATE "C" NOT NULL,
+  address_kind     VARCHAR(8) NOT NULL CHECK (address_kind IN ('DEPOSIT','SHARED','HOT','FEE')),
+  external_user_id VARCHAR(64) NULL,
+  -- signed: positive when the chain holds more than the ledger
+  amount           NUMERIC(78,0) NOT NULL CHECK (amount <> 0),
+  height           BIGINT NOT NULL,
+  block_hash       VARCHAR(128) NULL,
+  -- the block the change was located to (null: not located, the node has no history)
+  located_height   BIGINT NULL,
+  located_hash     VARCHAR(128) NULL,
+  -- what the service knows about it (outflow records, transfers in flight, the located block's transactions)
+  known            JSONB NOT NULL DEFAULT '{}',
+  status           VARCHAR(16) NOT NULL CHECK (status IN ('OPEN','CREDITED','BOOKED','EXPLAINED')),
+  resolution       TEXT NULL,
+  recharge_id      BIGINT NULL REFERENCES recharges(id),
+  alert_id         BIGINT NULL REFERENCES operator_alerts(id),
+  created_at       TIMESTAMPTZ NOT NULL DEFAULT now(),
+  resolved_at      TIMESTAMPTZ NULL,
+  resolved_by      VARCHAR(128) NULL
+);
+CREATE INDEX reconcile_discrepancies_open ON reconcile_discrepancies (chain_id, chain_token_id, address) WHERE status = 'OPEN';
+CREATE INDEX reconcile_discrepancies_by_app ON reconcile_discrepancies (application_id, id);
+
+CREATE TABLE reconcile_adjustments (
+  id               BIGSERIAL PRIMARY KEY,
+  application_id   INTEGER NOT NULL REFERENCES applications(id),
+  chain_id         INTEGER NOT NULL REFERENCES chains(id),
+  chain_token_id   INTEGER NOT NULL REFERENCES chain_tokens(id),
+  address          VARCHAR(128) COLLATE "C" NOT NULL,
+  amount           NUMERIC(78,0) NOT NULL CHECK (amount <> 0),
+  kind             VARCHAR(16) NOT NULL CHECK (kind IN ('OPENING','FUNDING','BOOKED')),
+  height           BIGINT NOT NULL,
+  discrepancy_id   BIGINT NULL REFERENCES reconcile_discrepancies(id),
+  note             TEXT NULL,
+  created_at       TIMESTAMPTZ NOT NULL DEFAULT now(),
+  created_by       VARCHAR(128) NULL
+);
+CREATE INDEX reconcile_adjustments_by_address ON reconcile_adjustments (chain_id, chain_token_id, address);
+`,
+};
