@@ -67,6 +67,7 @@ export const ROUTES = {
   listChainEvents: route('listChainEvents', 'GET', '/api/v1/wallet/chain-event/list', 'read'),
   getOutflow: route('getOutflow', 'GET', '/api/v1/wallet/outflow/get', 'read'),
   listOutflows: route('listOutflows', 'GET', '/api/v1/wallet/outflow/list', 'read'),
+  getReconciliationBalances: route('getReconciliationBalances', 'GET', '/api/v1/wallet/reconciliation/balances', 'read'),
   listEvents: route('listEvents', 'GET', EVENTS_FEED_PATH, 'read'),
 } as const satisfies Record<string, Route>;
 
@@ -259,6 +260,16 @@ export class WcsClient {
     list: (query: Q<'listOutflows'> = {}, options?: CallOptions): Promise<api.ListOutflowsData> => this.request('listOutflows', { query }, options),
     /** Every outflow record matching the query, page after page. */
     iterate: (query: Omit<Q<'listOutflows'>, 'pageNo'> = {}, options?: CallOptions) => paginate(this.outflows.list, query, options),
+  };
+
+  // ------------------------------------------------------------ reconciliation
+
+  readonly reconciliation = {
+    /**
+     * GET reconciliation/balances: the application's custody balances per chain and token, the
+     * ledger against the chain, with the block they were read at (docs/reconciliation.md).
+     */
+    balances: (query: Q<'getReconciliationBalances'> = {}, options?: CallOptions): Promise<api.GetReconciliationBalancesData> => this.request('getReconciliationBalances', { query }, options),
   };
 
   // ------------------------------------------------------------ events feed

@@ -44,6 +44,7 @@ import { SubscriptionService } from './chain-events/subscription-service';
 import { ChainEventService } from './chain-events/event-service';
 import { EventFeed } from './callbacks/event-feed';
 import { chainEventRoutes } from './http/chain-event-routes';
+import { reconciliationRoutes } from './http/reconciliation-routes';
 
 /** Injection tokens. The composition root below is the only place that wires them. */
 export const TOKENS = {
@@ -137,6 +138,7 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
       ...addressRoutes(x.resolve(TOKENS.AddressService)),
       ...callbackRoutes(x.resolve(TOKENS.CallbackService), x.resolve(TOKENS.EventFeed)),
       ...chainEventRoutes(x.resolve(TOKENS.SubscriptionService), x.resolve(TOKENS.ChainEventService)),
+      ...reconciliationRoutes(db.sequelize),
       ...extraRoutes,
     ]),
   });

@@ -686,6 +686,40 @@ export interface FeedPage {
   hasMore: boolean;
 }
 
+/** One chain and token of the application: the ledger against the chain, summed over its custody addresses' latest reconciliation. */
+export interface ReconciliationBalance {
+  chainId: number;
+  chainCode: string;
+  chainTokenId: number;
+  tokenSymbol: string;
+  /** Token contract / mint / issuer; "" for the native coin. */
+  contractAddress: string;
+  /** Custody addresses summed. */
+  addressCount: number;
+  /** What the service's ledger expects the addresses to hold, a decimal string in token units. */
+  ledgerBalance: string;
+  /** What the node reported they hold, a decimal string in token units. */
+  chainBalance: string;
+  /** chainBalance - ledgerBalance; negative when the chain holds less. */
+  difference: string;
+  /** The part of the difference explained (transfers in flight, deposits pending, recorded outflows), signed. */
+  explained: string;
+  /** The rest, signed: "0" when every difference is explained. */
+  unexplained: string;
+  /** The highest block the balances were read at. */
+  blockHeight: number;
+  /** The hash of that block where the chain has one; "" otherwise. */
+  blockHash: string;
+  /** The lowest block one of the balances was read at (equal to blockHeight after a full pass). */
+  oldestBlockHeight: number;
+  /** When the latest of them was reconciled (yyyy-MM-ddTHH:mm:ss, server local time, as every time in the API). */
+  reconcileTime: string;
+  /** When the oldest of them was reconciled. */
+  oldestReconcileTime: string;
+  /** Unexplained differences of this token still open for the operator. */
+  openDiscrepancies: number;
+}
+
 // ---------------------------------------------------------------- operations
 
 /**
@@ -1034,6 +1068,22 @@ export interface ListOutflowsData {
   total: number;
 }
 
+/**
+ * GET /api/v1/wallet/reconciliation/balances
+ * The calling application's custody balances per chain and token: the ledger against the chain, from the latest reconciliation of each address
+ * Read-only (docs/reconciliation.md). For each chain and token the application holds in custody: the sum over its custody addresses of the balance the service's ledger expects (credited deposits, sweeps, payouts, top-ups, fees, booked adjustments) and the balance the node reported, both read at one block per pass; the difference, the part of it explained (a transfer in flight, a deposit still pending, a recorded outflow) and the part not explained (an open discrepancy the operator is investigating). Addresses are reconciled incrementally: blockHeight is the highest block any of them was read at, oldestBlockHeight the lowest; oldestReconcileTime tells how fresh the oldest figure is. A chain or token appears once at least one of its addresses has been reconciled.
+ */
+export interface GetReconciliationBalancesQuery {
+  /** Only this chain (of the application's environment). */
+  chainCode?: string;
+  /** Only this kind of custody address: users' deposit addresses, the shared deposit account of a memo chain, the hot wallet, the fee wallet. Absent: all of them. */
+  addressKind?: "DEPOSIT" | "SHARED" | "HOT" | "FEE";
+}
+export type GetReconciliationBalancesBody = undefined;
+export interface GetReconciliationBalancesData {
+  list: Array<ReconciliationBalance>;
+}
+
 /** Every operation of the document: method, path, whether it is signed and answers the {code, data, msg} envelope, its query parameters. */
 export const OPERATIONS = {
   listSupportedChains: { method: "GET", path: "/api/v1/wallet/support/chains", signed: true, envelope: true, query: [], hasBody: false },
@@ -1063,6 +1113,7 @@ export const OPERATIONS = {
   listChainEvents: { method: "GET", path: "/api/v1/wallet/chain-event/list", signed: true, envelope: true, query: ["subscriptionId","chainCode","direction","status","txHash","address","pageNo","pageSize"], hasBody: false },
   getOutflow: { method: "GET", path: "/api/v1/wallet/outflow/get", signed: true, envelope: true, query: ["id"], hasBody: false },
   listOutflows: { method: "GET", path: "/api/v1/wallet/outflow/list", signed: true, envelope: true, query: ["chainCode","addressKind","pageNo","pageSize"], hasBody: false },
+  getReconciliationBalances: { method: "GET", path: "/api/v1/wallet/reconciliation/balances", signed: true, envelope: true, query: ["chainCode","addressKind"], hasBody: false },
 } as const;
 
 export type OperationId = keyof typeof OPERATIONS;
@@ -1096,6 +1147,7 @@ export interface OperationTypes {
   listChainEvents: { query: ListChainEventsQuery; body: ListChainEventsBody; data: ListChainEventsData };
   getOutflow: { query: GetOutflowQuery; body: GetOutflowBody; data: GetOutflowData };
   listOutflows: { query: ListOutflowsQuery; body: ListOutflowsBody; data: ListOutflowsData };
+  getReconciliationBalances: { query: GetReconciliationBalancesQuery; body: GetReconciliationBalancesBody; data: GetReconciliationBalancesData };
 }
 
 // ---------------------------------------------------------------- webhooks (callbacks the service sends)

@@ -188,6 +188,15 @@ describe('openapi.json against the live service (real Postgres)', function () {
       { bind: [app.id, example('outflow/list', 'addressKind'), addr.address, addr.externalUserId, example('outflow/list', 'chainCode')] },
     );
     live.outflowId = Number((outflows as Array<{ id: string }>)[0]!.id);
+
+    // the deposit address's latest reconciliation, as the reconciliation worker records one, matching reconciliation/balances' filter examples
+    await svc.service.storage.database.sequelize.query(
+      `INSERT INTO reconcile_balances (chain_id, chain_token_id, address, application_id, address_kind, external_user_id, ledger, on_chain, difference, height, block_hash)
+       SELECT c.id, t.id, $2, $1, $3, $4, 250000000000000000, 250000000000000000, 0, 7412400, '0x' || repeat('cd', 32)
+         FROM chains c JOIN chain_tokens t ON t.chain_id = c.id AND t.contract IS NULL
+        WHERE c.code = $5 AND c.environment = 'test'`,
+      { bind: [app.id, addr.address, example('reconciliation/balances', 'addressKind'), addr.externalUserId, example('reconciliation/balances', 'chainCode')] },
+    );
   });
 
   after(async () => {

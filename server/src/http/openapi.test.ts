@@ -15,6 +15,8 @@ import { withdrawRoutes } from './withdraw-routes';
 import type { WithdrawService } from '../withdrawals/withdraw-service';
 import type { RechargeService } from '../deposits/recharge-service';
 import { chainEventRoutes } from './chain-event-routes';
+import { reconciliationRoutes } from './reconciliation-routes';
+import { totalsView } from '../reconciliation/totals';
 import type { SubscriptionService } from '../chain-events/subscription-service';
 import type { ChainEventService } from '../chain-events/event-service';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -55,7 +57,7 @@ describe('docs/openapi.json matches the server', () => {
 
   it('documents exactly the routes the server mounts (route arrays and the express stack), both directions', () => {
     const routes = [...supportRoutes({} as Catalogue, () => 'NO_RPC'), ...addressRoutes({} as AddressService), ...callbackRoutes({} as CallbackService, {} as EventFeed), ...rechargeRoutes({} as RechargeService), ...withdrawRoutes({} as WithdrawService),
-      ...chainEventRoutes({} as SubscriptionService, {} as ChainEventService)];
+      ...chainEventRoutes({} as SubscriptionService, {} as ChainEventService), ...reconciliationRoutes({} as Sequelize)];
     const app = createHttpApp({ authenticator: {} as Authenticator, logger: testLogger(), bodyLimitBytes: 1024, routes, readiness: async () => ({ ready: true, checks: {} }) });
     const mounted = expressRoutes(app as unknown as { router: { stack: unknown[] } });
     const documented = documentedOperations(doc as OpenApiDocument).map((o) => `${o.method} ${o.path}`).sort();
@@ -64,6 +66,19 @@ describe('docs/openapi.json matches the server', () => {
     expect(documentedOperations(doc as OpenApiDocument).filter((o) => o.signed).map((o) => `${o.method} ${o.path}`).sort())
       .to.deep.equal(routes.map((r) => `${r.method} ${API_PREFIX}${r.path}`).sort());
     for (const p of ['/healthz', '/readyz', '/openapi.json']) expect(doc.paths[p].get.security, p).to.deep.equal([]);
+  });
+
+  it('the ReconciliationBalance schema lists exactly the fields reconciliation/balances returns', () => {
+    const view = totalsView({
+      applicationId: 1, chainId: 102, chainCode: 'ETH', chainTokenId: 10202, symbol: 'USDC', contract: null, decimals: 6, addresses: 2, ledger: 5n, onChain: 3n,
+      difference: -2n, explained: -2n, unexplained: 0n, minHeight: 10n, maxHeight: 12n, blockHash: null, oldestReconciledAt: new Date(0), latestReconciledAt: new Date(0),
+      openDiscrepancies: 0,
+    });
+    const schema = doc.components.schemas.ReconciliationBalance;
+    expect(Object.keys(schema.properties).sort()).to.deep.equal(Object.keys(view).sort());
+    expect([...schema.required].sort()).to.deep.equal(Object.keys(view).sort());
+    expect(view.difference).to.equal('-0.000002');
+    expect(view.contractAddress).to.equal('');
   });
 
   it('the Chain schema lists exactly the fields the server returns', () => {
