@@ -105,9 +105,31 @@ export interface HistoryScanner {
   /**
    * Transfers into `address` after `cursor` (null: from the address's first transaction), oldest
    * first, at most about `limit` transactions' worth, and the cursor to continue from (the same
-   * cursor when there is nothing new).
+   * cursor when there is nothing new). With `options.outgoing`, the transfers out of `address`
+   * too (`fromAddress` the address, whatever the destination). A transfer from the address to
+   * itself is never reported. Each (txHash, position) comes at most once per answer.
    */
-  transfersSince(address: string, cursor: string | null, limit: number): Promise<{ readonly transfers: readonly ObservedTransfer[]; readonly cursor: string | null }>;
+  transfersSince(address: string, cursor: string | null, limit: number, options?: HistoryReadOptions): Promise<{ readonly transfers: readonly ObservedTransfer[]; readonly cursor: string | null }>;
+  /**
+   * A cursor at the chain's current final head for `address`: reading from it returns only what
+   * happens after this call (an address the service does not own is watched from "now", never
+   * from its first transaction). Present on scanners that serve chain events and custody
+   * outflows (they also honour `options.outgoing`); absent: the chain has neither.
+   */
+  headCursor?(address: string): Promise<string | null>;
+  /** As BlockScanner.addressNatures: the counterparty's nature per address, in order (absent: every address is `EOA`). */
+  addressNatures?(addresses: readonly string[]): Promise<readonly AddressNature[]>;
+}
+
+/** What a history read looks for besides transfers into the address. */
+export interface HistoryReadOptions {
+  /** Transfers out of the address too (chain events OUT, custody outflows). */
+  readonly outgoing?: boolean;
+}
+
+/** Whether a scanner can serve chain events and custody outflows: every block scanner, and a history scanner with head cursors. */
+export function servesChainEvents(scanner: DepositScanner): boolean {
+  return scanner.kind === 'blocks' || typeof scanner.headCursor === 'function';
 }
 
 export type DepositScanner = BlockScanner | HistoryScanner;

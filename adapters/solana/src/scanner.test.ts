@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fixtureReader, startReplayServer, testChain, type Reply, type ReplayServer, type SeenRequest } from '@wcs/core/testing';
 import { parseJsonExact, plugin } from './index';
 import { ChainRpcError, scanning } from '@wcs/core';
-import { createSolanaScanner, solanaTransfersInTransaction, type SolanaScannerOptions } from './scanner';
+import { createSolanaScanner, solanaAccountNature, solanaTransfersInTransaction, SYSTEM_PROGRAM_ID, type SolanaScannerOptions } from './scanner';
 
 // Recorded responses in src/fixtures (read from dist); see src/fixtures/SOURCE.md for where each came from.
 const fixture = fixtureReader(path.join(__dirname, '../src/fixtures')).json;
@@ -24,6 +24,8 @@ const SOL_SENDER = 'DT1mBDFsNBc1UXa25RdxNvnjL5Lro7su7gX1zpLyCmWe';
 const FEE_PAYER = 'FG4Y3yX4AAchp1HvNZ7LfzFTewF2f6nDoMDCohTFrdpT'; // fee payer of SPL_SIG and SOL_SIG
 const FAILED_RECEIVER = '7NcXXsn5MBUi3nfaE8VMJeZEUFnzcc9btHCFTHBoyrzG'; // inner transfer of the failed FAILED_SIG
 const FAILED_SENDER = 'L9xDD9dUAcM8r5NHF6SJZRtd4FBpiDUJCbkKF2msWeL';
+/** Where the test's node serves the recorded vines1 USDC token account (any address would do: the nature is read from the account). */
+const VINES1_USDC_ACCOUNT = 'H51DXRt3ubThhdhNeDMScfkbC5X4AWzYfHaZS3JKEfPh';
 
 /** The recorded getTransaction results, by signature. */
 function recordedTransactions(): Map<string, Json> {
@@ -63,6 +65,15 @@ function ledger(txs = recordedTransactions()) {
       }
       case 'getTransaction':
         return { jsonrpc: '2.0', result: txs.get(a) ?? null, id: call.id };
+      case 'getMultipleAccounts': {
+        // assembled from the recorded getAccountInfo values: the USDC mint and the vines1 token account at their addresses, anything else the recorded null
+        const recorded: Record<string, Json> = {
+          [USDC]: fixture<Json>('getAccountInfo.usdc-mint.json').result.value,
+          [VINES1_USDC_ACCOUNT]: fixture<Json>('getAccountInfo.usdc-token-account.vines1.json').result.value,
+        };
+        const value = (a as string[]).map((k) => recorded[k] ?? fixture<Json>('getAccountInfo.null.json').result.value);
+        return { jsonrpc: '2.0', result: { context: { slot: 261686915 }, value }, id: call.id };
+      }
       default:
         return { jsonrpc: '2.0', error: { code: -32601, message: 'Method not found' }, id: call.id };
     }
@@ -131,6 +142,62 @@ describe('Solana history scanner (recorded mainnet-beta responses)', function ()
         assert.deepEqual(got.transfers, [], sender);
         assert.equal(got.cursor, slot);
       }
+    });
+
+    it('outgoing transfers when asked: native SOL from the source, SPL from the owner\'s falling balance, a failed one with succeeded false', async () => {
+      const sol = await scanner().transfersSince(SOL_SENDER, null, 10, { outgoing: true });
+      assert.deepEqual(sol.transfers, [{
+        txHash: SOL_SIG, position: 0, fromAddress: SOL_SENDER, toAddress: SOL_RECEIVER, memo: null, contract: null,
+        amount: 1_000_000n, blockHeight: 185471096n, blockHash: '185471096', succeeded: true,
+      } satisfies ObservedTransfer]);
+      // 5847 → 4847 in the sender's token account (index 3); the one other owner whose balance rose is the receiver
+      const spl = await scanner().transfersSince(USDC_SENDER, null, 10, { outgoing: true });
+      assert.deepEqual(spl.transfers, [{
+        txHash: SPL_SIG, position: 1_000_003, fromAddress: USDC_SENDER, toAddress: USDC_OWNER, memo: null, contract: USDC,
+        amount: 1000n, blockHeight: 184930610n, blockHash: '184930610', succeeded: true,
+      } satisfies ObservedTransfer]);
+      const failed = await scanner().transfersSince(FAILED_SENDER, null, 10, { outgoing: true });
+      assert.deepEqual(failed.transfers, [{
+        txHash: FAILED_SIG, position: 1001, fromAddress: FAILED_SENDER, toAddress: FAILED_RECEIVER, memo: null, contract: null,
+        amount: 199_000_000_000n, blockHeight: 124028515n, blockHash: '124028515', succeeded: false,
+      } satisfies ObservedTransfer]);
+      // the receivers' reads are unchanged by the option: IN only
+      const into = await scanner().transfersSince(USDC_OWNER, null, 10, { outgoing: true });
+      assert.deepEqual(into.transfers.map((t) => [t.fromAddress, t.toAddress, t.amount]), [[USDC_SENDER, USDC_OWNER, 1000n]]);
+    });
+
+    it('a transfer from the address to itself is neither IN nor OUT', () => {
+      const tx = fixture<Json>('getTransaction.5QMfuq.sol.json').result;
+      tx.transaction.message.instructions[0].parsed.info.destination = SOL_SENDER; // the test's edit of the recorded transfer
+      assert.deepEqual(solanaTransfersInTransaction(tx, SOL_SENDER, SOL_SIG, { outgoing: true }), []);
+      assert.deepEqual(solanaTransfersInTransaction(tx, SOL_SENDER, SOL_SIG), []);
+    });
+
+    it('an SPL fall with no other owner rising (a burn) goes to ""', () => {
+      const tx = fixture<Json>('getTransaction.2S2rTZ.spl-usdc.json').result;
+      tx.meta.postTokenBalances = tx.meta.postTokenBalances.filter((b: Json) => b.owner !== USDC_OWNER); // the test's edit: nobody receives
+      assert.deepEqual(solanaTransfersInTransaction(tx, USDC_SENDER, SPL_SIG, { outgoing: true }).map((t) => [t.toAddress, t.amount]), [['', 1000n]]);
+    });
+
+    it('headCursor is the finalized slot: a read from it sees nothing of the history before', async () => {
+      const s = scanner();
+      const head = await s.headCursor!(SOL_RECEIVER);
+      assert.equal(head, '1234');
+      assert.deepEqual(calls(server).at(-1)!.params, [{ commitment: 'finalized' }]);
+      // the recorded transfers are in slots above 1234: a head above them hides them
+      assert.deepEqual(await s.transfersSince(SOL_RECEIVER, '185471096', 10, { outgoing: true }), { transfers: [], cursor: '185471096' });
+      await assert.rejects(s.headCursor!('not-an-address'), TypeError);
+    });
+
+    it('addressNatures: no account or a system-owned one is EOA; a program-owned account is CONTRACT (getMultipleAccounts, cached)', async () => {
+      const s = scanner();
+      const got = await s.addressNatures!([USDC, SOL_RECEIVER, VINES1_USDC_ACCOUNT, USDC]);
+      assert.deepEqual(got, ['CONTRACT', 'EOA', 'CONTRACT', 'CONTRACT']);
+      const asked = calls(server).filter((c) => c.method === 'getMultipleAccounts');
+      assert.equal(asked.length, 1);
+      assert.deepEqual(asked[0]!.params, [[USDC, SOL_RECEIVER, VINES1_USDC_ACCOUNT], { commitment: 'finalized', encoding: 'base64', dataSlice: { offset: 0, length: 0 } }]);
+      assert.deepEqual(await s.addressNatures!([USDC, SOL_RECEIVER]), ['CONTRACT', 'EOA']);
+      assert.equal(calls(server).filter((c) => c.method === 'getMultipleAccounts').length, 1);
     });
 
     it('pages signatures with before, continues from the cursor, never repeats a transaction', async () => {
@@ -260,6 +327,17 @@ describe('Solana history scanner (recorded mainnet-beta responses)', function ()
     it('a URL that is not http(s) is refused without repeating it', () => {
       assert.throws(() => createSolanaScanner({ url: 'ftp://user:pw@host/x' }), (e: Error) => e instanceof ChainRpcError && e.errorName === 'RPC_CONFIG' && !e.message.includes('pw'));
       assert.throws(() => createSolanaScanner({ url: 'not a url with SECRET' }), (e: Error) => !e.message.includes('SECRET'));
+    });
+  });
+
+  describe('account natures', () => {
+    // getMultipleAccounts entries made by the test in the node's shape (owner, executable, lamports)
+    it('system-owned and not executable: EOA; executable or owned by a program: CONTRACT; absent: EOA', () => {
+      assert.equal(solanaAccountNature({ owner: SYSTEM_PROGRAM_ID, executable: false, lamports: 1, data: ['', 'base64'] }), 'EOA');
+      assert.equal(solanaAccountNature(null), 'EOA');
+      assert.equal(solanaAccountNature({ owner: 'BPFLoaderUpgradeab1e11111111111111111111111', executable: true, lamports: 1 }), 'CONTRACT');
+      assert.equal(solanaAccountNature(fixture<Json>('getAccountInfo.usdc-token-account.vines1.json').result.value), 'CONTRACT');
+      assert.throws(() => solanaAccountNature({ lamports: 1 }), ChainRpcError);
     });
   });
 

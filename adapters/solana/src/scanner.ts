@@ -1,4 +1,7 @@
-import { ChainRpcError, jsonBigInt as toBigInt, type ChainEndpoint, type HistoryScanner, type JsonRpcClient, type ObservedTransfer } from '@wcs/core';
+import {
+  ChainRpcError, jsonBigInt as toBigInt,
+  type AddressNature, type ChainEndpoint, type HistoryReadOptions, type HistoryScanner, type JsonRpcClient, type ObservedTransfer,
+} from '@wcs/core';
 import { validateSolanaAddress } from './address';
 import { solanaRpc, type SolanaRpcOptions } from './rpc';
 
@@ -12,7 +15,9 @@ export const TOKEN_2022_PROGRAM_ID = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuE
  * - native SOL in inner instruction j of outer instruction i: (i + 1) * 1000 + j (the runtime
  *   caps the instruction trace at 64, so j < 1000);
  * - an SPL token deposit (net balance increase of one mint over the watched owner's token
- *   accounts): 1_000_000 + the account index of the first of those accounts whose balance rose.
+ *   accounts): 1_000_000 + the account index of the first of those accounts whose balance rose;
+ *   an outgoing SPL transfer (net decrease): 1_000_000 + the account index of the first of them
+ *   whose balance fell.
  */
 export const SOLANA_TOKEN_POSITION_BASE = 1_000_000;
 export function solanaInnerPosition(outerIndex: number, innerIndex: number): number {
@@ -42,8 +47,18 @@ function badAnswer(method: string, why: string): ChainRpcError {
   return new ChainRpcError('RPC_ERROR', `Solana RPC ${method}: ${why}`, { method });
 }
 
-/** The transfers into `address` that one jsonParsed getTransaction result shows (see README). */
-export function solanaTransfersInTransaction(tx: unknown, address: string, signature?: string): ObservedTransfer[] {
+/**
+ * The transfers into `address` that one jsonParsed getTransaction result shows (see README); with
+ * `options.outgoing`, the transfers out of it too (`fromAddress` the address):
+ * - native SOL: system `transfer` / `transferWithSeed` instructions (outer and inner) whose
+ *   destination (IN) or source (OUT) is the address, one per instruction; a transfer from the
+ *   address to itself is neither;
+ * - SPL tokens: per mint, the net change over the token accounts the address owns (by the
+ *   balances' `owner`): a rise is one IN transfer, a fall one OUT transfer. An OUT transfer's
+ *   `toAddress` is the one other owner whose balance of the mint rose, or "" when none did (a
+ *   burn) or several did (the fall is not split between them).
+ */
+export function solanaTransfersInTransaction(tx: unknown, address: string, signature?: string, options: HistoryReadOptions = {}): ObservedTransfer[] {
   const bad = (what: string): never => {
     throw badAnswer('getTransaction', `unreadable transaction${signature ? ` ${signature}` : ''}: ${what}`);
   };
@@ -63,17 +78,26 @@ export function solanaTransfersInTransaction(tx: unknown, address: string, signa
     : bad('no account keys');
   const feePayer = keys[0] ?? null;
   const succeeded = meta.err === null || meta.err === undefined;
+  const outgoing = options.outgoing === true;
   const common = { txHash, toAddress: address, memo: null, blockHeight: slot, blockHash: slot.toString(), succeeded };
   const out: ObservedTransfer[] = [];
 
   const nativeTransfer = (ix: unknown, position: number) => {
     if (!isObject(ix) || ix.programId !== SYSTEM_PROGRAM_ID || !isObject(ix.parsed)) return;
     const { type, info } = ix.parsed;
-    if ((type !== 'transfer' && type !== 'transferWithSeed') || !isObject(info) || info.destination !== address) return;
+    if ((type !== 'transfer' && type !== 'transferWithSeed') || !isObject(info)) return;
+    const into = info.destination === address;
+    const from = info.source === address;
+    if (into === from || (from && !outgoing)) return; // not the address's, from the address to itself, or an outgoing one not asked for
     const lamports = toBigInt(info.lamports);
     if (lamports === null) return bad(`instruction ${position} has no lamports`);
     if (lamports <= 0n) return;
-    out.push({ ...common, position, fromAddress: typeof info.source === 'string' ? info.source : null, contract: null, amount: lamports });
+    if (into) {
+      out.push({ ...common, position, fromAddress: typeof info.source === 'string' ? info.source : null, contract: null, amount: lamports });
+    } else {
+      if (typeof info.destination !== 'string') return bad(`instruction ${position} has no destination`);
+      out.push({ ...common, position, fromAddress: address, toAddress: info.destination, contract: null, amount: lamports });
+    }
   };
 
   const instructions = Array.isArray(message.instructions) ? message.instructions : bad('no instructions');
@@ -110,8 +134,8 @@ export function solanaTransfersInTransaction(tx: unknown, address: string, signa
   balances(meta.preTokenBalances, 'pre');
   balances(meta.postTokenBalances, 'post');
   for (const [mint, d] of byMint) {
-    if (d.post <= d.pre) continue;
-    // The account index: the first (lowest) of the owner's accounts of this mint whose balance rose.
+    if (d.post === d.pre || (d.post < d.pre && !outgoing)) continue;
+    // The account index: the first (lowest) of the owner's accounts of this mint whose balance rose (fell).
     const perAccount = new Map<number, bigint>();
     for (const [list, sign] of [[meta.preTokenBalances, -1n], [meta.postTokenBalances, 1n]] as const) {
       for (const b of (Array.isArray(list) ? list : []) as Json[]) {
@@ -119,6 +143,19 @@ export function solanaTransfersInTransaction(tx: unknown, address: string, signa
         const idx = b.accountIndex as number;
         perAccount.set(idx, (perAccount.get(idx) ?? 0n) + sign * (toBigInt((b.uiTokenAmount as Json).amount) ?? 0n));
       }
+    }
+    if (d.post < d.pre) {
+      const falling = [...perAccount].filter(([, delta]) => delta < 0n).map(([idx]) => idx).sort((a, b) => a - b);
+      const receivers = [...d.others].filter(([, delta]) => delta > 0n).map(([owner]) => owner);
+      out.push({
+        ...common,
+        position: SOLANA_TOKEN_POSITION_BASE + (falling[0] ?? 0),
+        fromAddress: address,
+        toAddress: receivers.length === 1 ? receivers[0]! : '',
+        contract: mint,
+        amount: d.pre - d.post,
+      });
+      continue;
     }
     const rising = [...perAccount].filter(([, delta]) => delta > 0n).map(([idx]) => idx).sort((a, b) => a - b);
     const senders = [...d.others].filter(([, delta]) => delta < 0n).map(([owner]) => owner);
@@ -131,6 +168,16 @@ export function solanaTransfersInTransaction(tx: unknown, address: string, signa
     });
   }
   return out.sort((a, b) => a.position - b.position);
+}
+
+/** How long an `EOA` answer of addressNatures is kept (an address can become a program-owned account). */
+const EOA_NATURE_MS = 10 * 60_000;
+
+/** One getMultipleAccounts entry as an address nature (see addressNatures). */
+export function solanaAccountNature(account: unknown): AddressNature {
+  if (account === null || account === undefined) return 'EOA';
+  if (!isObject(account) || typeof account.owner !== 'string') throw badAnswer('getMultipleAccounts', 'an account has no owner');
+  return account.owner === SYSTEM_PROGRAM_ID && account.executable !== true ? 'EOA' : 'CONTRACT';
 }
 
 class SolanaHistoryScanner implements HistoryScanner {
@@ -213,7 +260,43 @@ class SolanaHistoryScanner implements HistoryScanner {
     }
   }
 
-  async transfersSince(address: string, cursor: string | null, limit: number): Promise<{ transfers: readonly ObservedTransfer[]; cursor: string | null }> {
+  /** The finalized slot: reading from it returns what happens after this call. */
+  async headCursor(address: string): Promise<string> {
+    if (!validateSolanaAddress(address).valid) throw new TypeError('not a Solana address');
+    return (await this.tipHeight()).toString();
+  }
+
+  /**
+   * A counterparty's nature from getMultipleAccounts (finalized; no data read): an account that
+   * does not exist, or that the system program owns and is not executable, is `EOA` (a key holds
+   * it); any other (a program, a program-owned account such as a PDA or a token account) is
+   * `CONTRACT`. `CONTRACT` answers are kept (an owner program changes only by closing and
+   * re-creating the account); `EOA` answers for 10 minutes.
+   */
+  async addressNatures(addresses: readonly string[]): Promise<readonly AddressNature[]> {
+    const now = Date.now();
+    const wanted = [...new Set(addresses.filter((a) => {
+      const c = this.natures.get(a);
+      return !c || (c.nature === 'EOA' && now - c.at > EOA_NATURE_MS);
+    }))].filter((a) => validateSolanaAddress(a).valid);
+    for (let i = 0; i < wanted.length; i += 100) {
+      const part = wanted.slice(i, i + 100);
+      const result = await this.call('getMultipleAccounts', [part, { commitment: 'finalized', encoding: 'base64', dataSlice: { offset: 0, length: 0 } }]);
+      const value = isObject(result) ? result.value : undefined;
+      if (!Array.isArray(value) || value.length !== part.length) throw badAnswer('getMultipleAccounts', 'the answer has no account per address');
+      value.forEach((v, k) => this.remember(part[k]!, solanaAccountNature(v), now));
+    }
+    return addresses.map((a) => this.natures.get(a)?.nature ?? 'EOA');
+  }
+
+  private readonly natures = new Map<string, { nature: AddressNature; at: number }>();
+
+  private remember(address: string, nature: AddressNature, at: number): void {
+    if (this.natures.size >= 100_000) this.natures.clear();
+    this.natures.set(address, { nature, at });
+  }
+
+  async transfersSince(address: string, cursor: string | null, limit: number, options: HistoryReadOptions = {}): Promise<{ transfers: readonly ObservedTransfer[]; cursor: string | null }> {
     if (!validateSolanaAddress(address).valid) throw new TypeError('not a Solana address');
     if (cursor !== null && !/^\d{1,20}$/.test(cursor)) throw new TypeError('a Solana scan cursor is a slot number');
     if (!Number.isInteger(limit) || limit < 1) throw new TypeError('limit must be a positive integer');
@@ -243,7 +326,7 @@ class SolanaHistoryScanner implements HistoryScanner {
         if (tx === null || tx === undefined) {
           throw badAnswer('getTransaction', `finalized transaction ${e.signature} was listed but not returned (pruned history?)`);
         }
-        transfers.push(...solanaTransfersInTransaction(tx, address, e.signature));
+        transfers.push(...solanaTransfersInTransaction(tx, address, e.signature, options));
       });
     }
     return { transfers, cursor: chosen[chosen.length - 1]!.slot.toString() };
