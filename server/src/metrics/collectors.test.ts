@@ -10,6 +10,7 @@ import { CallbackBacklogCollector, CallbackMetrics } from './callback-metrics';
 import { metricsPool, ScrapeCollectors, type Collector, type MetricsQuery } from './collector';
 import { createRegistry } from './registry';
 import { HotWalletCollector, ScanCollector, WithdrawalQueueCollector } from './state-collectors';
+import { ReconcileCollector } from './reconcile-collector';
 
 /** Every sample of a family as `labels => value` (labels in the registry's order, `k=v,...`). */
 async function samples(registry: Registry, name: string): Promise<Record<string, number>> {
@@ -134,6 +135,38 @@ describe('metrics: scrape-time collectors on real Postgres (backlog, scanning, h
     expect(balance[labels]).to.equal(Number(1500000000000000000n + 123456789012345678901234567n));
     expect(await samples(registry, 'wcs_hot_wallet_reserved_base_units')).to.deep.equal({ [labels]: 2e17 });
     expect(await registry.metrics()).not.to.match(/0x0{40}|0x1{40}/); // addresses are never labels
+  });
+
+  it('reconciliation: unexplained addresses and amounts per token (absolute: a surplus and a shortfall never cancel), open discrepancies, oldest comparison; no pass, no series', async () => {
+    const eth = (await pg.query(`SELECT id FROM chains WHERE code = 'ETH' AND environment = 'test'`)).rows[0].id as number;
+    const native = (await pg.query(`SELECT id, symbol FROM chain_tokens WHERE chain_id = $1 AND contract IS NULL`, [eth])).rows[0] as { id: number; symbol: string };
+    const put = (address: string, unexplained: string, age: string) => pg.query(
+      `INSERT INTO reconcile_balances (chain_id, chain_token_id, address, application_id, address_kind, ledger, on_chain, difference, unexplained, height, reconciled_at)
+       VALUES ($1, $2, $3, $4, 'DEPOSIT', 100, 100 + $5::numeric, $5::numeric, $5::numeric, 50, now() - $6::interval)`, [eth, native.id, address, appId, unexplained, age]);
+    await put('0xaaaa', '0', '10 seconds');
+    await put('0xbbbb', '7', '20 seconds');
+    await put('0xcccc', '-5', '3600 seconds');
+    // 0xcccc is a custody address (a hot wallet made 3 hours ago, compared an hour ago): the oldest comparison
+    const app3 = (await pg.query(`INSERT INTO applications (name, environment, api_key) VALUES ('m3', 'test', 'pk_test_metrics3') RETURNING id`)).rows[0].id;
+    await pg.query(`INSERT INTO hot_wallets (application_id, chain_id, key_namespace, key_index, address, created_at) VALUES ($1, $2, 'evm', 7, '0xcccc', now() - interval '3 hours')`, [app3, eth]);
+    const before = await run((r, q) => new ReconcileCollector(r, q));
+    expect(await samples(before.registry, 'wcs_reconcile_open_discrepancies')).to.deep.equal({}); // no pass yet: the chain is not reconciled
+    await pg.query(`INSERT INTO reconcile_passes (chain_id, trigger, scope, height, compared, unexplained, finished_at) VALUES ($1, 'MANUAL', 'FULL', 50, 3, 2, now())`, [eth]);
+    await pg.query(`INSERT INTO reconcile_discrepancies (application_id, chain_id, chain_token_id, address, address_kind, amount, height, status) VALUES ($1, $2, $3, '0xbbbb', 'DEPOSIT', 7, 50, 'OPEN'), ($1, $2, $3, '0xcccc', 'DEPOSIT', -5, 50, 'BOOKED')`, [appId, eth, native.id]);
+    const { registry } = await run((r, q) => new ReconcileCollector(r, q));
+    const labels = `chain=ETH,environment=test,token=${native.symbol},token_id=${native.id}`;
+    expect(await samples(registry, 'wcs_reconcile_unexplained_addresses')).to.deep.equal({ [labels]: 2 });
+    expect(await samples(registry, 'wcs_reconcile_unexplained_abs_base_units')).to.deep.equal({ [labels]: 12 });
+    expect(await samples(registry, 'wcs_reconcile_open_discrepancies')).to.deep.equal({ 'chain=ETH,environment=test': 1 });
+    const oldest = (await samples(registry, 'wcs_reconcile_oldest_unreconciled_seconds'))['chain=ETH,environment=test']!;
+    expect(oldest).to.be.within(3599, 3700);
+    expect((await samples(registry, 'wcs_reconcile_last_pass_age_seconds'))['chain=ETH,environment=test']).to.be.within(0, 60);
+    // a custody address never compared counts from its creation
+    await pg.query(`INSERT INTO fee_wallets (application_id, chain_id, key_namespace, key_index, address, created_at) VALUES ($1, $2, 'evm', 9, '0xfee0', now() - interval '2 hours')`, [appId, eth]);
+    const again = await run((r, q) => new ReconcileCollector(r, q));
+    expect((await samples(again.registry, 'wcs_reconcile_oldest_unreconciled_seconds'))['chain=ETH,environment=test']).to.be.within(7199, 7300);
+    await pg.query(`DELETE FROM fee_wallets WHERE address = '0xfee0'`);
+    await pg.query(`DELETE FROM hot_wallets WHERE address = '0xcccc'`);
   });
 
   it('withdrawals: open orders per status (always the three), finished ones not counted, the oldest open age', async () => {

@@ -9,6 +9,7 @@ import { DEFAULT_SCRAPE_LIMITS, metricsPool, ScrapeCollectors, type ScrapeLimits
 import { HttpMetrics } from './http-metrics';
 import { createRegistry } from './registry';
 import { MetricsServer, type Exposition } from './server';
+import { ReconcileCollector } from './reconcile-collector';
 import { HotWalletCollector, KeyStoreCollector, ScanCollector, WithdrawalQueueCollector } from './state-collectors';
 
 /**
@@ -54,6 +55,7 @@ export class ServiceMetrics {
     this.collectors.add(new ScanCollector(this.registry, pool.query));
     this.collectors.add(new HotWalletCollector(this.registry, pool.query));
     this.collectors.add(new WithdrawalQueueCollector(this.registry, pool.query));
+    this.collectors.add(new ReconcileCollector(this.registry, pool.query));
   }
 
   /** The key store of this process, whichever role opened it (read at scrape time: null exports nothing). */
