@@ -4,6 +4,16 @@ import type { ListedOutput } from './transfers';
  * Balance reads for reconciliation (docs/reconciliation.md): what the node says custody
  * addresses hold, every answer of one pass read at one fixed point of the chain, so the
  * service can compare them with its ledger at that same point.
+ *
+ * Notes for callers (refinements, the shape unchanged):
+ * - `history` may be learnt from the node: a reader that probes it (EVM) reports the
+ *   conservative answer until its first head() has resolved. Read it after head().
+ * - When `at` is no longer on the node's chain (a reorg under the read), balancesAt throws
+ *   ChainRpcError RPC_INCONSISTENT: never a mix of two blocks. Take a new head() and read again.
+ * - A malformed query (address or contract not in the chain's canonical form) rejects with a
+ *   TypeError before any node call; an empty query list answers [] without a node call.
+ * - Node failures are ChainRpcErrors (RPC_UNAVAILABLE: try later; RPC_BAD_RESPONSE: e.g. a
+ *   token contract that does not answer balanceOf at that point).
  */
 
 /** One balance wanted: an address's holding of a token (contract null: the chain's native coin). */

@@ -7,3 +7,4 @@ export {
   EvmTransferCrafter, INPUT_FORMAT as EVM_TRANSFER_INPUT_FORMAT, MIN_FEE_BUMP_PERCENT, erc20TransferData, type EvmTransferInput,
 } from './transfer';
 export { EvmTransferNode, type EvmTransferNodeOptions } from './transfer-node';
+export { EvmBalanceReader, MULTICALL3_ADDRESS, RECENT_STATE_DEPTH, type EvmBalanceReaderOptions } from './balances';

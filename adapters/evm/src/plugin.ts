@@ -1,5 +1,6 @@
 import { AdapterConfigError, defineAdapter, type AdapterParts, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ChainEndpoint, type SequenceSpending } from '@wcs/core';
 import { EvmAddressCodec } from './address';
+import { EvmBalanceReader } from './balances';
 import { evmKeySpec } from './keys';
 import { EvmBlockScanner } from './scanner';
 import { EvmTransferCrafter } from './transfer';
@@ -33,6 +34,8 @@ export const plugin: AdapterPlugin = defineAdapter({
       transfers: new EvmTransferCrafter(id),
       /** Withdrawal I/O over the chain's JSON-RPC endpoint; the node must serve this chain's evmChainId. */
       createTransferNode: (endpoint: ChainEndpoint) => new EvmTransferNode(endpoint, { expectedChainId: id, label: chain.code }),
+      /** Balance reads for reconciliation: eth_getBalance and ERC-20 balanceOf through Multicall3 where the chain has it, pinned to one block. */
+      createBalanceReader: (endpoint: ChainEndpoint) => new EvmBalanceReader(endpoint, { expectedChainId: id, label: chain.code }),
     };
   },
 });
