@@ -40,7 +40,7 @@ export interface PageOperator {
 export function page(title: string, operator: PageOperator | null, body: Html, csrf: string | null = null): string {
   const nav = operator === null ? html`` : html`<nav>
     <a href="/">Overview</a> <a href="/applications">Applications</a> <a href="/callbacks">Callbacks</a> <a href="/deposits">Deposits</a> <a href="/withdrawals">Withdrawals</a>
-    <a href="/wallets">Wallets</a> <a href="/collection">Collection</a> <a href="/keystore">Key store</a> <a href="/alerts">Alerts</a> <a href="/audit">Audit log</a>
+    <a href="/wallets">Wallets</a> <a href="/collection">Collection</a> <a href="/reconciliation">Reconciliation</a> <a href="/keystore">Key store</a> <a href="/alerts">Alerts</a> <a href="/audit">Audit log</a>
     <a href="/operators">Operators</a> <a href="/password">Password</a>
     <span class="who">${operator.username} (${operator.role})</span>
     <form method="post" action="/logout" class="inline"><input type="hidden" name="_csrf" value="${csrf ?? ''}"><button type="submit">Log out</button></form>

@@ -9,6 +9,7 @@ import { registerDepositPages } from './deposits';
 import { registerKeyStorePages } from './keystore';
 import { registerOperatorPages } from './operators';
 import { registerOverviewPages } from './overview';
+import { registerReconciliationPages } from './reconciliation';
 import { registerWalletPages } from './wallets';
 import { registerWithdrawalPages } from './withdrawals';
 
@@ -21,6 +22,7 @@ export const PAGE_MODULES: readonly ((app: express.Express, kit: ConsoleKit) => 
   registerWithdrawalPages,
   registerWalletPages,
   registerCollectionPages,
+  registerReconciliationPages,
   registerKeyStorePages,
   registerAlertPages,
   registerAuditPages,
