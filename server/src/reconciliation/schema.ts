@@ -113,3 +113,59 @@ CREATE TABLE reconcile_adjustments (
 CREATE INDEX reconcile_adjustments_by_address ON reconcile_adjustments (chain_id, chain_token_id, address);
 `,
 };
+
+/**
+ * Migration 19 (docs/reconciliation.md): what the passes need beyond migration 18's records.
+ *
+ * - reconcile_chains: one row per chain, the lease that lets one process at a time run its passes.
+ * - reconcile_balances.agreed_height: the last read point at which the address and token had no
+ *   unexplained difference (where a later discrepancy's binary search starts).
+ * - reconcile_balances.suspect_height: nodes that answer only at their head: the read point an
+ *   unexplained difference was first seen at; it becomes a discrepancy only when a later pass,
+ *   after the deposit scan passed that point, still sees it.
+ * - reconcile_adjustments: kind OUTFLOW_FEE (the native fee an unexpected outflow's transaction
+ *   took from the custody address, read from the node) and `ref` (the outflow's transaction), one
+ *   per (address, token, kind, ref).
+ * - reconcile_discrepancies.outflow_id: the custody outflow (TRANSFER) an EXPLAINED discrepancy
+ *   records, one per outflow; at most one OPEN discrepancy per (chain, token, address).
+ * - ignored_deposits: transfers to deposit addresses the scan saw and did not credit (below the
+ *   token's minimum): the chain holds them, the ledger does not; they explain that difference.
+ */
+export const RECONCILIATION_PASSES_MIGRATION: Migration = {
+  version: 19,
+  name: 'reconciliation: chain leases, agreed and suspect heights, outflow fees, ignored deposits',
+  sql: `
+CREATE TABLE reconcile_chains (
+  chain_id    INTEGER PRIMARY KEY REFERENCES chains(id),
+  lease_owner VARCHAR(128) NULL,
+  lease_until TIMESTAMPTZ NULL
+);
+
+ALTER TABLE reconcile_balances ADD COLUMN agreed_height BIGINT NULL;
+ALTER TABLE reconcile_balances ADD COLUMN suspect_height BIGINT NULL;
+
+ALTER TABLE reconcile_adjustments ADD COLUMN ref VARCHAR(160) NULL;
+ALTER TABLE reconcile_adjustments DROP CONSTRAINT reconcile_adjustments_kind_check;
+ALTER TABLE reconcile_adjustments ADD CONSTRAINT reconcile_adjustments_kind_check CHECK (kind IN ('OPENING','FUNDING','BOOKED','OUTFLOW_FEE'));
+CREATE UNIQUE INDEX reconcile_adjustments_ref ON reconcile_adjustments (chain_id, chain_token_id, address, kind, ref) WHERE ref IS NOT NULL;
+
+ALTER TABLE reconcile_discrepancies ADD COLUMN outflow_id BIGINT NULL REFERENCES custody_outflows(id);
+CREATE UNIQUE INDEX reconcile_discrepancies_outflow ON reconcile_discrepancies (outflow_id) WHERE outflow_id IS NOT NULL;
+CREATE UNIQUE INDEX reconcile_discrepancies_one_open ON reconcile_discrepancies (chain_id, chain_token_id, address) WHERE status = 'OPEN';
+
+CREATE TABLE ignored_deposits (
+  chain_id       INTEGER NOT NULL REFERENCES chains(id),
+  chain_token_id INTEGER NOT NULL REFERENCES chain_tokens(id),
+  address        VARCHAR(128) COLLATE "C" NOT NULL,
+  tx_hash        VARCHAR(128) NOT NULL,
+  position       INTEGER NOT NULL,
+  amount         NUMERIC(78,0) NOT NULL CHECK (amount > 0),
+  block_height   BIGINT NOT NULL,
+  block_hash     VARCHAR(128) NOT NULL,
+  reason         VARCHAR(32) NOT NULL CHECK (reason IN ('BELOW_MINIMUM')),
+  created_at     TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (chain_id, tx_hash, position)
+);
+CREATE INDEX ignored_deposits_by_address ON ignored_deposits (chain_id, address);
+`,
+};
