@@ -14,3 +14,4 @@ export { BitcoinTransferCrafter, transferChange } from './transfer';
 export { consolidationVsize, maxConsolidationInputs, P2WPKH_SCRIPT_LENGTH } from './consolidate';
 export { BitcoinTransferNode, classifyBroadcastRefusal, btcToSats, type AddressUnspent, type BitcoinTransferNodeOptions } from './transfer-node';
 export { verifyDigest } from './ecdsa';
+export { BitcoinBalanceReader, type BitcoinBalanceReaderOptions } from './balances';

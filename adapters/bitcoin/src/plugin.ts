@@ -1,5 +1,6 @@
 import { defineAdapter, type AdapterParts, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type UtxoSpending } from '@wcs/core';
 import { BitcoinAddressCodec } from './address';
+import { BitcoinBalanceReader } from './balances';
 import { bitcoinKeySpec } from './keys';
 import { resolveNetwork } from './network';
 import { BitcoinBlockScanner } from './scanner';
@@ -25,6 +26,8 @@ export const plugin: AdapterPlugin = defineAdapter({
       createScanner: (endpoint) => new BitcoinBlockScanner(network, endpoint),
       transfers: new BitcoinTransferCrafter(network),
       createTransferNode: (endpoint) => new BitcoinTransferNode(network, endpoint),
+      /** Balance reads for reconciliation: the UTXO set of many addresses at the node's head. */
+      createBalanceReader: (endpoint) => new BitcoinBalanceReader(network, endpoint),
     };
   },
 });
