@@ -3,6 +3,7 @@ import {
   type AdapterParts, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ExpiringSpending, type KeyPurpose, type KeySpec,
 } from '@wcs/core';
 import { solanaAddressFromPublicKey, validateSolanaAddress } from './address';
+import { SolanaBalanceReader } from './balances';
 import { createSolanaScanner } from './scanner';
 import { SolanaTransferCrafter } from './transfer';
 import { SolanaTransferNode } from './transfer-node';
@@ -18,6 +19,7 @@ export {
   SOLANA_MAX_TRANSACTION_BYTES, SOLANA_MAX_COMPUTE_UNITS, SOLANA_MAX_MEMO_BYTES, type SolanaTransferInput,
 } from './transfer';
 export { SolanaTransferNode, type SolanaTransferNodeOptions } from './transfer-node';
+export { SolanaBalanceReader, MAX_ACCOUNTS_PER_CALL, type SolanaBalanceReaderOptions } from './balances';
 export { parseJsonExact } from '@wcs/core';
 
 /**
@@ -50,6 +52,8 @@ export const plugin: AdapterPlugin = defineAdapter({
     transfers: new SolanaTransferCrafter(),
     // finalized transactions are reported with the chain's confirmations (at least 32)
     createTransferNode: (endpoint) => new SolanaTransferNode(endpoint, { confirmations: Math.max(1, chain.confirmations) }),
+    // balance reads for reconciliation: getMultipleAccounts at finalized (native, associated token accounts)
+    createBalanceReader: (endpoint) => new SolanaBalanceReader(endpoint),
   }),
 });
 
