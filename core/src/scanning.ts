@@ -76,6 +76,13 @@ export interface BlockScanner {
    * the address; Bitcoin: a script-hash output), else `EOA`. Absent: every address is `EOA`.
    */
   addressNatures?(addresses: readonly string[]): Promise<readonly AddressNature[]>;
+  /**
+   * EVM: how native coin moved inside transactions (internal transfers) is read, as detected
+   * from the node once (the first call probes it; a node that cannot be reached throws): a trace
+   * API, 'off' when the chain's settings turned traces off, 'unavailable' when the node serves
+   * none (internal transfers are then not seen by the scan). Absent: the scanner reads no traces.
+   */
+  traceMode?(): Promise<'debug_traceBlockByNumber' | 'trace_block' | 'off' | 'unavailable'>;
 }
 
 /** A counterparty as a chain event reports it: a key-controlled account, or code / a script. */

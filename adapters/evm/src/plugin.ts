@@ -23,13 +23,20 @@ export const plugin: AdapterPlugin = defineAdapter({
     if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) {
       throw new AdapterConfigError(`${chain.code} (${chain.network}): evmChainId must be a positive integer (EIP-155), got ${JSON.stringify(id)}`);
     }
+    const traces = chain.options.traces ?? 'auto';
+    if (traces !== 'auto' && traces !== 'off') {
+      throw new AdapterConfigError(`${chain.code} (${chain.network}): option traces must be "auto" or "off", got ${JSON.stringify(traces)}`);
+    }
     return {
       spendModel: 'sequence',
       keySpec: evmKeySpec,
       address: new EvmAddressCodec(),
       memo: null,
-      /** Deposit scanning over the chain's JSON-RPC endpoint; the node must serve this chain's evmChainId. */
-      createScanner: (endpoint: ChainEndpoint) => new EvmBlockScanner(endpoint, { expectedChainId: id, label: chain.code }),
+      /**
+       * Deposit scanning over the chain's JSON-RPC endpoint; the node must serve this chain's
+       * evmChainId. Option `traces` ("auto", the default, or "off"): internal transfers from call traces.
+       */
+      createScanner: (endpoint: ChainEndpoint) => new EvmBlockScanner(endpoint, { expectedChainId: id, label: chain.code, traces }),
       /** Withdrawal crafting, offline: EIP-1559 or legacy EIP-155 transactions signed for evmChainId. */
       transfers: new EvmTransferCrafter(id),
       /** Withdrawal I/O over the chain's JSON-RPC endpoint; the node must serve this chain's evmChainId. */

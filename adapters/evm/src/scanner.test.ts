@@ -247,7 +247,9 @@ describe('EvmBlockScanner against anvil', function () {
       expectLinked(blocks, start, end);
       expect(transfers.map((t) => [t.txHash, t.amount])).to.deep.equal([[native, 41n], [erc20, 42n]]);
       expect(Math.max(...proxy.batchSizes)).to.be.at.most(50);
-      expect(proxy.batchSizes.reduce((a, b) => a + b, 0)).to.equal(Number(end - start + 1n) + 1 + 1); // blocks + getLogs + one receipt
+      // the trace probe, then blocks + getLogs + one trace per block (anvil serves debug_traceBlockByNumber), then one receipt
+      expect(proxy.methods[0]).to.equal('debug_traceBlockByNumber');
+      expect(proxy.batchSizes.reduce((a, b) => a + b, 0)).to.equal(1 + Number(end - start + 1n) * 2 + 1 + 1);
       // The same answer block by block.
       const oneByOne: ObservedTransfer[] = [];
       for (let x = start; x <= end; x++) oneByOne.push(...(await scanner.scanRange(x, x, new Set([w]))).transfers);
@@ -332,7 +334,8 @@ describe('EvmBlockScanner against anvil', function () {
       expect((await receipt(hashes[2]!)).status).to.equal('0x0');
       const proxy = await startProxy(url);
       try {
-        const { transfers } = await new EvmBlockScanner({ url: proxy.url }).scanRange(h, h, new Set([w]), { senders });
+        // traces off: the transaction path alone (the trace calls are counted in scanner-traces.test.ts)
+        const { transfers } = await new EvmBlockScanner({ url: proxy.url }, { traces: 'off' }).scanRange(h, h, new Set([w]), { senders });
         expect(transfers.map((t) => [t.txHash, t.position === -1, t.fromAddress, t.toAddress, t.contract, t.amount, t.succeeded])).to.deep.equal([
           [hashes[0], true, DEV3, w, null, 31n, true],
           [hashes[1], false, DEV3, w, token, 32n, true],
@@ -385,7 +388,7 @@ describe('EvmBlockScanner against anvil', function () {
       const end = await heightOf(hashes[3]!);
       const proxy = await startProxy(url);
       try {
-        const viaProxy = new EvmBlockScanner({ url: proxy.url });
+        const viaProxy = new EvmBlockScanner({ url: proxy.url }, { traces: 'off' });
         const runs: Array<{ result: unknown; methods: string[]; batchSizes: number[] }> = [];
         for (const options of [undefined, {}, { senders: new Set<string>() }]) {
           const m = proxy.methods.length;

@@ -2,6 +2,9 @@ import { getCreateAddress } from 'ethers';
 import { ChainRpcError, LruCache, type AddressNature, type BlockRef, type BlockScanner, type ChainEndpoint, type JsonRpcCall, type JsonRpcClient, type JsonRpcClientOptions, type ObservedTransfer, type ScanRangeOptions, type TransactionLookup } from '@wcs/core';
 import { checksummed } from './address';
 import { ADDRESS, HASH, QUANTITY, Reader, chainIdCheck, evmRpcClient, hex, type Json } from './node-json';
+import {
+  TRACE_METHODS, blockWithdrawals, callTracerTransfers, parityTransfers, traceParams, withdrawalPosition, type InternalTransfer, type TraceMethod, type TraceMode,
+} from './traces';
 
 /** topic0 of ERC-20 (and ERC-721) Transfer(address indexed from, address indexed to, uint256 value): keccak256("Transfer(address,address,uint256)"). */
 export const ERC20_TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -14,6 +17,12 @@ export interface EvmScannerOptions extends JsonRpcClientOptions {
   readonly expectedChainId?: number;
   /** Attempts of one scanRange / lookupTransaction when the node's answers contradict each other (default 3). */
   readonly consistencyAttempts?: number;
+  /**
+   * Internal transfers (native coin sent by contracts) from call traces: 'auto' (the default)
+   * uses the trace API the node serves, asked once (traceMode); 'off' never asks for traces.
+   * Validator withdrawals are read either way (they are in the blocks already fetched).
+   */
+  readonly traces?: 'auto' | 'off';
 }
 
 /** A 32-byte topic holding an address: 12 zero bytes, then the 20 address bytes. */
@@ -35,6 +44,8 @@ const NATURE_CACHE_SIZE = 100_000;
 export const EOA_NATURE_TTL_MS = 10 * 60_000;
 
 const NO_ADDRESSES: ReadonlySet<string> = new Set();
+/** Sorting rank of a block's withdrawals: after every transaction (EIP-4895 processes them after the transactions). */
+const WITHDRAWALS_TX_INDEX = 2n ** 53n;
 
 interface NativeCandidate {
   readonly txHash: string;
@@ -55,13 +66,15 @@ type Sortable = { readonly transfer: ObservedTransfer; readonly txIndex: bigint 
 
 /**
  * Deposit scanning for an EVM chain over raw JSON-RPC (HTTP, global fetch), built for speed:
- * a range is one JSON-RPC batch (every block with its transactions plus one eth_getLogs of ERC-20
- * Transfer logs for the whole range), filtered against the watched set locally, plus one batch of
- * receipts for the native transfers found (to tell reverted ones). The number of watched
- * addresses (and of senders, whose outgoing transfers are matched the same way) costs nothing on
- * the wire.
+ * a range is one JSON-RPC batch (every block with its transactions, one eth_getLogs of ERC-20
+ * Transfer logs for the whole range, and one trace per block when the node serves traces),
+ * filtered against the watched set locally, plus one batch of receipts for the native transfers
+ * found (to tell reverted ones). The number of watched addresses (and of senders, whose outgoing
+ * transfers are matched the same way) costs nothing on the wire.
  *
- * Native coin sent by contracts (internal transactions) is not seen: see the package README.
+ * Native coin sent by contracts (internal transfers) is read from the block's call traces
+ * (debug_traceBlockByNumber with the callTracer, else parity-style trace_block; traces.ts for the
+ * rules and positions), validator withdrawals from the block's `withdrawals` list.
  */
 export class EvmBlockScanner implements BlockScanner {
   readonly kind = 'blocks' as const;
@@ -76,12 +89,36 @@ export class EvmBlockScanner implements BlockScanner {
   private sendersCache: LowerCased | null = null;
   /** Lower-case address → its nature and until when (Date.now() ms) it holds. */
   private readonly natures = new LruCache<string, { readonly nature: AddressNature; readonly until: number }>(NATURE_CACHE_SIZE);
+  private readonly tracesOn: boolean;
+  /** The trace API found by the first probe that got an answer (a failed probe is not kept). */
+  private detected: Promise<TraceMode> | null = null;
 
   constructor(endpoint: ChainEndpoint, options: EvmScannerOptions = {}) {
+    if (options.traces !== undefined && options.traces !== 'auto' && options.traces !== 'off') throw new TypeError(`EvmScannerOptions.traces must be 'auto' or 'off', got ${JSON.stringify(options.traces)}`);
     this.rpc = evmRpcClient(endpoint, options);
     this.read = new Reader(this.rpc);
     this.checkChain = chainIdCheck(this.rpc, this.read, options.expectedChainId ?? null);
     this.consistencyAttempts = Math.max(1, options.consistencyAttempts ?? 3);
+    this.tracesOn = options.traces !== 'off';
+  }
+
+  /**
+   * How internal transfers are read: 'off' when the option turned traces off; else the first of
+   * debug_traceBlockByNumber (callTracer) and trace_block that the node answers for its latest
+   * block, asked once per scanner (a node that answers neither: 'unavailable', and internal
+   * transfers are not seen). A node that cannot be reached throws (ChainRpcError) and is asked
+   * again next time.
+   */
+  traceMode(): Promise<TraceMode> {
+    if (!this.tracesOn) return Promise.resolve('off');
+    if (!this.detected) {
+      const probe = this.probeTraces();
+      this.detected = probe;
+      probe.catch(() => {
+        if (this.detected === probe) this.detected = null;
+      });
+    }
+    return this.detected;
   }
 
   async tipHeight(): Promise<bigint> {
@@ -173,7 +210,7 @@ export class EvmBlockScanner implements BlockScanner {
           succeeded: this.read.status(r, `receipt of ${txHash}`),
         };
       }
-      if (tx === null || tx === undefined) return { state: 'UNKNOWN' as const };
+      if (tx === null || tx === undefined) return this.blockAsTransaction(txHash);
       const t = this.read.object(tx, `transaction ${txHash}`);
       if (t.blockNumber === null || t.blockNumber === undefined) return { state: 'PENDING' as const };
       // In a block but without a receipt: mined a moment ago or reorged between the two reads.
@@ -182,6 +219,38 @@ export class EvmBlockScanner implements BlockScanner {
   }
 
   // ---- internals ----
+
+  /** Each trace API in turn on the latest block: the first answered with a list is the one used. */
+  private async probeTraces(): Promise<TraceMode> {
+    await this.checkChain();
+    for (const method of TRACE_METHODS) {
+      try {
+        const [outcome] = await this.rpc.batch([{ method, params: traceParams(method, 'latest') }]);
+        if (outcome!.ok && Array.isArray(outcome!.result)) return method;
+      } catch (e) {
+        // a node (or provider) that refuses the method over HTTP (4xx) does not serve it; no answer at all is thrown
+        if (!(e instanceof ChainRpcError) || e.errorName !== 'RPC_ERROR') throw e;
+      }
+    }
+    return 'unavailable';
+  }
+
+  /**
+   * A hash that is no transaction the node knows may be a block's: the "transaction" of its
+   * validator withdrawals (their txHash is the block hash). MINED in that block while the block is
+   * on the best chain (eth_getBlockByHash, then the best chain's block at its height), UNKNOWN
+   * otherwise: a withdrawal whose block a reorg removed is not mined again under the same hash.
+   */
+  private async blockAsTransaction(hash: string): Promise<TransactionLookup> {
+    const raw = await this.rpc.call('eth_getBlockByHash', [hash, false]);
+    if (raw === null || raw === undefined) return { state: 'UNKNOWN' };
+    const block = this.read.blockRef(raw, `block ${hash}`);
+    if (block.hash !== hash) throw this.read.bad(`eth_getBlockByHash(${hash}) answered block ${block.hash}`);
+    const best = await this.rpc.call('eth_getBlockByNumber', [hex(block.height), false]);
+    if (best === null || best === undefined) return { state: 'UNKNOWN' };
+    if (this.read.blockRef(best, `block ${block.height}`).hash !== hash) return { state: 'UNKNOWN' };
+    return { state: 'MINED', blockHeight: block.height, blockHash: hash, succeeded: true };
+  }
 
   /** Runs a read again when the node's answers contradicted each other (a reorg during the read). */
   private async consistently<T>(read: () => Promise<T>): Promise<T> {
@@ -198,14 +267,22 @@ export class EvmBlockScanner implements BlockScanner {
   /** `senders` empty: exactly the deposit scan (nothing more asked, nothing more matched). */
   private async scanOnce(from: bigint, to: bigint, watched: ReadonlySet<string>, senders: ReadonlySet<string>) {
     const wantTransfers = watched.size > 0 || senders.size > 0;
+    const mode = wantTransfers ? await this.traceMode() : 'off';
+    const tracing: TraceMethod | null = mode === 'debug_traceBlockByNumber' || mode === 'trace_block' ? mode : null;
     const calls: JsonRpcCall[] = [];
     for (let h = from; h <= to; h++) calls.push({ method: 'eth_getBlockByNumber', params: [hex(h), wantTransfers] });
     if (wantTransfers) calls.push({ method: 'eth_getLogs', params: [{ fromBlock: hex(from), toBlock: hex(to), topics: [ERC20_TRANSFER_TOPIC] }] });
+    // Every block is traced, in the same batch: which transactions can move coin inside cannot be
+    // told from the block alone (any call to code can, and so can a plain transfer to an EOA that
+    // delegated to code with EIP-7702), and an empty block's trace costs the node next to nothing.
+    if (tracing) for (let h = from; h <= to; h++) calls.push({ method: tracing, params: traceParams(tracing, hex(h)) });
     const outcomes = await this.rpc.batch(calls);
 
     const count = Number(to - from + 1n);
     const blocks: BlockRef[] = [];
     const natives: NativeCandidate[] = [];
+    const found: Sortable[] = [];
+    const keep = (fromAddress: string, toAddress: string) => watched.has(toAddress) || senders.has(fromAddress);
     for (let i = 0; i < count; i++) {
       const height = from + BigInt(i);
       const raw = this.rpc.unwrap(outcomes[i]!, 'eth_getBlockByNumber');
@@ -215,18 +292,48 @@ export class EvmBlockScanner implements BlockScanner {
       const ref = this.read.blockRef(raw, `block ${height}`);
       if (ref.height !== height) throw this.read.bad(`eth_getBlockByNumber(${height}) answered block ${ref.height}`);
       blocks.push(ref);
-      if (wantTransfers) this.nativeCandidates(raw as Json, ref, watched, senders, natives);
+      if (!wantTransfers) continue;
+      const txHashes = this.nativeCandidates(raw as Json, ref, watched, senders, natives, tracing !== null);
+      this.withdrawals(raw as Json, ref, watched, found);
+      if (tracing) {
+        const what = `${tracing} (block ${height})`;
+        const answer = this.rpc.unwrap(outcomes[count + 1 + i]!, what);
+        const internal = tracing === 'debug_traceBlockByNumber'
+          ? callTracerTransfers(this.read, answer, txHashes, what, keep)
+          : parityTransfers(this.read, answer, ref.hash, txHashes, what, keep);
+        for (const x of internal) found.push(internalTransfer(x, ref));
+      }
     }
 
-    const found: Sortable[] = [];
     if (wantTransfers) {
       const logsOutcome = outcomes[count]!;
       const logs = logsOutcome.ok ? logsOutcome.result : await this.logsSplitting(from, to);
       this.erc20Transfers(logs, from, blocks, watched, senders, found);
       if (natives.length > 0) await this.nativeTransfers(natives, found);
     }
-    found.sort((a, b) => cmp(a.transfer.blockHeight, b.transfer.blockHeight) || cmp(a.txIndex, b.txIndex) || a.transfer.position - b.transfer.position);
+    found.sort((a, b) => cmp(a.transfer.blockHeight, b.transfer.blockHeight) || cmp(a.txIndex, b.txIndex) || rank(a.transfer.position) - rank(b.transfer.position));
     return { blocks, transfers: found.map((f) => f.transfer) };
+  }
+
+  /** A block's validator withdrawals to watched addresses: txHash the block hash, position -1_000_000 - i (traces.ts). */
+  private withdrawals(block: Json, ref: BlockRef, watched: ReadonlySet<string>, out: Sortable[]): void {
+    for (const w of blockWithdrawals(this.read, block, `block ${ref.height}`, (a) => watched.has(a))) {
+      out.push({
+        txIndex: WITHDRAWALS_TX_INDEX + BigInt(w.index),
+        transfer: {
+          txHash: ref.hash,
+          position: withdrawalPosition(w.index),
+          fromAddress: null,
+          toAddress: checksummed(w.address.slice(2)),
+          memo: null,
+          contract: null,
+          amount: w.amount,
+          blockHeight: ref.height,
+          blockHash: ref.hash,
+          succeeded: true,
+        },
+      });
+    }
   }
 
   /**
@@ -262,13 +369,17 @@ export class EvmBlockScanner implements BlockScanner {
   /**
    * Transactions with value into a watched address or out of a sender (once when both). A
    * sender's contract creation with value counts: its destination is the created contract.
+   * With `allHashes`, returns the hashes of the block's transactions in order (what its trace
+   * must match); else an empty list.
    */
-  private nativeCandidates(block: Json, ref: BlockRef, watched: ReadonlySet<string>, senders: ReadonlySet<string>, out: NativeCandidate[]): void {
+  private nativeCandidates(block: Json, ref: BlockRef, watched: ReadonlySet<string>, senders: ReadonlySet<string>, out: NativeCandidate[], allHashes: boolean): string[] {
     const txs = block.transactions;
     if (!Array.isArray(txs)) throw this.read.bad(`block ${ref.height} has no transaction list`);
     const withSenders = senders.size > 0;
+    const hashes: string[] = [];
     for (const raw of txs) {
       const tx = this.read.object(raw, `a transaction of block ${ref.height}`);
+      if (allHashes) hashes.push(this.read.hash(tx, 'hash', 'transaction'));
       const to = this.read.address(tx, 'to', 'transaction');
       const incoming = to !== null && watched.has(to);
       // `from` is only read when someone asked for outgoing transfers: the deposit scan stays as it was.
@@ -277,7 +388,7 @@ export class EvmBlockScanner implements BlockScanner {
       const value = this.read.quantity(tx, 'value', 'transaction');
       if (value <= 0n) continue;
       out.push({
-        txHash: this.read.hash(tx, 'hash', 'transaction'),
+        txHash: allHashes ? hashes[hashes.length - 1]! : this.read.hash(tx, 'hash', 'transaction'),
         txIndex: this.read.quantity(tx, 'transactionIndex', 'transaction'),
         from: sender ?? this.read.address(tx, 'from', 'transaction'),
         to,
@@ -286,6 +397,7 @@ export class EvmBlockScanner implements BlockScanner {
         block: ref,
       });
     }
+    return hashes;
   }
 
   /**
@@ -400,6 +512,31 @@ function createdAddress(n: NativeCandidate): string {
 
 function checkHeight(h: bigint, name: string): void {
   if (typeof h !== 'bigint' || h < 0n) throw new RangeError(`${name} must be a non-negative bigint`);
+}
+
+/** An internal transfer (traces.ts) as the scanner reports it: succeeded (reverted frames are never reported), txHash the outer transaction's. */
+function internalTransfer(x: InternalTransfer, block: BlockRef): Sortable {
+  return {
+    txIndex: BigInt(x.txIndex),
+    transfer: {
+      txHash: x.txHash,
+      position: x.position,
+      fromAddress: checksummed(x.from.slice(2)),
+      toAddress: checksummed(x.to.slice(2)),
+      memo: null,
+      contract: null,
+      amount: x.value,
+      blockHeight: block.height,
+      blockHash: block.hash,
+      succeeded: true,
+    },
+  };
+}
+
+/** Order of transfers within a transaction: its own value (-1), its internal transfers (-2 - k), its logs (>= 0); withdrawals by index. */
+function rank(position: number): number {
+  if (position === -1) return 0;
+  return position >= 0 ? 2 ** 31 + position : -1 - position;
 }
 
 function cmp(a: bigint, b: bigint): number {
