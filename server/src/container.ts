@@ -38,6 +38,7 @@ import { CollectionPlanner } from './collection/planner';
 import { CollectionProcessor } from './collection/processor';
 import { FeeWallets } from './collection/fee-wallets';
 import { ScanWorker, scanStatus } from './deposits/scan-worker';
+import { Reconciler } from './reconciliation/runner';
 import type { AdapterRegistry } from '@wcs/core';
 import { ServiceMetrics } from './metrics/service-metrics';
 import { SubscriptionService } from './chain-events/subscription-service';
@@ -159,6 +160,7 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
           if (total > 0) logger.info('events past retention removed', { count: total, retentionDays: config.callbacks.retentionDays });
         }, logger),
         new ScanWorker(db, catalogue, x.resolve(TOKENS.AdapterRegistry), config.deposits, logger),
+        ...new Reconciler(db.sequelize, catalogue, x.resolve(TOKENS.AdapterRegistry), config.deposits.endpoints, config.reconcile, logger).workers(),
         ...withdrawalWorkers(x, db, catalogue, config, logger),
       ];
     }),

@@ -132,6 +132,24 @@ export interface WithdrawConfig {
   readonly feeCaps: ReadonlyMap<string, bigint>;
 }
 
+/** Reconciliation (docs/reconciliation.md, "Settings"). */
+export interface ReconcileConfig {
+  /** Seconds between a chain's scheduled passes (WCS_RECONCILE_INTERVAL_SECONDS, default 300); 0: no scheduled passes. */
+  readonly intervalSeconds: number;
+  /** Every custody address is compared at least once per this many seconds (WCS_RECONCILE_CYCLE_SECONDS, default 86400). */
+  readonly cycleSeconds: number;
+  /** Balance queries handed to the chain's reader per call (WCS_RECONCILE_READ_CHUNK, default 5000); the reader batches them further. */
+  readonly readChunk: number;
+}
+
+export function reconcileConfig(env: Env): ReconcileConfig {
+  return {
+    intervalSeconds: intVar(env, 'WCS_RECONCILE_INTERVAL_SECONDS', 300, 0, 86400),
+    cycleSeconds: intVar(env, 'WCS_RECONCILE_CYCLE_SECONDS', 86400, 60, 30 * 86400),
+    readChunk: intVar(env, 'WCS_RECONCILE_READ_CHUNK', 5000, 1, 100000),
+  };
+}
+
 /** Rate limits (docs/api.md "Rate limits"). */
 export interface RateLimitConfig {
   /** Per API key, shared by every API process on the database; null when off (WCS_RATE_LIMIT_RPS=0). */
@@ -307,6 +325,7 @@ export interface ServiceConfig {
   callbacks: CallbackConfig;
   deposits: DepositConfig;
   withdrawals: WithdrawConfig;
+  reconcile: ReconcileConfig;
   rateLimits: RateLimitConfig;
   keystoreBackend: string;
   /** Prometheus metrics on their own port (null: off). */
@@ -417,6 +436,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     deposits: depositConfig(env),
     withdrawals: withdrawConfig(env),
+    reconcile: reconcileConfig(env),
     rateLimits: rateLimitConfig(env),
     keystoreBackend: enumVar(env, 'WCS_KEYSTORE_BACKEND', 'software', Object.keys(KEYSTORE_PACKAGES)),
     metrics: metricsConfig(env, port),

@@ -1,0 +1,284 @@
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { BalanceAnswer, BalancePoint, BalanceQuery, BalanceReader, ChainAdapter, ChainDefinition, ChainEndpoint } from '@wcs/core';
+import type { Logger } from '../config/logger';
+import { explainDifference, type Explained } from './explain';
+import { candidatesOf, chainTokens, custodyAddresses, ledgerAt, touchedAddresses, type ChainToken, type CustodyAddress } from './ledger';
+import { locateChanges, type LocateItem } from './locate';
+import { outcomeOf, readPoint, searchFloor, selectAddresses, sliceSize, type Outcome, type PriorState } from './plan';
+import { addAdjustments, closeDiscrepancy, openDiscrepancy, recordOutflow, saveComparisons, unrecordedOutflows, updateDiscrepancy, type AdjustmentRow, type Comparison, type NewDiscrepancy } from './records';
+import type { ReconcileLease } from './lease';
+
+/** WCS_RECONCILE_* (docs/reconciliation.md, "Settings"). */
+export interface ReconcileSettings {
+  /** Seconds between a chain's scheduled passes; 0: no scheduled passes. */
+  readonly intervalSeconds: number;
+  /** Every custody address is compared at least once per this many seconds. */
+  readonly cycleSeconds: number;
+  /** Balance queries handed to the reader per call (it batches them further: JSON-RPC batches, Multicall3). */
+  readonly readChunk: number;
+}
+
+export interface PassSummary {
+  readonly id: number;
+  readonly chainId: number;
+  readonly chainCode: string;
+  readonly trigger: 'SCHEDULE' | 'MANUAL';
+  readonly scope: 'FULL' | 'INCREMENTAL';
+  readonly height: string;
+  readonly blockHash: string | null;
+  /** Read at the point the ledger is complete to (false: at the node's head; differences confirmed by a later pass). */
+  readonly exact: boolean;
+  readonly addresses: number;
+  readonly compared: number;
+  readonly unexplained: number;
+  readonly opened: number;
+  readonly openings: number;
+  readonly outflowsRecorded: number;
+  readonly durationMs: number;
+}
+
+interface Row {
+  readonly c: CustodyAddress;
+  readonly token: ChainToken;
+  readonly query: BalanceQuery;
+  onChain: bigint;
+  ledger: bigint;
+  result: Explained;
+  outcome: Outcome;
+  prior: PriorState;
+  inFlight: string[];
+}
+
+/**
+ * One reconciliation pass of one chain (docs/reconciliation.md, "A pass"): read point, outflows
+ * recorded, addresses chosen, balances read in the reader's batches, the ledger in one query, every
+ * difference explained or recorded, the results in one transaction. The caller holds the lease.
+ */
+export class ReconcilePass {
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly chain: ChainDefinition,
+    private readonly adapter: ChainAdapter,
+    private readonly endpoint: ChainEndpoint,
+    private readonly reader: BalanceReader,
+    private readonly lease: ReconcileLease,
+    private readonly settings: ReconcileSettings,
+    private readonly logger: Logger,
+  ) {}
+
+  async run(trigger: 'SCHEDULE' | 'MANUAL', scope: 'FULL' | 'INCREMENTAL'): Promise<PassSummary> {
+    const started = Date.now();
+    const [prev] = await this.sequelize.query<{ started_at: Date }>(
+      'SELECT started_at FROM reconcile_passes WHERE chain_id = $1 AND finished_at IS NOT NULL AND error IS NULL ORDER BY id DESC LIMIT 1',
+      { bind: [this.chain.id], type: QueryTypes.SELECT },
+    );
+    const [pass] = await this.sequelize.query<{ id: string; started_at: Date }>(
+      'INSERT INTO reconcile_passes (chain_id, trigger, scope) VALUES ($1, $2, $3) RETURNING id::text AS id, started_at',
+      { bind: [this.chain.id, trigger, scope], type: QueryTypes.SELECT },
+    );
+    try {
+      return await this.steps(pass!.id, pass!.started_at, prev?.started_at ?? null, trigger, scope, started);
+    } catch (e) {
+      await this.sequelize.query('UPDATE reconcile_passes SET error = $2, finished_at = now() WHERE id = $1', {
+        bind: [pass!.id, String((e as Error)?.message ?? e).slice(0, 2000)],
+      }).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  private async steps(passId: string, passStart: Date, since: Date | null, trigger: 'SCHEDULE' | 'MANUAL', scope: 'FULL' | 'INCREMENTAL', started: number): Promise<PassSummary> {
+    const head = await this.reader.head();
+    const history = this.reader.history;
+    const [cur] = await this.sequelize.query<{ height: string | null; hash: string | null }>('SELECT height::text AS height, hash FROM scan_cursors WHERE chain_id = $1', {
+      bind: [this.chain.id], type: QueryTypes.SELECT,
+    });
+    const scanHeight = cur?.height != null ? BigInt(cur.height) : null;
+    const { point, exact } = readPoint(head, { height: scanHeight, hash: cur?.hash ?? null }, history);
+    const tokens = await chainTokens(this.sequelize, this.chain.id);
+    const native = tokens.find((t) => t.contract === null);
+    if (!native) throw new Error(`${this.chain.code}: the catalogue has no active native token`);
+    const outflowsRecorded = await this.recordOutflows(native.id, point.height);
+
+    const custody = await custodyAddresses(this.sequelize, this.chain.id, tokens.length);
+    const touched = scope === 'FULL' ? new Set<string>() : await touchedAddresses(this.sequelize, this.chain.id, since);
+    const chosen = new Set(selectAddresses(custody, touched, scope, sliceSize(custody.length, this.settings.intervalSeconds || 300, this.settings.cycleSeconds)));
+    const picked = custody.filter((c) => chosen.has(c.address));
+    const rows: Row[] = picked.flatMap((c) => tokens.map((token) => ({
+      c, token, query: { address: c.address, contract: token.contract }, onChain: 0n, ledger: 0n,
+      result: { explained: 0n, unexplained: 0n, explanations: [] }, outcome: { kind: 'AGREE', close: null } as Outcome,
+      prior: { compared: false, agreedHeight: null, suspectHeight: null, open: null } as PriorState, inFlight: [] as string[],
+    })));
+
+    const { at, answers } = await this.readAll(rows.map((r) => r.query), point);
+    const ledgers = await ledgerAt(this.sequelize, this.chain.id, native.id, rows.map((r) => ({ address: r.c.address, tokenId: r.token.id, height: point.height })));
+    const cands = await candidatesOf(this.sequelize, this.chain.id, native.id, picked.map((c) => c.address), point.height, at.height);
+    const priors = await this.priors(picked.map((c) => c.address));
+    const readHeight = exact ? point.height : at.height;
+    rows.forEach((r, i) => {
+      const a = answers[i]!;
+      r.onChain = a.kind === 'AMOUNT' ? a.amount : 0n;
+      r.ledger = ledgers[i]!;
+      const c = cands.get(`${r.c.address}/${r.token.id}`);
+      r.result = explainDifference(r.onChain - r.ledger, c?.mandatory ?? [], c?.optional ?? []);
+      r.inFlight = c?.inFlight ?? [];
+      r.prior = priors.get(`${r.c.address}/${r.token.id}`) ?? r.prior;
+      r.outcome = outcomeOf(r.c.kind, r.result.unexplained, r.prior, { height: readHeight, exact, scanHeight });
+    });
+
+    const located = exact ? await this.locate(rows.filter((r) => r.outcome.kind === 'OPEN'), native.id, history, head.height, point.height) : new Map<string, bigint | null>();
+    const hashes = await this.blockHashes([...located.values()].filter((h): h is bigint => h !== null));
+
+    let opened = 0;
+    let openings = 0;
+    const comparisons: Comparison[] = [];
+    const adjustments: AdjustmentRow[] = [];
+    await this.sequelize.transaction(async (t) => {
+      if (!(await this.lease.held())) throw new Error(`${this.chain.code}: the reconciliation lease was lost during the pass`);
+      for (const r of rows) {
+        const o = r.outcome;
+        let { explained, unexplained } = r.result;
+        let ledger = r.ledger;
+        let agreed = r.prior.agreedHeight;
+        let suspect: bigint | null = null;
+        const key = `${r.c.address}/${r.token.id}`;
+        const disc = (): NewDiscrepancy => {
+          const h = located.get(key) ?? null;
+          return {
+            applicationId: r.c.applicationId, chainId: this.chain.id, chainCode: this.chain.code, tokenId: r.token.id, symbol: r.token.symbol, decimals: r.token.decimals,
+            address: r.c.address, kind: r.c.kind, externalUserId: r.c.externalUserId, amount: unexplained, height: readHeight, blockHash: exact ? point.blockHash : at.blockHash,
+            locatedHeight: h, locatedHash: h === null ? null : hashes.get(h) ?? null,
+            known: {
+              readPoint: { height: readHeight.toString(), blockHash: exact ? point.blockHash : at.blockHash, exact }, ledger: r.ledger.toString(), onChain: r.onChain.toString(),
+              explained: r.result.explanations, transfersInFlight: r.inFlight, passId: Number(passId),
+              ...(h !== null ? { located: { height: h.toString(), blockHash: hashes.get(h) ?? null } } : {}),
+            },
+          };
+        };
+        if (o.kind === 'AGREE') {
+          agreed = readHeight;
+          if (o.close) await closeDiscrepancy(this.sequelize, t, o.close, readHeight, r.result.explanations);
+        } else if (o.kind === 'OPENING') {
+          adjustments.push({
+            applicationId: r.c.applicationId, chainId: this.chain.id, tokenId: r.token.id, address: r.c.address, amount: unexplained, kind: 'OPENING',
+            height: readHeight, discrepancyId: null, note: `opening balance of the ${r.c.kind} address at its first reconciliation`, ref: null, createdBy: 'reconciliation',
+          });
+          ledger += unexplained;
+          unexplained = 0n;
+          agreed = readHeight;
+          openings++;
+        } else if (o.kind === 'SUSPECT') {
+          suspect = o.since;
+        } else if (o.kind === 'OPEN') {
+          await openDiscrepancy(this.sequelize, t, disc());
+          opened++;
+        } else if (o.kind === 'UPDATE') {
+          await updateDiscrepancy(this.sequelize, t, o.id, disc());
+        }
+        explained = r.onChain - ledger - unexplained;
+        comparisons.push({
+          address: r.c.address, applicationId: r.c.applicationId, kind: r.c.kind, externalUserId: r.c.externalUserId, tokenId: r.token.id, ledger, onChain: r.onChain,
+          explained, unexplained, explanations: r.result.explanations, agreedHeight: agreed, suspectHeight: suspect,
+        });
+      }
+      await addAdjustments(this.sequelize, t, adjustments);
+      await saveComparisons(this.sequelize, t, this.chain.id, passId, readHeight, exact ? point.blockHash : at.blockHash, comparisons);
+      await this.sequelize.query('DELETE FROM reconcile_touches WHERE chain_id = $1 AND address = ANY($2::text[]) AND touched_at <= $3', {
+        bind: [this.chain.id, picked.map((c) => c.address), passStart.toISOString()], transaction: t,
+      });
+      await this.sequelize.query(
+        'UPDATE reconcile_passes SET height = $2, block_hash = $3, compared = $4, unexplained = $5, finished_at = now() WHERE id = $1',
+        { bind: [passId, readHeight.toString(), exact ? point.blockHash : at.blockHash, comparisons.length, comparisons.filter((c) => c.unexplained !== 0n).length], transaction: t },
+      );
+    });
+    const summary: PassSummary = {
+      id: Number(passId), chainId: this.chain.id, chainCode: this.chain.code, trigger, scope, height: readHeight.toString(), blockHash: exact ? point.blockHash : at.blockHash,
+      exact, addresses: picked.length, compared: comparisons.length, unexplained: comparisons.filter((c) => c.unexplained !== 0n).length, opened, openings, outflowsRecorded,
+      durationMs: Date.now() - started,
+    };
+    if (opened > 0) this.logger.warn('reconciliation found unexplained differences', { chain: this.chain.code, pass: summary.id, opened, height: summary.height });
+    else this.logger.info('reconciliation pass', { chain: this.chain.code, pass: summary.id, compared: summary.compared, unexplained: summary.unexplained, height: summary.height });
+    return summary;
+  }
+
+  /** Every query at the point, in chunks of readChunk, two chunks in flight; the highest point answered (head-only readers). */
+  private async readAll(queries: readonly BalanceQuery[], point: BalancePoint): Promise<{ at: BalancePoint; answers: BalanceAnswer[] }> {
+    const chunks: Array<readonly BalanceQuery[]> = [];
+    for (let i = 0; i < queries.length; i += this.settings.readChunk) chunks.push(queries.slice(i, i + this.settings.readChunk));
+    const results: Array<{ at: BalancePoint; answers: readonly BalanceAnswer[] }> = new Array(chunks.length);
+    let next = 0;
+    const lane = async () => {
+      for (let i = next++; i < chunks.length; i = next++) results[i] = await this.reader.balancesAt(chunks[i]!, point);
+    };
+    await Promise.all([lane(), lane()]);
+    let at = point;
+    for (const r of results) if (r.at.height > at.height) at = r.at;
+    return { at, answers: results.flatMap((r) => [...r.answers]) };
+  }
+
+  private async priors(addresses: readonly string[]): Promise<Map<string, PriorState>> {
+    const rows = await this.sequelize.query<{ address: string; chain_token_id: number; agreed_height: string | null; suspect_height: string | null; compared: boolean; open_id: string | null; open_amount: string | null }>(
+      `WITH s AS (SELECT unnest($2::text[]) COLLATE "C" AS address),
+       b AS (SELECT address, chain_token_id, agreed_height, suspect_height FROM reconcile_balances WHERE chain_id = $1 AND address IN (SELECT address FROM s)),
+       d AS (SELECT address, chain_token_id, id, amount FROM reconcile_discrepancies WHERE chain_id = $1 AND status = 'OPEN' AND address IN (SELECT address FROM s))
+       SELECT coalesce(b.address, d.address) AS address, coalesce(b.chain_token_id, d.chain_token_id) AS chain_token_id, b.agreed_height::text AS agreed_height,
+              b.suspect_height::text AS suspect_height, (b.address IS NOT NULL) AS compared, d.id::text AS open_id, d.amount::text AS open_amount
+         FROM b FULL JOIN d ON d.address = b.address AND d.chain_token_id = b.chain_token_id`,
+      { bind: [this.chain.id, addresses], type: QueryTypes.SELECT },
+    );
+    return new Map(rows.map((r) => [`${r.address}/${r.chain_token_id}`, {
+      compared: r.compared, agreedHeight: r.agreed_height === null ? null : BigInt(r.agreed_height), suspectHeight: r.suspect_height === null ? null : BigInt(r.suspect_height),
+      open: r.open_id === null ? null : { id: r.open_id, amount: BigInt(r.open_amount!) },
+    }]));
+  }
+
+  /** New discrepancies' blocks, where the node keeps history. */
+  private async locate(rows: readonly Row[], nativeId: number, history: BalanceReader['history'], head: bigint, at: bigint): Promise<Map<string, bigint | null>> {
+    const items: LocateItem[] = rows.flatMap((r) => {
+      const floor = searchFloor(history, r.prior.agreedHeight, head, at);
+      return floor === null ? [] : [{ key: `${r.c.address}/${r.token.id}`, query: r.query, tokenId: r.token.id, floor, top: at, differenceAtTop: r.onChain - r.ledger }];
+    });
+    return locateChanges(this.reader, (q) => ledgerAt(this.sequelize, this.chain.id, nativeId, q), items);
+  }
+
+  /** The hashes of located blocks: the deposit scan's recent blocks, else the node's. */
+  private async blockHashes(heights: readonly bigint[]): Promise<Map<bigint, string>> {
+    const out = new Map<bigint, string>();
+    if (heights.length === 0) return out;
+    const rows = await this.sequelize.query<{ height: string; hash: string }>('SELECT height::text AS height, hash FROM scan_blocks WHERE chain_id = $1 AND height = ANY($2::bigint[])', {
+      bind: [this.chain.id, heights.map((h) => h.toString())], type: QueryTypes.SELECT,
+    });
+    for (const r of rows) out.set(BigInt(r.height), r.hash);
+    const missing = heights.filter((h) => !out.has(h));
+    if (missing.length > 0 && this.adapter.createScanner) {
+      const scanner = this.adapter.createScanner(this.endpoint);
+      if (scanner.kind === 'blocks') {
+        for (const h of missing) {
+          const b = await scanner.blockAt(h).catch(() => null);
+          if (b) out.set(h, b.hash);
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Custody outflows at or below the read point get their EXPLAINED record and, on chains where
+   * the sender pays its own fee (not utxo, not Solana), the fee read from the node.
+   */
+  private async recordOutflows(nativeTokenId: number, height: bigint): Promise<number> {
+    const outflows = await unrecordedOutflows(this.sequelize, this.chain.id, height);
+    if (outflows.length === 0) return 0;
+    const senderPays = this.adapter.spendModel !== 'utxo' && this.chain.family !== 'solana';
+    const node = senderPays && this.adapter.createTransferNode ? this.adapter.createTransferNode(this.endpoint) : null;
+    const fees = new Map<string, bigint | null>();
+    for (const o of outflows) {
+      if (!node || fees.has(o.tx_hash)) continue;
+      const s = await node.status(o.tx_hash).catch(() => null);
+      fees.set(o.tx_hash, s && s.state === 'MINED' ? s.fee : null);
+    }
+    await this.sequelize.transaction(async (t) => {
+      for (const o of outflows) await recordOutflow(this.sequelize, t, this.chain.id, nativeTokenId, o, fees.get(o.tx_hash) ?? null);
+    });
+    return outflows.length;
+  }
+}

@@ -1,0 +1,225 @@
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import { formatUnits } from '@wcs/core';
+import { raiseAlert } from '../deposits/scan-lease';
+import type { Explanation } from './explain';
+import type { AddressKind } from './plan';
+
+/**
+ * What a pass writes (docs/reconciliation.md): the comparisons, opening adjustments, discrepancies
+ * and their alerts, outflows' explained records and fees. Every write of a pass's results is in
+ * the caller's one transaction.
+ */
+
+/** One (address, token) compared. */
+export interface Comparison {
+  readonly address: string;
+  readonly applicationId: number;
+  readonly kind: AddressKind;
+  readonly externalUserId: string | null;
+  readonly tokenId: number;
+  readonly ledger: bigint;
+  readonly onChain: bigint;
+  readonly explained: bigint;
+  readonly unexplained: bigint;
+  readonly explanations: readonly Explanation[];
+  readonly agreedHeight: bigint | null;
+  readonly suspectHeight: bigint | null;
+}
+
+/** Upserts every comparison of a pass in one statement (the latest comparison per address and token). */
+export async function saveComparisons(sequelize: Sequelize, t: Transaction, chainId: number, passId: string, height: bigint, blockHash: string | null, rows: readonly Comparison[]): Promise<void> {
+  if (rows.length === 0) return;
+  const col = <T>(f: (r: Comparison) => T) => rows.map(f);
+  await sequelize.query(
+    `INSERT INTO reconcile_balances (chain_id, chain_token_id, address, application_id, address_kind, external_user_id, ledger, on_chain, difference,
+                                     explained, unexplained, explanations, height, block_hash, pass_id, reconciled_at, agreed_height, suspect_height)
+     SELECT $1, u.token, u.address, u.app, u.kind, u.usr, u.ledger::numeric, u.chain::numeric, u.chain::numeric - u.ledger::numeric,
+            u.explained::numeric, u.unexplained::numeric, u.explanations::jsonb, $2::bigint, $3, $4::bigint, now(), u.agreed::bigint, u.suspect::bigint
+       FROM unnest($5::int[], $6::text[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[])
+            AS u(token, address, app, kind, usr, ledger, chain, explained, unexplained, explanations, agreed, suspect)
+     ON CONFLICT (chain_id, chain_token_id, address) DO UPDATE SET
+       application_id = EXCLUDED.application_id, address_kind = EXCLUDED.address_kind, external_user_id = EXCLUDED.external_user_id,
+       ledger = EXCLUDED.ledger, on_chain = EXCLUDED.on_chain, difference = EXCLUDED.difference, explained = EXCLUDED.explained,
+       unexplained = EXCLUDED.unexplained, explanations = EXCLUDED.explanations, height = EXCLUDED.height, block_hash = EXCLUDED.block_hash,
+       pass_id = EXCLUDED.pass_id, reconciled_at = EXCLUDED.reconciled_at, agreed_height = EXCLUDED.agreed_height, suspect_height = EXCLUDED.suspect_height`,
+    {
+      bind: [
+        chainId, height.toString(), blockHash, passId,
+        col((r) => r.tokenId), col((r) => r.address), col((r) => r.applicationId), col((r) => r.kind), col((r) => r.externalUserId),
+        col((r) => r.ledger.toString()), col((r) => r.onChain.toString()), col((r) => r.explained.toString()), col((r) => r.unexplained.toString()),
+        col((r) => JSON.stringify(r.explanations)), col((r) => r.agreedHeight?.toString() ?? null), col((r) => r.suspectHeight?.toString() ?? null),
+      ],
+      transaction: t,
+    },
+  );
+}
+
+export interface AdjustmentRow {
+  readonly applicationId: number;
+  readonly chainId: number;
+  readonly tokenId: number;
+  readonly address: string;
+  readonly amount: bigint;
+  readonly kind: 'OPENING' | 'FUNDING' | 'BOOKED' | 'OUTFLOW_FEE';
+  readonly height: bigint;
+  readonly discrepancyId: string | null;
+  readonly note: string | null;
+  readonly ref: string | null;
+  readonly createdBy: string;
+}
+
+/** Adds ledger adjustments (idempotent on (address, token, kind, ref) where ref is set); returns how many were new. */
+export async function addAdjustments(sequelize: Sequelize, t: Transaction, rows: readonly AdjustmentRow[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const col = <T>(f: (r: AdjustmentRow) => T) => rows.map(f);
+  const done = await sequelize.query<{ id: string }>(
+    `INSERT INTO reconcile_adjustments (application_id, chain_id, chain_token_id, address, amount, kind, height, discrepancy_id, note, ref, created_by)
+     SELECT u.app, u.chain, u.token, u.address, u.amount::numeric, u.kind, u.height::bigint, u.disc::bigint, u.note, u.ref, u.by
+       FROM unnest($1::int[], $2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+            AS u(app, chain, token, address, amount, kind, height, disc, note, ref, by)
+     ON CONFLICT (chain_id, chain_token_id, address, kind, ref) WHERE ref IS NOT NULL DO NOTHING
+     RETURNING id::text AS id`,
+    {
+      bind: [col((r) => r.applicationId), col((r) => r.chainId), col((r) => r.tokenId), col((r) => r.address), col((r) => r.amount.toString()), col((r) => r.kind),
+        col((r) => r.height.toString()), col((r) => r.discrepancyId), col((r) => r.note), col((r) => r.ref), col((r) => r.createdBy)],
+      type: QueryTypes.SELECT,
+      transaction: t,
+    },
+  );
+  return done.length;
+}
+
+export interface NewDiscrepancy {
+  readonly applicationId: number;
+  readonly chainId: number;
+  readonly chainCode: string;
+  readonly tokenId: number;
+  readonly symbol: string;
+  readonly decimals: number;
+  readonly address: string;
+  readonly kind: AddressKind;
+  readonly externalUserId: string | null;
+  readonly amount: bigint;
+  readonly height: bigint;
+  readonly blockHash: string | null;
+  readonly locatedHeight: bigint | null;
+  readonly locatedHash: string | null;
+  readonly known: Record<string, unknown>;
+}
+
+/** What the operator can do with a discrepancy (its alert's and the docs' words). */
+export function nextStep(d: { id: string; kind: AddressKind; amount: bigint }): string {
+  if (d.kind === 'DEPOSIT' && d.amount > 0n) return `held for an operator: wcs reconcile assign ${d.id} credits it to the address's user, wcs reconcile book ${d.id} --note ... books it`;
+  return `wcs reconcile book ${d.id} --note ... books it in the ledger once understood`;
+}
+
+/** Opens a discrepancy with its RECONCILE_DISCREPANCY alert; returns its id. */
+export async function openDiscrepancy(sequelize: Sequelize, t: Transaction, d: NewDiscrepancy): Promise<string> {
+  const [row] = await sequelize.query<{ id: string }>(
+    `INSERT INTO reconcile_discrepancies (application_id, chain_id, chain_token_id, address, address_kind, external_user_id, amount, height, block_hash,
+                                          located_height, located_hash, known, status)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::numeric, $8, $9, $10, $11, $12::jsonb, 'OPEN') RETURNING id::text AS id`,
+    {
+      bind: [d.applicationId, d.chainId, d.tokenId, d.address, d.kind, d.externalUserId, d.amount.toString(), d.height.toString(), d.blockHash,
+        d.locatedHeight?.toString() ?? null, d.locatedHash, JSON.stringify(d.known)],
+      type: QueryTypes.SELECT,
+      transaction: t,
+    },
+  );
+  await alert(sequelize, t, row!.id, d, 'found');
+  return row!.id;
+}
+
+/** A changed OPEN discrepancy: its amount, point and what is known, alerted again. */
+export async function updateDiscrepancy(sequelize: Sequelize, t: Transaction, id: string, d: NewDiscrepancy): Promise<boolean> {
+  const [row] = await sequelize.query<{ id: string }>(
+    `UPDATE reconcile_discrepancies SET amount = $2::numeric, height = $3, block_hash = $4, known = known || $5::jsonb
+      WHERE id = $1 AND status = 'OPEN' RETURNING id::text AS id`,
+    { bind: [id, d.amount.toString(), d.height.toString(), d.blockHash, JSON.stringify(d.known)], type: QueryTypes.SELECT, transaction: t },
+  );
+  if (!row) return false;
+  await alert(sequelize, t, id, d, 'changed');
+  return true;
+}
+
+/** An OPEN discrepancy whose difference is gone (explained at a later pass): EXPLAINED. */
+export async function closeDiscrepancy(sequelize: Sequelize, t: Transaction, id: string, height: bigint, explanations: readonly Explanation[]): Promise<void> {
+  await sequelize.query(
+    `UPDATE reconcile_discrepancies SET status = 'EXPLAINED', resolution = $2, resolved_at = now(), resolved_by = 'reconciliation'
+      WHERE id = $1 AND status = 'OPEN'`,
+    {
+      bind: [id, `no unexplained difference left at height ${height}${explanations.length ? ` (explained: ${explanations.map((e) => `${e.kind} ${e.ref} ${e.amount}`).join(', ')})` : ''}`.slice(0, 2000)],
+      transaction: t,
+    },
+  );
+}
+
+async function alert(sequelize: Sequelize, t: Transaction, id: string, d: NewDiscrepancy, what: 'found' | 'changed'): Promise<void> {
+  const amount = formatUnits(d.amount < 0n ? -d.amount : d.amount, d.decimals);
+  const located = d.locatedHeight !== null ? `, changed at block ${d.locatedHeight}` : '';
+  await raiseAlert(sequelize, t, d.chainId, 'RECONCILE_DISCREPANCY',
+    `${d.chainCode}: ${d.kind} address ${d.address} holds ${amount} ${d.symbol} ${d.amount > 0n ? 'more' : 'less'} than the ledger at height ${d.height}${located} (discrepancy ${id} ${what}); ${nextStep({ id, kind: d.kind, amount: d.amount })}`,
+    {
+      discrepancyId: Number(id), applicationId: d.applicationId, chainTokenId: d.tokenId, address: d.address, addressKind: d.kind,
+      externalUserId: d.externalUserId, amount: d.amount.toString(), height: d.height.toString(), locatedHeight: d.locatedHeight?.toString() ?? null, what,
+    });
+  await sequelize.query(
+    `UPDATE reconcile_discrepancies SET alert_id = (SELECT max(id) FROM operator_alerts WHERE kind = 'RECONCILE_DISCREPANCY' AND (details->>'discrepancyId')::bigint = $1::bigint)
+      WHERE id = $1`,
+    { bind: [id], transaction: t },
+  );
+}
+
+/** A custody outflow (TRANSFER) not yet recorded by reconciliation. */
+export interface OutflowRow {
+  id: string;
+  application_id: number;
+  chain_token_id: number;
+  address_kind: 'DEPOSIT' | 'HOT' | 'FEE';
+  from_address: string;
+  external_user_id: string | null;
+  to_address: string;
+  amount: string;
+  tx_hash: string;
+  block_height: string;
+  block_hash: string;
+}
+
+/** Outflows at or below height without their EXPLAINED record. */
+export async function unrecordedOutflows(sequelize: Sequelize, chainId: number, height: bigint): Promise<OutflowRow[]> {
+  return sequelize.query<OutflowRow>(
+    `SELECT o.id::text AS id, o.application_id, o.chain_token_id, o.address_kind, o.from_address, o.external_user_id, o.to_address, o.amount::text AS amount,
+            o.tx_hash, o.block_height::text AS block_height, o.block_hash
+       FROM custody_outflows o
+      WHERE o.chain_id = $1 AND o.block_height <= $2 AND NOT EXISTS (SELECT 1 FROM reconcile_discrepancies d WHERE d.outflow_id = o.id)
+      ORDER BY o.id LIMIT 1000`,
+    { bind: [chainId, height.toString()], type: QueryTypes.SELECT },
+  );
+}
+
+/**
+ * Records an outflow as an EXPLAINED discrepancy (the money left without the service signing: its
+ * amount is in the ledger through custody_outflows; the TRANSFER alert was raised by the scan),
+ * and the native fee its transaction took from the address as an OUTFLOW_FEE adjustment when the
+ * node told it (fee null: not known; the native difference then shows as a discrepancy).
+ */
+export async function recordOutflow(sequelize: Sequelize, t: Transaction, chainId: number, nativeTokenId: number, o: OutflowRow, fee: bigint | null): Promise<void> {
+  await sequelize.query(
+    `INSERT INTO reconcile_discrepancies (application_id, chain_id, chain_token_id, address, address_kind, external_user_id, amount, height, block_hash,
+                                          located_height, located_hash, known, status, resolution, resolved_at, resolved_by, outflow_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::numeric, $8, $9, $8, $9, $10::jsonb, 'EXPLAINED', $11, now(), 'reconciliation', $12)
+     ON CONFLICT (outflow_id) WHERE outflow_id IS NOT NULL DO NOTHING`,
+    {
+      bind: [o.application_id, chainId, o.chain_token_id, o.from_address, o.address_kind, o.external_user_id, (-BigInt(o.amount)).toString(), o.block_height, o.block_hash,
+        JSON.stringify({ outflow: { id: Number(o.id), txHash: o.tx_hash, to: o.to_address, amount: o.amount, blockHeight: o.block_height }, fee: fee?.toString() ?? null }),
+        `custody outflow ${o.id} (TRANSFER, tx ${o.tx_hash}): the service did not sign it; in the ledger from block ${o.block_height}`, o.id],
+      transaction: t,
+    },
+  );
+  if (fee !== null && fee > 0n) {
+    await addAdjustments(sequelize, t, [{
+      applicationId: o.application_id, chainId, tokenId: nativeTokenId, address: o.from_address, amount: -fee, kind: 'OUTFLOW_FEE', height: BigInt(o.block_height),
+      discrepancyId: null, note: `the fee of custody outflow ${o.id}'s transaction, read from the node`, ref: o.tx_hash, createdBy: 'reconciliation',
+    }]);
+  }
+}
