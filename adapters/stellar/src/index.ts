@@ -3,12 +3,14 @@ import {
   type AdapterPlugin, type ChainAdapter, type ChainDefinition, type KeyPurpose, type KeySpec, type SequenceSpending,
 } from '@wcs/core';
 import { stellarAddressFromPublicKey, validateStellarAddress } from './address';
+import { StellarBalanceReader } from './balances';
 import { memoIdCodec } from './memo';
 import { createStellarScanner } from './scanner';
 import { StellarTransferCrafter, stellarChainPassphrase } from './transfer';
 import { StellarTransferNode } from './transfer-node';
 
 export { stellarAddressFromPublicKey, validateStellarAddress } from './address';
+export { StellarBalanceReader, type StellarBalanceReaderOptions } from './balances';
 export { MAX_MEMO_ID, MAX_MEMO_TEXT_BYTES, isMemoId, isMemoText, memoIdCodec, withdrawalMemoType } from './memo';
 export {
   FEE_QUOTE_SEQUENCE, StellarTransferCrafter, stellarChainPassphrase, stellarNetworkPassphrase, type StellarTransferInput,
@@ -55,6 +57,8 @@ export const plugin: AdapterPlugin = defineAdapter({
       }),
       memo: memoIdCodec,
       createScanner: (endpoint) => createStellarScanner(endpoint),
+      // balance reads for reconciliation: Horizon /accounts/{id} at its latest ingested ledger
+      createBalanceReader: (endpoint) => new StellarBalanceReader(endpoint),
       ...payouts,
     };
   },
