@@ -27,6 +27,7 @@ export const COMMAND_GROUPS: ReadonlyArray<{ readonly commands: readonly string[
   { commands: ['collect'], load: () => (require('./collect-commands') as typeof import('./collect-commands')).registerCollectCommands },
   { commands: ['operator', 'alerts', 'audit'], load: () => (require('./operator-commands') as typeof import('./operator-commands')).registerOperatorCommands },
   { commands: ['subscriptions', 'outflows'], load: () => (require('./subscription-commands') as typeof import('./subscription-commands')).registerSubscriptionCommands },
+  { commands: ['reconcile'], load: () => (require('./reconcile-commands') as typeof import('./reconcile-commands')).registerReconcileCommands },
   { commands: ['chains'], load: () => (require('./chain-commands') as typeof import('./chain-commands')).registerChainsCommand },
 ];
 /* eslint-enable @typescript-eslint/no-require-imports */
