@@ -3,6 +3,7 @@ import {
   type AdapterPlugin, type ChainAdapter, type ChainDefinition, type KeyPurpose, type KeySpec, type SequenceSpending,
 } from '@wcs/core';
 import { validateXrpAddress, xrpAddressFromPublicKey } from './address';
+import { XrpBalanceReader } from './balances';
 import { destinationTagCodec } from './memo';
 import { createXrpScanner } from './scanner';
 import { XrpTransferCrafter } from './transfer';
@@ -13,6 +14,7 @@ export { MAX_DESTINATION_TAG, destinationTagCodec, isDestinationTag } from './me
 export { XrpTransferCrafter, derSignature, FEE_QUOTE_SEQUENCE, MAX_XRP_DROPS, XRP_LEGACY_NETWORK_ID_MAX, type XrpTransferInput } from './transfer';
 export { XrpTransferNode, type XrpNodeTransferInput, type XrpTransferNodeOptions } from './transfer-node';
 export { createXrpScanner, type RetryPolicy, type XrpScannerOptions } from './scanner';
+export { XrpBalanceReader, historyOfCompleteLedgers, FIRST_MAINNET_LEDGER, type XrpBalanceReaderOptions } from './balances';
 
 /**
  * Key layout (BIP-32 secp256k1, unhardened below the account so keys come from the account xpub).
@@ -49,6 +51,8 @@ export const plugin: AdapterPlugin = defineAdapter({
       transfers: new XrpTransferCrafter(test),
       // validated ledgers are final: a validated transaction has the chain's confirmations at once
       createTransferNode: (endpoint) => new XrpTransferNode(endpoint, { confirmations: Math.max(1, chain.confirmations) }),
+      // balance reads for reconciliation: account_info at one validated ledger
+      createBalanceReader: (endpoint) => new XrpBalanceReader(endpoint),
     };
   },
 });
