@@ -2,6 +2,7 @@ import {
   AdapterConfigError, defineAdapter, type AddressCodec, type AdapterParts,
   type AddressValidation, type AdapterPlugin, type ChainAdapter, type ChainDefinition, type ExpiringSpending, type KeyPurpose, type KeySpec,
 } from '@wcs/core';
+import { EosBalanceReader } from './balances';
 import { checkK1PublicKey } from './keys';
 import { eosMemoCodec, isEosMemo } from './memo';
 import { ACCOUNT_NAME_RULE, isEosAccountName } from './name';
@@ -18,6 +19,7 @@ export {
   EOS_MAX_ASSET_AMOUNT, EOS_NATIVE_PRECISION, EOS_SIGNATURE_VARIANTS, type EosTransferInput,
 } from './transfer';
 export { EosTransferNode, NODEOS_ERRORS, type EosNodeTransferInput, type EosTransferNodeOptions } from './transfer-node';
+export { EosBalanceReader, type EosBalanceReaderOptions } from './balances';
 export { parseJsonExact } from '@wcs/core';
 
 /**
@@ -89,6 +91,8 @@ export const plugin: AdapterPlugin = defineAdapter({
       hotAddress: 'registered',
       transfers: new EosTransferCrafter(),
       createTransferNode: (endpoint) => new EosTransferNode(endpoint, { confirmations: Math.max(1, chain.confirmations) }),
+      // balance reads for reconciliation: get_currency_balance / get_account, head = last irreversible block
+      createBalanceReader: (endpoint) => new EosBalanceReader(endpoint),
     };
   },
 });
