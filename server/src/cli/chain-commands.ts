@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { QueryTypes } from 'sequelize';
-import { ENVIRONMENTS, type AdapterRegistry } from '@wcs/core';
+import { ENVIRONMENTS, scanning, type AdapterRegistry, type ChainDefinition, type ChainEndpoint } from '@wcs/core';
 import { hotWalletReport, missingHotWallets, payoutUnavailable, registerHotAccount } from '../withdrawals/hot-wallets';
 import { workerEndpoints } from '../deposits/devnets';
 import { cliActor } from '../operators/audit';
@@ -64,6 +64,31 @@ export function registerHotWalletCommands(program: Command, ctx: CliContext): vo
 
 const DEPOSITS_TEXT: Record<ScanStatus, string> = { ENABLED: 'scanned', NO_RPC: 'not scanned (no RPC endpoint)', NOT_SUPPORTED: 'not scanned (the adapter cannot scan)' };
 
+const TRACES_TEXT: Record<string, string> = {
+  debug_traceBlockByNumber: 'internal transfers from debug_traceBlockByNumber (callTracer)',
+  trace_block: 'internal transfers from trace_block',
+  off: 'internal transfers not read (option traces "off")',
+  unavailable: 'internal transfers not seen (the node serves no trace API)',
+};
+
+/**
+ * How a scanned chain's scanner reads internal transfers (EVM: the trace API it detects on the
+ * node, asked now, as the deposit worker's scanner asks at its start), or why it cannot say;
+ * traces null for chains whose scanner reads no traces or that are not scanned here.
+ */
+async function scannerTraces(registry: AdapterRegistry, chain: ChainDefinition, endpoint: ChainEndpoint | undefined): Promise<{ traces: string | null; tracesError?: string }> {
+  if (!endpoint) return { traces: null };
+  const adapter = registry.forChain(chain);
+  if (!adapter.createScanner) return { traces: null };
+  const scanner = scanning(adapter).createScanner(endpoint);
+  if (scanner.kind !== 'blocks' || !scanner.traceMode) return { traces: null };
+  try {
+    return { traces: await scanner.traceMode() };
+  } catch (e) {
+    return { traces: null, tracesError: (e as Error).message };
+  }
+}
+
 /** wcs chains. */
 export function registerChainsCommand(program: Command, ctx: CliContext): void {
   program
@@ -78,17 +103,20 @@ export function registerChainsCommand(program: Command, ctx: CliContext): void {
       const chains = await ctx.withStorage(async (s) => {
         const registry = s.container.resolve<AdapterRegistry>(TOKENS.AdapterRegistry);
         const list = o.env ? s.catalogue.chains(o.env) : [...s.catalogue.chains('live'), ...s.catalogue.chains('test')];
-        return list.map((c) => {
+        return Promise.all(list.map(async (c) => {
           // the rules support/chains and the workers use
           const deposits = scanStatus({ ...cfg.deposits, endpoints }, registry, c);
           const unavailable = payoutUnavailable(c, registry, endpoints);
-          return { ...c, deposits, payouts: unavailable === null ? 'ENABLED' : 'UNAVAILABLE', payoutsUnavailableReason: unavailable };
-        });
+          const traces = deposits === 'ENABLED' ? await scannerTraces(registry, c, endpoints.get(`${c.environment}:${c.code}`)) : { traces: null };
+          return { ...c, deposits, ...traces, payouts: unavailable === null ? 'ENABLED' : 'UNAVAILABLE', payoutsUnavailableReason: unavailable };
+        }));
       }, cfg);
+      const tracesText = (c: { traces: string | null; tracesError?: string }) =>
+        c.tracesError !== undefined ? `; internal transfers: the node could not be asked (${c.tracesError})` : c.traces !== null ? `; ${TRACES_TEXT[c.traces] ?? c.traces}` : '';
       ctx.emit(chains, () =>
         chains
           .map((c) => `${String(c.id).padEnd(4)} ${c.environment.padEnd(4)} ${c.code.padEnd(8)} ${c.network.padEnd(12)} ${c.tokens.map((t) => `${t.symbol}#${t.id}`).join(' ')}\n`
-            + `     deposits ${DEPOSITS_TEXT[c.deposits]}; withdrawals ${c.payoutsUnavailableReason ?? 'paid'}`)
+            + `     deposits ${DEPOSITS_TEXT[c.deposits]}${tracesText(c)}; withdrawals ${c.payoutsUnavailableReason ?? 'paid'}`)
           .join('\n'),
       );
     });

@@ -94,6 +94,8 @@ export class ScanWorker implements Worker {
     const tokens = await ChainTokens.load(sequelize, chain.id, chain.family);
     const key = `${chain.environment}:${chain.code}`;
     if (scanner.kind === 'blocks') {
+      // EVM: say once which trace API internal transfers are read from (the scanner keeps what it detected)
+      scanner.traceMode?.().then((traces) => this.logger.info('deposit scanner: internal transfers', { chain: key, traces }), () => undefined);
       const scan = new BlockChainScan(sequelize, chain, scanner, lease, watch, tokens, {
         batchBlocks: this.config.batchBlocks,
         concurrency: this.config.concurrency,
