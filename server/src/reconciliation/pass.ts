@@ -7,6 +7,7 @@ import { locateChanges, type LocateItem } from './locate';
 import { outcomeOf, readPoint, searchFloor, selectAddresses, sliceSize, type Outcome, type PriorState } from './plan';
 import { addAdjustments, closeDiscrepancy, openDiscrepancy, recordOutflow, saveComparisons, unrecordedOutflows, updateDiscrepancy, type AdjustmentRow, type Comparison, type NewDiscrepancy } from './records';
 import type { ReconcileLease } from './lease';
+import { raiseAlert } from '../deposits/scan-lease';
 
 /** WCS_RECONCILE_* (docs/reconciliation.md, "Settings"). */
 export interface ReconcileSettings {
@@ -29,6 +30,8 @@ export interface PassSummary {
   /** Read at the point the ledger is complete to (false: at the node's head; differences confirmed by a later pass). */
   readonly exact: boolean;
   readonly addresses: number;
+  /** Catalogue tokens the node could not read at the point (no contract there): not compared this pass, alerted once. */
+  readonly unreadTokens: ReadonlyArray<{ readonly chainTokenId: number; readonly symbol: string; readonly reason: string }>;
   readonly compared: number;
   readonly unexplained: number;
   readonly opened: number;
@@ -103,7 +106,9 @@ export class ReconcilePass {
     const touched = scope === 'FULL' ? new Set<string>() : await touchedAddresses(this.sequelize, this.chain.id, since);
     const chosen = new Set(selectAddresses(custody, touched, scope, sliceSize(custody.length, this.settings.intervalSeconds || 300, this.settings.cycleSeconds)));
     const picked = custody.filter((c) => chosen.has(c.address));
-    const rows: Row[] = picked.flatMap((c) => tokens.map((token) => ({
+    const unread = picked.length > 0 ? await this.unreadableTokens(tokens, picked[0]!.address, point) : [];
+    const readable = tokens.filter((t) => !unread.some((u) => u.token.id === t.id));
+    const rows: Row[] = picked.flatMap((c) => readable.map((token) => ({
       c, token, query: { address: c.address, contract: token.contract }, onChain: 0n, ledger: 0n,
       result: { explained: 0n, unexplained: 0n, explanations: [] }, outcome: { kind: 'AGREE', close: null } as Outcome,
       prior: { compared: false, agreedHeight: null, suspectHeight: null, open: null } as PriorState, inFlight: [] as string[],
@@ -192,12 +197,41 @@ export class ReconcilePass {
     });
     const summary: PassSummary = {
       id: Number(passId), chainId: this.chain.id, chainCode: this.chain.code, trigger, scope, height: readHeight.toString(), blockHash: exact ? point.blockHash : at.blockHash,
-      exact, addresses: picked.length, compared: comparisons.length, unexplained: comparisons.filter((c) => c.unexplained !== 0n).length, opened, openings, outflowsRecorded,
+      exact, addresses: picked.length, unreadTokens: unread.map((u) => ({ chainTokenId: u.token.id, symbol: u.token.symbol, reason: u.reason })), compared: comparisons.length, unexplained: comparisons.filter((c) => c.unexplained !== 0n).length, opened, openings, outflowsRecorded,
       durationMs: Date.now() - started,
     };
     if (opened > 0) this.logger.warn('reconciliation found unexplained differences', { chain: this.chain.code, pass: summary.id, opened, height: summary.height });
     else this.logger.info('reconciliation pass', { chain: this.chain.code, pass: summary.id, compared: summary.compared, unexplained: summary.unexplained, height: summary.height });
     return summary;
+  }
+
+  /**
+   * Tokens whose balance the node cannot read at the point (a catalogue contract with no code on
+   * this chain, a contract that does not answer balanceOf): one query each. They are left out of
+   * the pass and alerted once per token (RECONCILE_TOKEN_UNREAD) while the alert is open.
+   */
+  private async unreadableTokens(tokens: readonly ChainToken[], address: string, point: BalancePoint): Promise<Array<{ token: ChainToken; reason: string }>> {
+    const probes = await Promise.all(tokens.filter((t) => t.contract !== null).map(async (token) => {
+      try {
+        await this.reader.balancesAt([{ address, contract: token.contract }], point);
+        return null;
+      } catch (e) {
+        return { token, reason: String((e as Error)?.message ?? e).slice(0, 500) };
+      }
+    }));
+    const unread = probes.filter((p): p is { token: ChainToken; reason: string } => p !== null);
+    for (const u of unread) {
+      const [seen] = await this.sequelize.query(
+        `SELECT 1 FROM operator_alerts WHERE kind = 'RECONCILE_TOKEN_UNREAD' AND chain_id = $1 AND (details->>'chainTokenId')::int = $2 AND acknowledged_at IS NULL LIMIT 1`,
+        { bind: [this.chain.id, u.token.id], type: QueryTypes.SELECT },
+      );
+      if (seen) continue;
+      await raiseAlert(this.sequelize, null, this.chain.id, 'RECONCILE_TOKEN_UNREAD',
+        `${this.chain.code}: the node cannot read balances of ${u.token.symbol} (${u.token.contract}); it is left out of reconciliation until it can: ${u.reason}`,
+        { chainTokenId: u.token.id, symbol: u.token.symbol, contract: u.token.contract, reason: u.reason });
+      this.logger.warn('reconciliation: token balances cannot be read; token left out', { chain: this.chain.code, token: u.token.symbol, reason: u.reason });
+    }
+    return unread;
   }
 
   /** Every query at the point, in chunks of readChunk, two chunks in flight; the highest point answered (head-only readers). */
