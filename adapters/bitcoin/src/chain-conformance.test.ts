@@ -30,6 +30,7 @@ async function held(purpose: KeyPurpose, index: number): Promise<HeldKey> {
 runChainConformance({
   adapter,
   node: 'bcoin regtest (local, mined on demand)',
+  balances: true,
   async start() {
     const [hot, deposit, swept] = await Promise.all([held('hot', 0), held('deposit', 0), held('deposit', 1)]);
     const keys = new Map([hot, deposit, swept].map((k) => [k.address, k]));
@@ -49,6 +50,16 @@ runChainConformance({
           balanceOf: async (address) => BigInt(Math.round((await node.walletRpc<number>('getreceivedbyaddress', [address, 1])) * 1e8)),
         },
         sweep: { from: swept, hot, residual: 0n },
+        // what the setup paid each key, all mined (and nothing to a fresh address of the node's wallet)
+        balances: {
+          expected: [
+            { query: { address: hot.address, contract: null }, answer: { kind: 'AMOUNT', amount: 150_000_000n } },
+            { query: { address: to, contract: null }, answer: { kind: 'AMOUNT', amount: 0n } },
+            { query: { address: deposit.address, contract: null }, answer: { kind: 'AMOUNT', amount: 150_000_000n } },
+            { query: { address: swept.address, contract: null }, answer: { kind: 'AMOUNT', amount: 34_000_000n } },
+          ],
+          badAddress: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
+        },
         sign: signersByAddress([...keys].map(([address, k]) => [address, (p: Uint8Array) => store.sign(k.ref, p)] as const)),
         settle: async () => {
           await node.mine(1);

@@ -20,6 +20,7 @@ const keys = new Map([hot, deposit, swept].map((k) => [k.address, k]));
 runChainConformance({
   adapter: plugin.create(ANVIL),
   node: 'anvil (local, cancun, mined on demand)',
+  balances: true,
   async start() {
     const anvil = await startAnvil({ extraArgs: ['--hardfork', 'cancun'] });
     await setAutomine(anvil.url, false);
@@ -39,6 +40,16 @@ runChainConformance({
         balanceOf: async (address) => BigInt(await anvilRpc<string>(url, 'eth_getBalance', [address, 'latest'])),
       },
       sweep: { from: swept, hot, residual: 0n },
+      // what the setup paid each key (and nothing to a fresh address)
+      balances: {
+        expected: [
+          { query: { address: hot.address, contract: null }, answer: { kind: 'AMOUNT', amount: 10n * ETHER } },
+          { query: { address: getAddress(hexlify(randomBytes(20))), contract: null }, answer: { kind: 'AMOUNT', amount: 0n } },
+          { query: { address: deposit.address, contract: null }, answer: { kind: 'AMOUNT', amount: 1_500_000_000_000_000_000n } },
+          { query: { address: swept.address, contract: null }, answer: { kind: 'AMOUNT', amount: 2n * ETHER } },
+        ],
+        badAddress: '0x123',
+      },
       sign: signersByAddress([...keys].map(([address, k]) => [address, (p: Uint8Array) => k.sign(p)] as const)),
       settle: () => mine(url, 1),
       close: () => anvil.stop(),

@@ -5,6 +5,7 @@ import {
   type SignedTransaction, type TransactionState, type TransferInput, type TransferIntent, type TransferKey, type TransferNode, type UnsignedTransfer,
 } from '../index';
 import type { KeySignature } from '../keystore';
+import type { BalanceAnswer, BalanceQuery } from '../balances';
 
 /**
  * The chain half of the shared adapter suite (runAdapterConformance covers the plugin, addresses
@@ -32,6 +33,11 @@ export interface ChainHarness {
    * open one (changeTrust). Elsewhere such a request is refused: the suite checks it.
    */
   readonly trustlines?: boolean;
+  /**
+   * Runs the balance section (a BalanceReader: adapter.createBalanceReader): the session must
+   * then give a `balances` case. Set it for every adapter that has a reader.
+   */
+  readonly balances?: boolean;
   /** Starts the node (or the replay of its recorded answers) with the keys funded and the deposit made. */
   start(): Promise<HarnessSession>;
 }
@@ -48,6 +54,8 @@ export interface HarnessSession {
    * nothing to sweep, and the suite checks the adapter is a memo chain when this is absent.
    */
   readonly sweep?: SweepCase;
+  /** Balances the reader must answer at the node's head as the session starts (harness flag `balances`). */
+  readonly balances?: BalanceCase;
   /** Signs a payload with the key of `address` (a key the harness holds, as the KeyStore would). */
   sign(address: string, payload: Uint8Array): Promise<KeySignature>;
   /**
@@ -89,6 +97,18 @@ export interface TransferCase {
   verify?(signed: SignedTransaction): { from: string; to: string; amount: bigint; memo?: string | null };
   /** The destination's balance as the chain reports it, read independently (live nodes). */
   balanceOf?(address: string, contract: string | null): Promise<bigint>;
+}
+
+export interface BalanceCase {
+  /**
+   * Queries and the answer each must get at the head, in this order (read before any transfer of
+   * the session): at least one AMOUNT above zero and one of the chain's "nothing" (AMOUNT 0 where
+   * accounts always exist, EVM and bitcoin; NO_ACCOUNT where an account or token account must be
+   * created first).
+   */
+  readonly expected: ReadonlyArray<{ readonly query: BalanceQuery; readonly answer: BalanceAnswer }>;
+  /** A string that is no address of this chain: refused with a TypeError before any node call. */
+  readonly badAddress: string;
 }
 
 export interface SweepCase {
@@ -184,6 +204,50 @@ export function runChainConformance(harness: ChainHarness): void {
       expect(session.sweep !== undefined, 'a sweep case exactly on a paying HD chain (a memo chain takes deposits on the shared hot address)').to.equal(canPay(adapter) && adapter.addressing === 'hd');
       if (adapter.spendModel === 'sequence' && canPay(adapter)) expect(sequenceNode(adapter, adapter.createTransferNode(session.endpoint)).nextSequence).to.be.a('function');
       if (adapter.spendModel === 'utxo' && canPay(adapter)) expect(utxoNode(adapter, adapter.createTransferNode(session.endpoint)).unspentOutputs).to.be.a('function');
+    });
+
+    it('has a balance case exactly when the harness asks for the balance section, and then a reader', () => {
+      expect(session.balances !== undefined, 'a balance case exactly with the harness flag `balances`').to.equal(harness.balances === true);
+      if (harness.balances === true) expect(adapter.createBalanceReader, 'the adapter builds a BalanceReader').to.be.a('function');
+    });
+
+    // first, while the balances are as the session started
+    if (harness.balances === true) describe('balance reads (reconciliation)', () => {
+      /** Where nothing listens: a reader that made a node call would fail with a ChainRpcError, not answer. */
+      const NOWHERE: ChainEndpoint = { url: 'http://127.0.0.1:9/' };
+      const show = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${x}n` : x));
+
+      it('reads many balances at one point, in the order asked: amounts exact, and the chain\'s "nothing" (0 or NO_ACCOUNT) as such', async () => {
+        const b = session.balances!;
+        const answers = b.expected.map((e) => e.answer);
+        expect(answers.some((a) => a.kind === 'AMOUNT' && a.amount > 0n), 'the case has a positive balance').to.equal(true);
+        expect(answers.some((a) => a.kind === 'NO_ACCOUNT' || a.amount === 0n), 'the case has an empty one').to.equal(true);
+        const reader = adapter.createBalanceReader!(session.endpoint);
+        const head = await reader.head();
+        expect(typeof head.height).to.equal('bigint');
+        const history = reader.history;
+        expect(['archive', 'recent', 'head']).to.include(history.kind);
+        if (history.kind === 'recent') expect(typeof history.depth).to.equal('bigint');
+        const read = await reader.balancesAt(b.expected.map((e) => e.query), head);
+        expect(show(read.answers)).to.equal(show(answers));
+        for (const a of read.answers) if (a.kind === 'AMOUNT') expect(typeof a.amount).to.equal('bigint');
+        if (reader.history.kind === 'head') expect(read.at.height >= head.height, `read at ${read.at.height}, not below ${head.height}`).to.equal(true);
+        else expect(show(read.at)).to.equal(show(head));
+        const reversed = await reader.balancesAt([...b.expected].reverse().map((e) => e.query), head);
+        expect(show(reversed.answers), 'the order asked is the order answered').to.equal(show([...answers].reverse()));
+      });
+
+      it('answers an empty query list with no answers, without a node call', async () => {
+        const at = { height: 1n, blockHash: null };
+        const read = await adapter.createBalanceReader!(NOWHERE).balancesAt([], at);
+        expect(read.answers).to.deep.equal([]);
+      });
+
+      it('refuses a malformed address with a TypeError, without a node call', async () => {
+        const reader = adapter.createBalanceReader!(NOWHERE);
+        const e = await reader.balancesAt([{ address: session.balances!.badAddress, contract: null }], { height: 1n, blockHash: null }).then(() => null, (x: unknown) => x);
+        expect(e, 'a TypeError').to.be.instanceOf(TypeError);
+      });
     });
 
     // each part only for an adapter with the capability (the first test checks the cases match them)
