@@ -10,11 +10,10 @@ import { associatedTokenAddress } from './transfer';
 import { plugin } from './index';
 
 /**
- * The Solana balance reader on litesvm (the real runtime, in process). The endpoint is the
- * package's litesvm RPC helper, with getMultipleAccounts answered here from the runtime's
- * accounts as a node does (base64, dataSlice, context.slot the finalized slot), since the helper
- * has no such call: native lamports, SPL Token and Token-2022 associated token accounts, accounts
- * that do not exist (NO_ACCOUNT), at the finalized slot.
+ * The Solana balance reader on litesvm (the real runtime, in process) behind the package's litesvm
+ * RPC helper (getMultipleAccounts: the runtime's accounts, base64, dataSlice, at the finalized
+ * slot): native lamports, SPL Token and Token-2022 associated token accounts, accounts that do not
+ * exist (NO_ACCOUNT).
  */
 type Address = Parameters<LiteSVM['getBalance']>[0];
 const addr = (s: string): Address => s as Address;
@@ -56,18 +55,11 @@ describe('SolanaBalanceReader (litesvm)', function () {
   const skew: number[] = [];
 
   const finalizedSlot = (): number => rpc.answer({ id: 0, method: 'getSlot', params: [{ commitment: 'finalized' }] }).result as number;
+  /** The helper's getMultipleAccounts, with context.slot moved by the next skew (to make a batch straddle two slots). */
   function getMultipleAccounts(c: RpcCall): Record<string, unknown> {
-    const [keys, cfg] = c.params as [string[], { encoding?: string; dataSlice?: { offset: number; length: number }; minContextSlot?: number }];
-    const slot = finalizedSlot() + (skew.shift() ?? 0);
-    if (cfg.minContextSlot !== undefined && cfg.minContextSlot > slot) return { jsonrpc: '2.0', error: { code: -32016, message: 'Minimum context slot has not been reached' }, id: c.id };
-    const value = keys.map((k) => {
-      const a = svm.getAccount(addr(k));
-      if (!a.exists) return null;
-      let data = Buffer.from(a.data);
-      if (cfg.dataSlice) data = data.subarray(cfg.dataSlice.offset, cfg.dataSlice.offset + cfg.dataSlice.length);
-      return { lamports: Number(a.lamports), owner: String(a.programAddress), executable: a.executable, rentEpoch: 0, space: a.data.length, data: [data.toString('base64'), 'base64'] };
-    });
-    return { jsonrpc: '2.0', result: { context: { slot }, value }, id: c.id };
+    const answer = rpc.answer(c);
+    const shift = skew.shift() ?? 0;
+    return shift === 0 || !answer.result ? answer : { ...answer, result: { ...answer.result, context: { slot: answer.result.context.slot + shift } } };
   }
 
   before(async () => {

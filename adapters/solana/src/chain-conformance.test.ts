@@ -32,6 +32,7 @@ runChainConformance({
   node: 'litesvm (local, behind a JSON-RPC endpoint; settle() finalizes)',
   // another account may pay the fee: the sweep's hot wallet does
   separateFeePayer: true,
+  balances: true,
   async start() {
     const svm = new LiteSVM();
     const rpc = new LitesvmRpc(svm);
@@ -56,6 +57,16 @@ runChainConformance({
         balanceOf: async (address) => rpc.lamportsOf(address),
       },
       sweep: { from: transferKey(swept), hot: transferKey(hot), residual: 0n },
+      // what the setup gave each key; a fresh address has no account (NO_ACCOUNT)
+      balances: {
+        expected: [
+          { query: { address: hot.address, contract: null }, answer: { kind: 'AMOUNT', amount: 10n * SOL } },
+          { query: { address: Keypair.generate().publicKey.toBase58(), contract: null }, answer: { kind: 'NO_ACCOUNT' } },
+          { query: { address: deposit.address, contract: null }, answer: { kind: 'AMOUNT', amount: 1_500_000_000n } },
+          { query: { address: swept.address, contract: null }, answer: { kind: 'AMOUNT', amount: 2_500_000_123n } },
+        ],
+        badAddress: '0x52908400098527886E0F7030069857D2E4169EE7',
+      },
       sign: signersByAddress([...keys].map(([address, k]) => [address, (p: Uint8Array) => k.sign(p)] as const)),
       settle: async () => rpc.finalize(),
       close: () => server.close(),

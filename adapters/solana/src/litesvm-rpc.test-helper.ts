@@ -10,7 +10,9 @@
  * per signature of the message (litesvm's fee per signature; it has no such call); slots are a
  * counter; system-program transfers are the only instructions jsonParsed parses, there are no
  * inner instructions and no token balances; getTokenAccountsByOwner lists nothing (litesvm has no
- * owner index: an endpoint for SOL-only ledgers). Other methods: -32601.
+ * owner index: an endpoint for SOL-only ledgers). getMultipleAccounts answers the runtime's
+ * accounts now (base64, dataSlice honoured) at the finalized slot, -32016 below minContextSlot.
+ * Other methods: -32601.
  */
 import { LiteSVM } from 'litesvm';
 import { Message, VersionedTransaction } from '@solana/web3.js';
@@ -122,8 +124,24 @@ export class LitesvmRpc {
         })), c);
       }
       case 'getTokenAccountsByOwner': return result({ context: { slot }, value: [] }, c);
+      case 'getMultipleAccounts': return this.multipleAccounts(c);
       default: return failure({ code: -32601, message: `Method not found: ${c.method}` }, c);
     }
+  }
+
+  /** getMultipleAccounts (base64 only): the runtime's accounts, context.slot the finalized slot. */
+  private multipleAccounts(c: RpcCall): Json {
+    const [keys, cfg = {}] = c.params as [string[], Json | undefined];
+    const slot = this.finalizedSlot;
+    if (typeof cfg.minContextSlot === 'number' && cfg.minContextSlot > slot) return failure({ code: -32016, message: 'Minimum context slot has not been reached', data: { contextSlot: slot } }, c);
+    if (cfg.encoding !== 'base64') return failure({ code: -32602, message: 'this test endpoint answers getMultipleAccounts in base64 only' }, c);
+    return result({ context: { slot }, value: keys.map((k) => {
+      const a = this.svm.getAccount(addr(k));
+      if (!a.exists) return null;
+      let data = Buffer.from(a.data);
+      if (cfg.dataSlice) data = data.subarray(cfg.dataSlice.offset, cfg.dataSlice.offset + cfg.dataSlice.length);
+      return { lamports: Number(a.lamports), owner: String(a.programAddress), executable: a.executable, rentEpoch: 0, space: a.data.length, data: [data.toString('base64'), 'base64'] };
+    }) }, c);
   }
 
   /** A getTransaction result (encoding json, or jsonParsed with system transfers parsed). */
