@@ -52,6 +52,7 @@ runChainConformance({
   // an EOS transfer pays no fee (staked or rented CPU / NET pays): maxFee 0, which the suite takes
   adapter: plugin.create(EOS),
   node: 'recorded Jungle 4 nodeos / Hyperion answers (src/fixtures/SOURCE.md), replayed',
+  balances: true,
   async start() {
     const history = hyperion({ info: 'get_info.jungle4.209672971.json', actions: [RECORDED.actions[0]] });
     let settled = false;
@@ -63,6 +64,14 @@ runChainConformance({
           return history(req);
         case 'POST /v1/chain/get_currency_stats':
           return json(fixtures.text('get_currency_stats.EOS.json'));
+        // balance section: eosio's recorded EOS row; any other (token, account) no row (`[]`, test-made as nodeos answers it)
+        case 'POST /v1/chain/get_currency_balance': {
+          const b = JSON.parse(req.body) as Json;
+          return json(b.account === 'eosio' && b.code === 'eosio.token' && b.symbol === 'EOS' ? fixtures.text('get_currency_balance.eosio.json') : []);
+        }
+        // the recorded get_account of cordialsysaa, and the recorded Leap 4 answer for any other account
+        case 'POST /v1/chain/get_account':
+          return JSON.parse(req.body).account_name === HOT ? json(fixtures.text('get_account.jungle4.cordialsysaa.json')) : json(fixtures.text('get_account.unknown.leap4.json'), 400);
         case 'POST /v1/chain/send_transaction':
           sent = createHash('sha256').update(Buffer.from(JSON.parse(req.body).packed_trx, 'hex')).digest('hex');
           return json(executedFor(sent));
@@ -93,6 +102,13 @@ runChainConformance({
           if (symbol !== 'EOS') throw new Error(`not EOS: ${transfer.quantity}`);
           return { from: transfer.from, to: transfer.to, amount: parseUnits(amount!, 4), memo: transfer.memo === '' ? null : transfer.memo };
         },
+      },
+      balances: {
+        expected: [
+          { query: { address: 'eosio', contract: null }, answer: { kind: 'AMOUNT', amount: 16_670_290n } },
+          { query: { address: 'nosuchacct11', contract: null }, answer: { kind: 'NO_ACCOUNT' } },
+        ],
+        badAddress: 'Not-An-Account',
       },
       sign: signersByAddress([[HOT, (p: Uint8Array) => hot.sign(p)]]),
       async settle() {

@@ -41,6 +41,20 @@ const TX_V2 = fixture('rippled-tx-OfferCreate-C53ECF83.jsonrpc.json');
 const TX_NOT_FOUND = fixture('rippled-error-txnNotFound.jsonrpc.json');
 
 const hot = hotKey(0);
+/** Balance section: rG1QQ… (recorded account_info at validated ledger 56843712, 9986 drops) and rKp7K… (recorded actNotFound). */
+const RG1 = 'rG1QQv2nh2gr7RCZ1P8YYcBUKCCN633jCn';
+const RKP = 'rKp7KgcYjdEQepQLc27ZHz76ukLwE4S1CN';
+
+/**
+ * account_info at a validated ledger (the balance reader): rG1QQ…'s recorded answer as the answer
+ * of the ledger asked (**changed:** ledger_index and ledger_hash, recorded at 56843712, are the
+ * ledger asked and the recorded validated ledger's hash); any other account the recorded actNotFound.
+ */
+function accountInfoAt(p: Json): Json {
+  if (p.account !== RG1) return fixture('rippled-error-actNotFound.jsonrpc.json');
+  const recorded = fixture('rippled-account_info-validated.cli.json').result as Json;
+  return { result: { ...recorded, ledger_index: p.ledger_index, ledger_hash: (LEDGER.result as Json).ledger_hash } };
+}
 
 /** The recorded account_tx page as rippled answers `ledger_index_min`: its entries in that ledger or later. */
 function accountTx(params: Json): Json {
@@ -59,6 +73,7 @@ function accountInfo(): Json {
 runChainConformance({
   adapter: plugin.create(XRP),
   node: 'recorded rippled answers (src/fixtures/SOURCE.md), replayed',
+  balances: true,
   async start() {
     let settled = false;
     let sent: string | null = null; // the blob submitted
@@ -73,7 +88,10 @@ runChainConformance({
         case 'fee':
           return { body: FEE };
         case 'account_info':
+          if (typeof p.ledger_index === 'number') return { body: accountInfoAt(p) };
           return p.account === hot.address ? { body: accountInfo() } : { body: fixture('rippled-error-actNotFound.jsonrpc.json') };
+        case 'server_info':
+          return { body: fixture('rippled-server_info.jsonrpc.json') };
         case 'submit':
           sent = p.tx_blob as string;
           return { body: submitAnswerFor(SUBMIT_OK, sent) };
@@ -100,6 +118,13 @@ runChainConformance({
           const tx = decode(Buffer.from(signed.raw).toString('hex').toUpperCase()) as Json;
           return { from: tx.Account as string, to: tx.Destination as string, amount: BigInt(tx.Amount as string), memo: tx.DestinationTag === undefined ? null : String(tx.DestinationTag) };
         },
+      },
+      balances: {
+        expected: [
+          { query: { address: RG1, contract: null }, answer: { kind: 'AMOUNT', amount: 9986n } },
+          { query: { address: RKP, contract: null }, answer: { kind: 'NO_ACCOUNT' } },
+        ],
+        badAddress: 'rNOTANADDRESS',
       },
       sign: signersByAddress([[hot.address, (p: Uint8Array) => hot.sign(p)]]),
       async settle() {
