@@ -6,6 +6,7 @@ import { matchTransfers, type CustodyAddress, type OutflowCandidate } from '../c
 import type { ChainMonitor } from '../chain-events/monitor';
 import { advanceRecharges, failRecharge, RechargeNotices, recordTransfers, type Deposit } from './recharges';
 import { raiseAlert, type ScanLease } from './scan-lease';
+import { recordIgnoredDeposits } from '../reconciliation/ignored';
 import type { ChainTokens } from './tokens';
 import type { WatchList } from './watch-list';
 
@@ -181,6 +182,7 @@ export class BlockChainScan {
       if (cursor.hash !== '' && cursor.hash !== blocks[0]!.parentHash) throw new Error(`${this.chain.code}: the cursor moved under this step`);
       await this.saveBlocks(t, blocks);
       const deposits: Deposit[] = [];
+      const ignored: Array<{ token: number; x: ObservedTransfer }> = [];
       for (const x of transfers) {
         const owner = this.watch.ownerOf(x.toAddress);
         if (!owner) continue;
@@ -197,10 +199,13 @@ export class BlockChainScan {
         }
         if (x.amount <= 0n || x.amount < token.minDeposit) {
           this.logger.info('deposit below the minimum ignored', { chain: this.chain.code, txHash: x.txHash, position: x.position, token: token.symbol, amount: x.amount.toString(), minimum: token.minDeposit.toString() });
+          // kept for reconciliation: the chain holds it, the ledger does not (docs/reconciliation.md)
+          if (x.amount > 0n && x.succeeded) ignored.push({ token: token.id, x });
           continue;
         }
         deposits.push({ token, owner, transfer: x, minConfirmations: token.confirmations ?? this.chain.confirmations });
       }
+      if (ignored.length > 0) await recordIgnoredDeposits(this.sequelize, t, this.chain.id, ignored);
       const notices = new RechargeNotices();
       recorded = await recordTransfers(this.sequelize, t, this.chain.id, deposits, tip, notices);
       const events = await recordChainEvents(this.sequelize, t, this.chain.id, matched.events, tip);
@@ -295,6 +300,7 @@ export class BlockChainScan {
       this.nextDue = undefined;
       const events = await rollbackChainEvents(this.sequelize, t, this.chain.id, this.chain.code, fork!);
       if (events.length > 0) this.logger.error('reorg deeper than the safe depth touched confirmed chain events', { chain: this.chain.code, fork: fork!.toString(), chainEvents: events });
+      await this.sequelize.query('DELETE FROM ignored_deposits WHERE chain_id = $1 AND block_height > $2', { bind: [this.chain.id, fork!.toString()], transaction: t });
       await this.sequelize.query('DELETE FROM scan_blocks WHERE chain_id = $1 AND height > $2', { bind: [this.chain.id, fork!.toString()], transaction: t });
       await this.sequelize.query('UPDATE scan_cursors SET height = $2, hash = $3, tip_height = $4, updated_at = now() WHERE chain_id = $1', {
         bind: [this.chain.id, fork!.toString(), forkHash, tip.toString()], transaction: t,
