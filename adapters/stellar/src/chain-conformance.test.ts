@@ -14,7 +14,11 @@ import { hotKey } from './transfer.test-helper';
  *   transactions pages as src/scanner.test.ts builds them (joinedGayollPayments): the
  *   create_account ef0fe04a… of 2 XLM with MEMO_TEXT "hello universe". Pages are served as
  *   Horizon does (ascending, after the cursor); past the last record the recorded empty page
- *   (horizon-empty-page.json) answers. GET / is the recorded root (tipHeight).
+ *   (horizon-empty-page.json) answers. GET / is the recorded root (tipHeight). **Changed:** its
+ *   history_latest_ledger is 28105900 (recorded: 84959, a test network's root), a ledger after
+ *   GAYOLL…'s recorded last_modified_ledger (28105812), so the balance reader, which checks that
+ *   the entries it read are not newer than the ledger it reads at, reads GAYOLL… (balance section:
+ *   72.8563792 XLM, its EURT trustline 3, and NO_ACCOUNT for an account without a record).
  * - transfer (offline: live false): 2.5 XLM with MEMO_ID 4242 from the crafter tests' hot key
  *   (hotKey(0), testnet) to GAYOLL… (recorded, it exists), on the recorded fee_stats (199),
  *   latest ledger 27146933 (a page around the recorded record, as the transfer-node tests do) and
@@ -42,6 +46,7 @@ const hot = hotKey(0);
 
 runChainConformance({
   trustlines: true,
+  balances: true,
   adapter: plugin.create(XLM),
   node: 'recorded Horizon answers (src/fixtures/SOURCE.md), replayed',
   async start() {
@@ -55,7 +60,7 @@ runChainConformance({
       const route = `${req.method} ${req.path}`;
       switch (route) {
         case 'GET /':
-          return { body: fixture('horizon-root.json') };
+          return { body: { ...fixture('horizon-root.json'), history_latest_ledger: 28105900 } };
         case `GET /accounts/${GAYOLL}/payments`: {
           const page = pageAfter(payments, req.query);
           return { body: page.length === 0 ? fixture('horizon-empty-page.json') : { _links: {}, _embedded: { records: page } } };
@@ -95,6 +100,14 @@ runChainConformance({
           const memo = tx.memo.type === 'none' ? null : String(tx.memo.value);
           return { from: tx.source, to: op.destination, amount: parseUnits(op.amount, 7), memo };
         },
+      },
+      balances: {
+        expected: [
+          { query: { address: GAYOLL, contract: null }, answer: { kind: 'AMOUNT', amount: 728_563_792n } },
+          { query: { address: 'GADQOBYHA4DQOBYHA4DQOBYHA4DQOBYHA4DQOBYHA4DQOBYHA4DQOZPI', contract: null }, answer: { kind: 'NO_ACCOUNT' } },
+          { query: { address: GAYOLL, contract: 'EURT:GAP5LETOV6YIE62YAM56STDANPRDO7ZFDBGSNHJQIYGGKSMOZAHOOS2S' }, answer: { kind: 'AMOUNT', amount: 30_000_000n } },
+        ],
+        badAddress: 'GAYOLL',
       },
       sign: signersByAddress([[hot.address, (p: Uint8Array) => hot.sign(p)]]),
       async settle() {
