@@ -6,7 +6,9 @@
  *    a sprinkle of deposits, 10,000 watched addresses, as a ratio to a bare
  *    eth_getBlockByNumber(full) + eth_getLogs loop over the same blocks in the same run
  *    (goal >= 50 %). Also a bare loop with the scanner's concurrency, and a sweep of
- *    WCS_SCAN_BATCH_BLOCKS x WCS_SCAN_CONCURRENCY.
+ *    WCS_SCAN_BATCH_BLOCKS x WCS_SCAN_CONCURRENCY. The service runs read internal transfers from
+ *    call traces (the default: anvil serves debug_traceBlockByNumber); each round also runs the
+ *    service with the chain option traces "off": traces on as a ratio of traces off (goal >= 60 %).
  * 2. Latency: anvil mining every second, deposits spread over time; from the deposit's block
  *    first being seen (eth_blockNumber polled every 10 ms) to its PENDING callback arriving at
  *    a local receiver: p50 and p99 (goal p99 <= block time + 500 ms), next to a bare poller
@@ -29,13 +31,16 @@ import { TEST_MASTER_KEY, testEnv } from '@wcs/server/testing';
 import { rpc, rpcBatch, Receiver, signatureProblem, type Arrival } from './lib/evm';
 import { ANVIL_ARGS, bulkAddresses, cpuBetween, cpuMark, resetScanState, erc20Transfer, ERC20_TRANSFER_TOPIC, ETHER, EVM_CHAIN_ID, hex, perBlock, TOKEN_ID, units18, type CpuRecord } from './lib/deposit-chain';
 import { openStatsConnection, requestStatementStats, resetStatementStats, topStatements } from './lib/postgres';
-import { checkAborted, CleanupStack, httpRequest, runMain, sleep, startChild, stopChild, type Child } from './lib/processes';
+import { checkAborted, CleanupStack, httpRequest, runMain, runNode, sleep, startChild, stopChild, type Child } from './lib/processes';
 import { fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, noiseWarning, out, percentile, progress, RESULTS_DIR, table, printFailures, writeResults } from './lib/report';
 import { boolEnv, intEnv, listEnv } from './lib/settings';
 import { signedJsonPost } from './lib/signing';
 import { createAppViaCli, prepareBenchStorage, printProfiles, setCallbackViaCli, startApiServer, WCS_BIN } from './lib/wcs';
 
 const GOAL_RATIO_PERCENT = 50;
+/** Catch-up with internal transfers read from traces, as a share of the same catch-up without (issue 28). */
+const GOAL_TRACES_PERCENT = 60;
+const TRACES_OFF = 'service traces off';
 const GOAL_EXTRA_MS = 500;
 const NOISE_WARN_PERCENT = 20;
 const CALLBACK_PATH = '/cb';
@@ -186,6 +191,11 @@ async function main(): Promise<number> {
   // The scanner's defaults exactly as the workers process reads them (WCS_SCAN_* pass through).
   const scanDefaults = loadConfig({ ...process.env, DATABASE_URL: 'postgres://unused/unused', WCS_MASTER_KEY: TEST_MASTER_KEY }).deposits;
   const st = readSettings(scanDefaults.concurrency);
+  // anvil keeps the state of every block of the run in memory (--prune-history N, not the bare flag,
+  // which keeps none): tracing a block needs its parent's state, as on an archive node; blocks,
+  // transactions, logs and receipts (what the bare loop reads) do not depend on it.
+  const keptStates = String(st.blocks * 2 + 2_000);
+  const anvilArgs = ANVIL_ARGS.flatMap((a) => (a === '--prune-history' ? [a, keptStates] : [a]));
   try {
     const db = await prepareBenchStorage(cleanup);
     const baseEnv = { ...process.env, ...testEnv(db.url, { WCS_LOG_LEVEL: process.env.WCS_LOG_LEVEL ?? 'warn' }) };
@@ -201,7 +211,7 @@ async function main(): Promise<number> {
 
     // 1. anvil (automine while we set up), the token, the config file listing it.
     progress('starting anvil');
-    const anvil: AnvilDevnet = await startAnvil({ chainId: EVM_CHAIN_ID, extraArgs: ANVIL_ARGS });
+    const anvil: AnvilDevnet = await startAnvil({ chainId: EVM_CHAIN_ID, extraArgs: anvilArgs });
     cleanup.push('stop anvil', () => anvil.stop());
     const url = anvil.url;
     const token = await deployErc20(url, { name: 'Test USD', symbol: 'TUSD' });
@@ -209,8 +219,19 @@ async function main(): Promise<number> {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-bench-dep-'));
     cleanup.push('remove config dir', async () => fs.rmSync(tmp, { recursive: true, force: true }));
     const configFile = path.join(tmp, 'config.json');
-    fs.writeFileSync(configFile, JSON.stringify({ tokens: [{ id: TOKEN_ID, chainCode: 'ETH', environment: 'test', symbol: 'TUSD', name: 'Test USD (anvil)', contract: token, decimals: 18, minDeposit: '1' }] }));
+    const tokens = [{ id: TOKEN_ID, chainCode: 'ETH', environment: 'test', symbol: 'TUSD', name: 'Test USD (anvil)', contract: token, decimals: 18, minDeposit: '1' }];
+    fs.writeFileSync(configFile, JSON.stringify({ tokens }));
+    // the same catalogue with the built-in test ETH entry given the option traces "off" (docs/deposits.md)
+    const configTracesOff = path.join(tmp, 'config-traces-off.json');
+    const ethTracesOff = { id: 102, code: 'ETH', name: 'Ethereum Sepolia', family: 'evm', environment: 'test', network: 'sepolia', nativeSymbol: 'ETH', decimals: 18, confirmations: 3, evmChainId: EVM_CHAIN_ID, options: { traces: 'off' } };
+    fs.writeFileSync(configTracesOff, JSON.stringify({ chains: [ethTracesOff], tokens }));
     const env: NodeJS.ProcessEnv = { ...baseEnv, WCS_RPC_TEST_ETH: url, WCS_CONFIG: configFile, WCS_SCAN_POLL_MS: String(st.pollMs) };
+    // what the service's scanner reads internal transfers from, as `wcs chains` says (its detection, on this anvil)
+    const tracesOf = async (configPath: string): Promise<string | null> => {
+      const printed = await runNode('wcs chains', [WCS_BIN, 'chains', '--env', 'test', '--json'], { ...env, WCS_CONFIG: configPath }, 120_000);
+      const list = JSON.parse(printed.slice(printed.indexOf('['))) as Array<{ code: string; traces?: string | null }>;
+      return list.find((c) => c.code === 'ETH')?.traces ?? null;
+    };
 
     // 2. The receiver, the application (CLI), its RECHARGE callback URL (CLI), the API server.
     const receiver = new Receiver();
@@ -338,11 +359,14 @@ async function main(): Promise<number> {
 
       const resetScan = () => resetScanState(pg, appId, chainId);
 
-      const serviceRun = async (round: number | 'sweep', batchBlocks: number, concurrency: number): Promise<CatchUpRun> => {
+      const serviceRun = async (round: number | 'sweep', batchBlocks: number, concurrency: number, traces: 'auto' | 'off' = 'auto'): Promise<CatchUpRun> => {
         checkAborted();
         await resetScan();
         const since = receiver.arrivals.length;
-        const w = startWorkersProc({ WCS_SCAN_START_TEST_ETH: String(from), WCS_SCAN_BATCH_BLOCKS: String(batchBlocks), WCS_SCAN_CONCURRENCY: String(concurrency) }, `${batchBlocks}x${concurrency}`);
+        const w = startWorkersProc({
+          WCS_SCAN_START_TEST_ETH: String(from), WCS_SCAN_BATCH_BLOCKS: String(batchBlocks), WCS_SCAN_CONCURRENCY: String(concurrency),
+          ...(traces === 'off' ? { WCS_CONFIG: configTracesOff } : {}),
+        }, `${batchBlocks}x${concurrency}${traces === 'off' ? '-traces-off' : ''}`);
         const pid = w.proc.pid;
         // t0: the cursor first seen (set to from - 1 by the first step, or already past it)
         let h0 = 0;
@@ -363,7 +387,7 @@ async function main(): Promise<number> {
         await sleep(300); // nothing more should arrive
         await stopWorkersProc();
         // Checks: one SETTLED record per deposit sent; PENDING, CONFIRMED, SETTLED callbacks once each, signed.
-        const label = `service ${batchBlocks}x${concurrency} ${typeof round === 'number' ? 'round ' + round : round}`;
+        const label = `${traces === 'off' ? TRACES_OFF : 'service'} ${batchBlocks}x${concurrency} ${typeof round === 'number' ? 'round ' + round : round}`;
         const recs = await q<{ id: string; tx_hash: string; tx_status: string }>('SELECT id, tx_hash, tx_status FROM recharges WHERE chain_id = $1', [chainId]);
         const recHashes = new Set(recs.map((r) => r.tx_hash.toLowerCase()));
         if (recs.length !== sent.size || [...sent].some((h) => !recHashes.has(h))) failures.push(`${label}: ${recs.length} records for ${sent.size} deposits sent`);
@@ -386,7 +410,7 @@ async function main(): Promise<number> {
         }
         const blocks = to - h0;
         return {
-          round, target: 'service', batchBlocks, concurrency, blocks, seconds, blocksPerS: blocks / seconds, deposits: recs.length, callbacksDoneS, callbacks: cbs.length,
+          round, target: traces === 'off' ? TRACES_OFF : 'service', batchBlocks, concurrency, blocks, seconds, blocksPerS: blocks / seconds, deposits: recs.length, callbacksDoneS, callbacks: cbs.length,
           cpuPercent: c.cpu, scannerUsPerBlock: perBlock(c.cpu.target, c.wallS, blocks), postgresUsPerBlock: perBlock(c.cpu.postgres, c.wallS, blocks),
           anvilUsPerBlock: perBlock(c.cpu.anvil, c.wallS, blocks),
         };
@@ -394,13 +418,22 @@ async function main(): Promise<number> {
 
       const show = (r: CatchUpRun) =>
         progress(`  ${r.target}${r.batchBlocks !== null ? ` ${r.batchBlocks}x${r.concurrency}` : ''}: ${fmtInt(r.blocksPerS)} blocks/s (${fmtInt(r.blocks)} blocks in ${r.seconds.toFixed(2)} s, ${r.deposits} deposits)`);
+      const tracesOn = await tracesOf(configFile);
+      const tracesOff = await tracesOf(configTracesOff);
+      progress(`wcs chains: the ETH scanner reads internal transfers from ${tracesOn} (traces off: ${tracesOff})`);
+      if (tracesOn !== 'debug_traceBlockByNumber' && tracesOn !== 'trace_block') failures.push(`the service's scanner reads no traces on anvil (wcs chains: ${tracesOn}): the traces figure is void`);
+      if (tracesOff !== 'off') failures.push(`the traces-off catalogue did not turn traces off (wcs chains: ${tracesOff})`);
       // warm-up: one bare pass (anvil's caches, this process's JIT); not counted
       progress('warm-up: one bare pass');
       await bareRun(0, st.bareConcurrency);
       if (pgss) await resetStatementStats(pg);
       for (let round = 1; round <= st.rounds; round++) {
         progress(`round ${round}/${st.rounds}`);
-        for (const r of [await bareRun(round, 1), await bareRun(round, st.bareConcurrency), await serviceRun(round, scanDefaults.batchBlocks, scanDefaults.concurrency)]) {
+        // traces on and off alternate which goes first, so neither always runs on a warmer anvil
+        const service = round % 2 === 1
+          ? [await serviceRun(round, scanDefaults.batchBlocks, scanDefaults.concurrency), await serviceRun(round, scanDefaults.batchBlocks, scanDefaults.concurrency, 'off')]
+          : [await serviceRun(round, scanDefaults.batchBlocks, scanDefaults.concurrency, 'off'), await serviceRun(round, scanDefaults.batchBlocks, scanDefaults.concurrency)];
+        for (const r of [await bareRun(round, 1), await bareRun(round, st.bareConcurrency), ...service]) {
           show(r);
           runs.push(r);
         }
@@ -422,7 +455,9 @@ async function main(): Promise<number> {
       const bareSeq = rateOf((r) => r.target === 'bare loop');
       const bareConc = rateOf((r) => r.target !== 'bare loop' && r.target.startsWith('bare'));
       const svc = rateOf((r) => r.target === 'service');
+      const svcOff = rateOf((r) => r.target === TRACES_OFF);
       const ratio = (median(svc) / median(bareSeq)) * 100;
+      const tracesRatio = (median(svc) / median(svcOff)) * 100;
       const sweepRuns = runs.filter((r) => r.round === 'sweep');
       const best = [...sweepRuns, { batchBlocks: scanDefaults.batchBlocks, concurrency: scanDefaults.concurrency, blocksPerS: median(svc) } as CatchUpRun].sort((a, b) => b.blocksPerS - a.blocksPerS)[0]!;
       catchUpSummary = {
@@ -437,6 +472,14 @@ async function main(): Promise<number> {
         goalRatioPercent: GOAL_RATIO_PERCENT,
         goalMet: ratio >= GOAL_RATIO_PERCENT,
         best: { settings: `${best.batchBlocks}x${best.concurrency}`, blocksPerS: best.blocksPerS, ratioPercent: Math.round((best.blocksPerS / median(bareSeq)) * 1000) / 10 },
+        traces: {
+          mode: tracesOn,
+          tracesOffMedianBlocksPerS: median(svcOff),
+          ratioPercent: Math.round(tracesRatio * 10) / 10,
+          perRoundRatioPercent: svc.map((v, i) => Math.round((v / svcOff[i]!) * 1000) / 10),
+          goalRatioPercent: GOAL_TRACES_PERCENT,
+          goalMet: tracesRatio >= GOAL_TRACES_PERCENT,
+        },
       };
     }
 
@@ -680,6 +723,8 @@ async function main(): Promise<number> {
         ),
       );
       out(`ratio service/bare loop (median blocks/s): ${(cs.ratioPercent as number).toFixed(1)} %  (per round: ${(cs.perRoundRatioPercent as number[]).map((p) => p.toFixed(1) + ' %').join(', ')})`);
+      const tr = cs.traces as { mode: string | null; tracesOffMedianBlocksPerS: number; ratioPercent: number; perRoundRatioPercent: number[] };
+      out(`internal transfers (traces from ${tr.mode}): service with traces ${fmtInt(cs.serviceDefaultMedianBlocksPerS as number)} blocks/s, with traces off ${fmtInt(tr.tracesOffMedianBlocksPerS)} blocks/s: ${tr.ratioPercent.toFixed(1)} % (per round: ${tr.perRoundRatioPercent.map((p) => p.toFixed(1) + ' %').join(', ')})`);
       const best = cs.best as { settings: string; blocksPerS: number; ratioPercent: number };
       if (st.sweep.length) out(`best scanner settings in this run: ${best.settings} (WCS_SCAN_BATCH_BLOCKS x WCS_SCAN_CONCURRENCY), ${fmtInt(best.blocksPerS)} blocks/s, ${best.ratioPercent.toFixed(1)} % of the bare loop`);
       out('');
@@ -717,6 +762,8 @@ async function main(): Promise<number> {
     if (catchUpSummary) {
       const r = catchUpSummary.ratioPercent as number;
       out(`goal catch-up blocks/s >= ${GOAL_RATIO_PERCENT} % of the bare loop: ${r.toFixed(1)} %, ${catchUpSummary.goalMet ? 'met' : 'not met'}`);
+      const tr = catchUpSummary.traces as { ratioPercent: number; goalMet: boolean };
+      out(`goal catch-up with traces >= ${GOAL_TRACES_PERCENT} % of traces off: ${tr.ratioPercent.toFixed(1)} %, ${tr.goalMet ? 'met' : 'not met'}`);
     }
     if (latency) {
       const L = latency as { service: Dist; goalP99Ms: number; goalMet: boolean };
@@ -730,7 +777,7 @@ async function main(): Promise<number> {
       description: 'deposit detection on anvil: scanner catch-up blocks/s vs a bare getBlockByNumber + getLogs loop; block-to-PENDING-callback latency with 1 s blocks',
       date: new Date().toISOString(),
       machine,
-      settings: { ...st, scanDefaults: { batchBlocks: scanDefaults.batchBlocks, concurrency: scanDefaults.concurrency }, anvilArgs: ANVIL_ARGS, database: dbMode },
+      settings: { ...st, scanDefaults: { batchBlocks: scanDefaults.batchBlocks, concurrency: scanDefaults.concurrency }, anvilArgs, database: dbMode },
       chain: chain ? { from: chain.from, to: chain.to, deposits: chain.deposits } : null,
       catchUp: { runs, summary: catchUpSummary },
       latency,
@@ -740,7 +787,7 @@ async function main(): Promise<number> {
     });
     out(`results: ${resultsFile}`);
     if (failures.length) return 1;
-    const goals = [catchUpSummary ? Boolean(catchUpSummary.goalMet) : true, latency ? Boolean((latency as { goalMet: boolean }).goalMet) : true];
+    const goals = [catchUpSummary ? Boolean(catchUpSummary.goalMet) : true, catchUpSummary ? Boolean((catchUpSummary.traces as { goalMet: boolean }).goalMet) : true, latency ? Boolean((latency as { goalMet: boolean }).goalMet) : true];
     if (st.enforceGoal && !goals.every(Boolean)) return 1;
     return 0;
   } finally {
