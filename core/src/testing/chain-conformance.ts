@@ -35,7 +35,7 @@ export interface ChainHarness {
   readonly trustlines?: boolean;
   /**
    * Runs the balance section (a BalanceReader: adapter.createBalanceReader): the session must
-   * then give a `balances` case. Set it for every adapter that has a reader.
+   * then give a `balances` case. Required exactly for an adapter that has a reader (checked).
    */
   readonly balances?: boolean;
   /** Starts the node (or the replay of its recorded answers) with the keys funded and the deposit made. */
@@ -206,9 +206,9 @@ export function runChainConformance(harness: ChainHarness): void {
       if (adapter.spendModel === 'utxo' && canPay(adapter)) expect(utxoNode(adapter, adapter.createTransferNode(session.endpoint)).unspentOutputs).to.be.a('function');
     });
 
-    it('has a balance case exactly when the harness asks for the balance section, and then a reader', () => {
+    it('runs the balance section exactly when the adapter has a BalanceReader (harness flag `balances`, with a balance case)', () => {
+      expect(harness.balances === true, 'the harness flag `balances` exactly when the adapter builds a BalanceReader').to.equal(typeof adapter.createBalanceReader === 'function');
       expect(session.balances !== undefined, 'a balance case exactly with the harness flag `balances`').to.equal(harness.balances === true);
-      if (harness.balances === true) expect(adapter.createBalanceReader, 'the adapter builds a BalanceReader').to.be.a('function');
     });
 
     // first, while the balances are as the session started
