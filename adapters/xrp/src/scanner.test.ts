@@ -184,6 +184,44 @@ describe('xrp deposit scanner (recorded rippled responses)', () => {
     expect((await scanner.transfersSince('rQHYSEyxX3GKK3F6sXRvdd2NHhUqaxtC6F', null, 10)).transfers).to.deep.equal([]);
   });
 
+  it('with outgoing: the address\'s own payments too (fromAddress the address, toAddress the Destination, its tag as memo)', async () => {
+    const page = asJsonRpc(fixture('rippled-account_tx-rLNaPo-page1.ws.json'));
+    const scanner = await scannerFor(() => ({ body: page }));
+    const got = await scanner.transfersSince(RLNAPO, null, 10, { outgoing: true });
+    expect(got.transfers.map((t) => [t.fromAddress, t.toAddress, t.amount, t.memo, t.succeeded])).to.deep.equal([
+      [RLNAPO, 'r9dU6Z7P2i7MrDi1VUZ7uyq6J77eg86YtB', 550000000n, null, true],
+      ['rw2ciyaNshpHe7bCHo4bRWq6pqqynnWKQg', RLNAPO, 19077487071n, '1', true],
+    ]);
+    expect(got.transfers[0]!.txHash).to.match(/^D58864C1/);
+    expect(got.transfers[0]!.position).to.equal(0);
+
+  });
+
+  it('with outgoing: the address\'s own failed payment (tecUNFUNDED_PAYMENT) with succeeded false, its tag and requested amount', async () => {
+    const r3pz = await scannerFor(() => ({ body: asJsonRpc(fixture('rippled-account_tx-r3pz.ws.json')) }));
+    const out = (await r3pz.transfersSince(R3PZ, null, 10, { outgoing: true })).transfers.filter((t) => t.fromAddress === R3PZ);
+    expect(out).to.deep.equal([{
+      txHash: 'D7D181E7F2BA66F5180806999EC105AF53D5108CF6EEBC4A5E5ABFB7A4268611', position: 0, fromAddress: R3PZ,
+      toAddress: 'r4EwBWxrx5HxYRyisfGzMto3AT8FZiYdWk', memo: '855007911', contract: null, amount: 483480n,
+      blockHeight: 42694215n, blockHash: '42694215', succeeded: false,
+    }]);
+  });
+
+  it('headCursor: the validated ledger, wholly read; nothing at or before it is reported', async () => {
+    const scanner = await scannerFor((req) => ({
+      body: req.method === 'ledger' ? fixtureText('rippled-ledger-validated.jsonrpc.json') : asJsonRpc(fixture('rippled-account_tx-rLNaPo-page1.ws.json')),
+    }));
+    const head = await scanner.headCursor!(RLNAPO);
+    expect(JSON.parse(head!)).to.deep.equal({ v: 1, ledger: 100972465, index: Number.MAX_SAFE_INTEGER });
+    // the node answers the recorded (older) page whatever is asked: every entry is before the head
+    const got = await scanner.transfersSince(RLNAPO, head, 10, { outgoing: true });
+    expect(node!.seen[1]!.params).to.deep.include({ ledger_index_min: 100972465 });
+    expect(got.transfers).to.deep.equal([]);
+    // the recorded page's marker is kept; the position read stays the head
+    expect(JSON.parse(got.cursor!)).to.deep.include({ v: 1, ledger: 100972465, index: Number.MAX_SAFE_INTEGER });
+    await scanner.headCursor!('not an address').then(() => expect.fail('accepted'), (e: unknown) => expect(e).to.be.instanceOf(TypeError));
+  });
+
   it('treats actNotFound (an unfunded shared address) as no transfers and keeps the cursor', async () => {
     const scanner = await scannerFor(() => ({ body: fixtureText('rippled-error-actNotFound.jsonrpc.json') }));
     expect(await scanner.transfersSince('rKp7KgcYjdEQepQLc27ZHz76ukLwE4S1CN', null, 50)).to.deep.equal({ transfers: [], cursor: null });

@@ -1,4 +1,4 @@
-import { ChainRpcError, ScannerHttp, type ChainEndpoint, type HistoryScanner, type ObservedTransfer, type RetryPolicy } from '@wcs/core';
+import { ChainRpcError, ScannerHttp, type ChainEndpoint, type HistoryReadOptions, type HistoryScanner, type ObservedTransfer, type RetryPolicy } from '@wcs/core';
 import { MAX_DESTINATION_TAG } from './memo';
 import { isObject, judgeRippled, rippledError, validatedLedgerIndex } from './rippled';
 
@@ -87,8 +87,10 @@ function drops(value: unknown, bad: (why: string) => ChainRpcError, what: string
 }
 
 /**
- * The XRP transfer an entry carries into `address`, or null. Rules:
- * - Payment transactions whose Destination is the address (not sent by the address itself).
+ * The XRP transfer an entry carries into `address` (or, with `outgoing`, out of it), or null. Rules:
+ * - Payment transactions whose Destination is the address (not sent by the address itself);
+ *   with `outgoing`, also those the address sent (Account) to another Destination, reported with
+ *   fromAddress the address and toAddress the Destination.
  * - Amount = meta.delivered_amount, never Amount (partial payments deliver less). Where rippled
  *   reports "unavailable" (pre-2014 ledgers) Amount is used only for payments without
  *   tfPartialPayment, which deliver Amount exactly; a partial payment without a known delivered
@@ -99,9 +101,12 @@ function drops(value: unknown, bad: (why: string) => ChainRpcError, what: string
  *   their amounts have no fixed decimals this scanner could convert exactly.
  * - memo = DestinationTag in decimal, null without one; position 0 (a Payment delivers once).
  */
-function transferFromEntry(entry: Entry, address: string, bad: (why: string) => ChainRpcError): ObservedTransfer | null {
+function transferFromEntry(entry: Entry, address: string, bad: (why: string) => ChainRpcError, outgoing = false): ObservedTransfer | null {
   const { tx, meta } = entry;
-  if (tx.TransactionType !== 'Payment' || tx.Destination !== address || tx.Account === address) return null;
+  if (tx.TransactionType !== 'Payment' || tx.Account === tx.Destination) return null;
+  const into = tx.Destination === address;
+  if (!into && !(outgoing && tx.Account === address)) return null;
+  if (!into && typeof tx.Destination !== 'string') throw bad(`payment ${entry.hash} has no Destination`);
   const succeeded = meta.TransactionResult === 'tesSUCCESS';
   const flags = typeof tx.Flags === 'number' ? tx.Flags : 0;
   const requested = tx.DeliverMax ?? tx.Amount;
@@ -130,7 +135,7 @@ function transferFromEntry(entry: Entry, address: string, bad: (why: string) => 
     txHash: entry.hash,
     position: 0,
     fromAddress: typeof tx.Account === 'string' ? tx.Account : null,
-    toAddress: address,
+    toAddress: into ? address : tx.Destination as string,
     memo,
     contract: null,
     amount,
@@ -152,6 +157,11 @@ function transferFromEntry(entry: Entry, address: string, bad: (why: string) => 
  *   at the first entry not marked validated.
  * - An account that does not exist yet (actNotFound: an unfunded shared address) has no
  *   transfers: the same cursor comes back.
+ * - With `options.outgoing`, the account's own Payments to another account too (chain events OUT,
+ *   custody outflows). headCursor: the latest validated ledger counted as read (an address the
+ *   service does not own is watched from there). No addressNatures: every XRPL account is
+ *   controlled by keys (a master key, a regular key or a signer list); the XRP Ledger has no
+ *   contract accounts, so every counterparty is `EOA`.
  * - blockHash: the entry's ledger_hash when the server includes it (API v2), else the ledger
  *   index in decimal (API v1 entries carry no ledger hash; validated ledgers are final).
  */
@@ -167,18 +177,30 @@ export function createXrpScanner(endpoint: ChainEndpoint, options: XrpScannerOpt
     return code === null ? result : { status: 'error', error: code };
   }
 
+  async function tipHeight(): Promise<bigint> {
+    const result = await rpc('ledger', { ledger_index: 'validated' });
+    if (result.status === 'error') throw new ChainRpcError('RPC_ERROR', `XRP ledger: rippled error ${String(result.error)}`, { method: 'XRP ledger', nodeCode: String(result.error) });
+    const n = validatedLedgerIndex(result);
+    if (n === null) throw new ChainRpcError('RPC_ERROR', `XRP ledger: ${label} did not report a validated ledger index`);
+    return BigInt(n);
+  }
+
   return Object.freeze({
     kind: 'history' as const,
 
-    async tipHeight(): Promise<bigint> {
-      const result = await rpc('ledger', { ledger_index: 'validated' });
-      if (result.status === 'error') throw new ChainRpcError('RPC_ERROR', `XRP ledger: rippled error ${String(result.error)}`, { method: 'XRP ledger', nodeCode: String(result.error) });
-      const n = validatedLedgerIndex(result);
-      if (n === null) throw new ChainRpcError('RPC_ERROR', `XRP ledger: ${label} did not report a validated ledger index`);
-      return BigInt(n);
+    tipHeight,
+
+    /**
+     * The latest validated ledger, every transaction in it counted as read: account_tx from this
+     * cursor returns only what later ledgers hold.
+     */
+    async headCursor(address: string): Promise<string> {
+      if (typeof address !== 'string' || !/^r[1-9A-HJ-NP-Za-km-z]{24,34}$/.test(address)) throw new TypeError('not an XRP address');
+      const tip = await tipHeight();
+      return encodeCursor({ last: { ledger: Number(tip), index: Number.MAX_SAFE_INTEGER } });
     },
 
-    async transfersSince(address: string, cursor: string | null, limit: number) {
+    async transfersSince(address: string, cursor: string | null, limit: number, options: HistoryReadOptions = {}) {
       const from = cursor === null ? null : decodeCursor(cursor);
       const bad = (why: string) => new ChainRpcError('RPC_ERROR', `XRP account_tx: ${why}`);
       const params: Record<string, unknown> = {
@@ -208,7 +230,7 @@ export function createXrpScanner(endpoint: ChainEndpoint, options: XrpScannerOpt
           break;
         }
         if (last && (entry.ledger < last.ledger || (entry.ledger === last.ledger && entry.index <= last.index))) continue;
-        const t = transferFromEntry(entry, address, bad);
+        const t = transferFromEntry(entry, address, bad, options.outgoing === true);
         if (t) transfers.push(t);
         last = { ledger: entry.ledger, index: entry.index };
       }
