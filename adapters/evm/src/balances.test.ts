@@ -14,14 +14,17 @@ const ETHER = 10n ** 18n;
 const N = 200;
 
 /** A fetch that counts the JSON-RPC calls it carries, per method. */
-function countingFetch(): { fetch: typeof fetch; calls: Map<string, number>; reset(): void } {
+function countingFetch(): { fetch: typeof fetch; calls: Map<string, number>; requests: string[][]; reset(): void } {
   const calls = new Map<string, number>();
+  const requests: string[][] = [];
   const counting: typeof fetch = async (input, init) => {
     const body = JSON.parse(String(init?.body)) as unknown;
-    for (const c of (Array.isArray(body) ? body : [body]) as Array<{ method: string }>) calls.set(c.method, (calls.get(c.method) ?? 0) + 1);
+    const methods = ((Array.isArray(body) ? body : [body]) as Array<{ method: string }>).map((c) => c.method);
+    requests.push(methods);
+    for (const m of methods) calls.set(m, (calls.get(m) ?? 0) + 1);
     return fetch(input, init);
   };
-  return { fetch: counting, calls, reset: () => calls.clear() };
+  return { fetch: counting, calls, requests, reset: () => { calls.clear(); requests.length = 0; } };
 }
 
 describe('EvmBalanceReader (anvil)', function () {
@@ -92,6 +95,13 @@ describe('EvmBalanceReader (anvil)', function () {
     expect(answers.map((a) => (a.kind === 'AMOUNT' ? a.amount : null))).to.deep.equal(expected);
     expect(await r.usesMulticall()).to.equal(true);
     expect(counter.calls.get('eth_call')).to.equal(Math.ceil((2 * N) / 150));
+    // aggregate3 calls go in requests of their own, as many as fit maxRequestBytes (here one each)
+    const small = countingFetch();
+    const one = reader({ fetch: small.fetch, multicallSize: 150, maxRequestBytes: 1 });
+    await one.head();
+    small.reset();
+    expect((await one.balancesAt(queries, at)).answers.map((a) => (a.kind === 'AMOUNT' ? a.amount : null))).to.deep.equal(expected);
+    expect(small.requests.filter((r) => r.includes('eth_call')).map((r) => r.length)).to.deep.equal([1, 1, 1]);
   });
 
   it('reads an older block as it was: later changes are not in it', async () => {

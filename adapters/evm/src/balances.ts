@@ -23,6 +23,11 @@ export interface EvmBalanceReaderOptions extends JsonRpcClientOptions {
   readonly batchSize?: number;
   /** balanceOf calls aggregated into one Multicall3 aggregate3 eth_call (default 500: about 5 M gas for plain ERC-20s). */
   readonly multicallSize?: number;
+  /**
+   * Largest HTTP request body the aggregate3 calls are grouped into (default 1 MiB: five calls of
+   * 500 pairs; nodes limit request bodies, anvil refuses a batch of forty such calls).
+   */
+  readonly maxRequestBytes?: number;
   /** 'detect' (default): use Multicall3 where eth_getCode finds it at MULTICALL3_ADDRESS (asked once); 'off': one eth_call per (token, address). */
   readonly multicall?: 'detect' | 'off';
   /**
@@ -60,6 +65,7 @@ export class EvmBalanceReader implements BalanceReader {
   private readonly checkChain: () => Promise<void>;
   private readonly batchSize: number;
   private readonly multicallSize: number;
+  private readonly maxRequestBytes: number;
   private readonly pin: 'hash' | 'number';
   private multicall: Promise<boolean> | null;
   private probed: BalanceHistory | null = null;
@@ -70,6 +76,7 @@ export class EvmBalanceReader implements BalanceReader {
     this.checkChain = chainIdCheck(this.rpc, this.read, options.expectedChainId ?? null);
     this.batchSize = positive(options.batchSize ?? 100, 'batchSize');
     this.multicallSize = positive(options.multicallSize ?? 500, 'multicallSize');
+    this.maxRequestBytes = positive(options.maxRequestBytes ?? 1 << 20, 'maxRequestBytes');
     this.pin = options.pin ?? 'hash';
     if (this.pin !== 'hash' && this.pin !== 'number') throw new TypeError(`pin must be 'hash' or 'number', got ${String(this.pin)}`);
     const mode = options.multicall ?? 'detect';
@@ -117,13 +124,20 @@ export class EvmBalanceReader implements BalanceReader {
     const pairs = uniquePairs(checked.filter((q) => q.contract !== null) as Array<{ address: string; contract: string }>);
     const found = new Map<string, bigint>();
 
-    const calls: JsonRpcCall[] = natives.map((a) => ({ method: 'eth_getBalance', params: [a, tag] }));
+    const small: JsonRpcCall[] = natives.map((a) => ({ method: 'eth_getBalance', params: [a, tag] }));
     const multicall = pairs.length > 0 && (await this.usesMulticall());
     const chunks = multicall ? chunk(pairs, this.multicallSize) : [];
-    if (multicall) for (const c of chunks) calls.push({ method: 'eth_call', params: [{ to: MULTICALL3_ADDRESS, data: encodeAggregate3(c) }, tag] });
-    else for (const p of pairs) calls.push({ method: 'eth_call', params: [{ to: p.contract, data: encodeBalanceOf(p.address) }, tag] });
+    const big: JsonRpcCall[] = chunks.map((c) => ({ method: 'eth_call', params: [{ to: MULTICALL3_ADDRESS, data: encodeAggregate3(c) }, tag] }));
+    if (!multicall) for (const p of pairs) small.push({ method: 'eth_call', params: [{ to: p.contract, data: encodeBalanceOf(p.address) }, tag] });
 
-    const outcomes = await this.rpc.batch(calls, { maxBatch: this.batchSize });
+    // aggregate3 calls are large (192 bytes of call data a pair): few to an HTTP request, so a request stays under maxRequestBytes
+    const perRequest = Math.max(1, Math.floor(this.maxRequestBytes / (this.multicallSize * 384 + 256)));
+    const [smallOut, bigOut] = await Promise.all([
+      small.length > 0 ? this.rpc.batch(small, { maxBatch: this.batchSize }) : Promise.resolve([]),
+      big.length > 0 ? this.rpc.batch(big, { maxBatch: perRequest }) : Promise.resolve([]),
+    ]);
+    const calls = [...small, ...big];
+    const outcomes = [...smallOut, ...bigOut];
     await this.failOn(outcomes, calls, at);
     natives.forEach((a, i) => found.set(key(null, a), this.read.quantityResult(result(outcomes[i]!), `eth_getBalance(${a})`)));
     let rest = natives.length;
