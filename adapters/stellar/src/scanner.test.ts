@@ -120,6 +120,26 @@ describe('stellar deposit scanner (recorded Horizon responses)', () => {
     expect(third).to.deep.equal({ transfers: [], cursor: '120192370561220609' });
   });
 
+  it('with outgoing: the sender\'s side of the same payments, each with its destination and the transaction memo', async () => {
+    const scanner = await scannerFor(FakeHorizon.paging(joinedGayollPayments()));
+    const got = await scanner.transfersSince(GBVFTZ, null, 10, { outgoing: true });
+    expect(got.transfers.map((t) => [t.txHash.slice(0, 8), t.fromAddress, t.toAddress, t.amount, t.memo, t.contract])).to.deep.equal([
+      ['ef0fe04a', GBVFTZ, GAYOLL, 20000000n, 'hello universe', null],
+      ['c1cb850f', GBVFTZ, GAYOLL, 2000000000n, null, null],
+    ]);
+    expect(got.cursor).to.equal('120192370561220609');
+  });
+
+  it('headCursor: the last position of the newest ingested ledger; addressNatures by StrKey kind', async () => {
+    const scanner = await scannerFor(() => ({ body: fixture('horizon-root.json') }));
+    const head = await scanner.headCursor!(GAYOLL);
+    // history_latest_ledger 84959: every operation of ledgers up to it has a smaller id
+    expect(head).to.equal((((84959n + 1n) << 32n) - 1n).toString());
+    expect(BigInt(head!) >> 32n).to.equal(84959n);
+    await scanner.headCursor!('not-an-account').then(() => expect.fail('accepted'), (e: unknown) => expect(e).to.be.instanceOf(TypeError));
+    expect(await scanner.addressNatures!([GAYOLL, 'CA3D5KRYM6CB7OWQ6TWYRR3Z4T7GNZLKERYNZGGA5SOAOPIFY6YQGAXE'])).to.deep.equal(['EOA', 'CONTRACT']);
+  });
+
   it('ignores the sender\'s side of the same payments but still moves its cursor', async () => {
     const scanner = await scannerFor(FakeHorizon.paging(joinedGayollPayments()));
     expect(await scanner.transfersSince(GBVFTZ, null, 10)).to.deep.equal({ transfers: [], cursor: '120192370561220609' });
@@ -236,7 +256,7 @@ describe('stellar payment records (recorded Horizon records)', () => {
   it('reads create_account (starting_balance), payments (exact stroops, operation index from the id), and skips account_merge', () => {
     expect(parsePaymentOperation(byId('110694007436259329'), GCNL55)).to.deep.equal({
       txHash: '26c996aa6afb299b6761f2335277196715160ade6aa001a755116448b145d3a7', position: 0, ledger: 25772957n,
-      fromAddress: 'GB44UMO65PK5NWMRP4S2OSZA5BD4ACOW5KQ6TWLLO2MP7S7N5MJ2MJVI', contract: null, amount: 10000000n, succeeded: true, toMuxedId: null,
+      fromAddress: 'GB44UMO65PK5NWMRP4S2OSZA5BD4ACOW5KQ6TWLLO2MP7S7N5MJ2MJVI', toAddress: GCNL55, contract: null, amount: 10000000n, succeeded: true, toMuxedId: null,
     });
     expect(parsePaymentOperation(byId('110694007436259330'), GCNL55)).to.equal(null);
     expect(parsePaymentOperation(byId('115354197276323841'), GCNL55)).to.deep.include({ amount: 6884065454n, position: 0, ledger: 26857992n });
@@ -250,6 +270,21 @@ describe('stellar payment records (recorded Horizon records)', () => {
     });
   });
 
+  it('with outgoing: the address\'s own payment, to its destination; a path payment by what left the sender (source_amount of the source asset)', () => {
+    expect(parsePaymentOperation(byId('119400713599217665'), GCNL55, true)).to.deep.include({
+      fromAddress: GCNL55, toAddress: 'GASWJWFRYE55KC7MGANZMMRBK5NPXT3HMPDQ6SEXZN6ZPWYXVVYBFRTE',
+      contract: 'USD:GDUKMGUGDZQK6YHYA5Z6AY2G4XDSZPSZ3SW5UN3ARVMO6QSRDWP5YLEX', amount: 849410878n, position: 0,
+    });
+    // the incoming ones read the same with or without the option
+    expect(parsePaymentOperation(byId('115354197276323841'), GCNL55, true)).to.deep.equal(parsePaymentOperation(byId('115354197276323841'), GCNL55));
+    const path = records(fixture('horizon-operations-join-transactions.json'))[0]!;
+    // the test's edit of the recorded record: the sender paid 9.9 XLM (source side) for the 10000 USD delivered
+    const edited = { ...path, source_amount: '9.9000000', source_asset_type: 'native', source_asset_code: undefined, source_asset_issuer: undefined };
+    expect(parsePaymentOperation(edited, GD7PZ, true)).to.deep.include({ fromAddress: GD7PZ, toAddress: GCC3L, contract: null, amount: 99000000n, position: 5 });
+    expect(parsePaymentOperation(edited, GCC3L, true)).to.deep.include({ fromAddress: GD7PZ, toAddress: GCC3L, contract: 'USD:GBXGR3C3VKWAJCWLF7LX5TLS4KWQKPKJ4KUOJ6T6NEBROA62TTUUM6GD', amount: 100000000000n });
+    expect(parsePaymentOperation(edited, GD7PZ)).to.equal(null);
+  });
+
   it('skips operations that are not payments', () => {
     for (const r of records(fixture('horizon-account-operations-GAYOLL.json')).filter((x) => x.type === 'change_trust' || x.type === 'manage_buy_offer')) {
       expect(parsePaymentOperation(r, GAYOLL), r.id as string).to.equal(null);
@@ -259,7 +294,7 @@ describe('stellar payment records (recorded Horizon records)', () => {
   it('reads the muxed id of a payment to an M… address', () => {
     expect(parsePaymentOperation(fixture('horizon-payment-muxed-op.json'), 'GDQJVHV2EGSV2P7EETRKKY6VRFGIEP5MICKDWIR3ZWSJSYM7LAEXUIN6')).to.deep.equal({
       txHash: '015097334b0d70476831d819db2a07c003da336cdcd90e810885e062c3e908b2', position: 0, ledger: 2120670n,
-      fromAddress: 'GDRNOJXOSJNN6XYO5WTFTOSDPJ2YHPWGTK76XIFWW4MITYVHXP2QMB6Y', contract: null, amount: 3501234567n, succeeded: true, toMuxedId: '987654321',
+      fromAddress: 'GDRNOJXOSJNN6XYO5WTFTOSDPJ2YHPWGTK76XIFWW4MITYVHXP2QMB6Y', toAddress: 'GDQJVHV2EGSV2P7EETRKKY6VRFGIEP5MICKDWIR3ZWSJSYM7LAEXUIN6', contract: null, amount: 3501234567n, succeeded: true, toMuxedId: '987654321',
     });
   });
 

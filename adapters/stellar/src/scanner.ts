@@ -1,6 +1,6 @@
 import {
   AmountFormatError, ChainRpcError, ScannerHttp, isHttpJsonError, parseUnits,
-  type ChainEndpoint, type HistoryScanner, type HttpJsonAnswer, type ObservedTransfer, type RetryPolicy,
+  type AddressNature, type ChainEndpoint, type HistoryReadOptions, type HistoryScanner, type HttpJsonAnswer, type ObservedTransfer, type RetryPolicy,
 } from '@wcs/core';
 import { isMemoId } from './memo';
 
@@ -39,6 +39,8 @@ export interface PaymentOperation {
   /** The ledger, from the operation id. */
   readonly ledger: bigint;
   readonly fromAddress: string;
+  /** The recipient (an outgoing operation's destination; the address itself for one into it). */
+  readonly toAddress: string;
   readonly contract: string | null;
   readonly amount: bigint;
   readonly succeeded: boolean;
@@ -73,20 +75,37 @@ function stroops(value: unknown, what: string): bigint {
   }
 }
 
+/** The catalogue's form of the asset a record names under `prefix` ("" or "source_"): null native, "CODE:ISSUER", undefined another type. */
+function assetOf(record: Record<string, unknown>, prefix: '' | 'source_', token: string): string | null | undefined {
+  const type = record[`${prefix}asset_type`];
+  if (type === 'native') return null;
+  if (type !== 'credit_alphanum4' && type !== 'credit_alphanum12') return undefined;
+  const code = record[`${prefix}asset_code`];
+  const issuer = record[`${prefix}asset_issuer`];
+  if (typeof code !== 'string' || typeof issuer !== 'string') throw bad(`operation ${token} has an incomplete asset`);
+  return `${code}:${issuer}`;
+}
+
 /**
  * Reads one record of /accounts/{address}/payments: the transfer into `address` it describes, or
  * null when it is not one (another operation type, another recipient, or sent by the address
  * itself). Amounts are converted exactly ("12.3456789" → 123456789n); asset_type native →
  * contract null, credit assets → "CODE:ISSUER" (the catalogue's form); other asset types → null.
+ * With `outgoing`, a record the address sent to another account is read too (fromAddress the
+ * address, toAddress the destination): what left the account, i.e. a path payment's
+ * `source_amount` of its source asset, a payment's amount, a create_account's starting balance.
  */
-export function parsePaymentOperation(record: unknown, address: string): PaymentOperation | null {
+export function parsePaymentOperation(record: unknown, address: string, outgoing = false): PaymentOperation | null {
   if (!isObject(record)) throw bad('a record is not an object');
   if (typeof record.type !== 'string' || !PAYMENT_TYPES.has(record.type)) return null;
   const create = record.type === 'create_account';
   const to = create ? record.account : record.to;
   const from = create ? record.funder : record.from;
-  if (to !== address || from === address) return null;
+  if (to === from) return null;
+  const into = to === address;
+  if (!into && !(outgoing && from === address)) return null;
   if (typeof from !== 'string') throw bad('a payment record has no sender');
+  if (typeof to !== 'string') throw bad('a payment record has no recipient');
   const token = record.paging_token;
   if (typeof token !== 'string') throw bad('a payment record has no paging token');
   let toid: ReturnType<typeof decodeOperationId>;
@@ -98,13 +117,11 @@ export function parsePaymentOperation(record: unknown, address: string): Payment
   const txHash = record.transaction_hash;
   if (typeof txHash !== 'string' || !HASH.test(txHash)) throw bad(`operation ${token} has no transaction hash`);
   if (typeof record.transaction_successful !== 'boolean') throw bad(`operation ${token} does not say whether its transaction succeeded`);
-  let contract: string | null;
-  if (create || record.asset_type === 'native') contract = null;
-  else if (record.asset_type === 'credit_alphanum4' || record.asset_type === 'credit_alphanum12') {
-    if (typeof record.asset_code !== 'string' || typeof record.asset_issuer !== 'string') throw bad(`operation ${token} has an incomplete asset`);
-    contract = `${record.asset_code}:${record.asset_issuer}`;
-  } else return null;
-  const amount = stroops(create ? record.starting_balance : record.amount, `operation ${token} amount`);
+  // what the address received, or (outgoing) what left it: a path payment's source side
+  const sourceSide = !into && record.type !== 'payment' && !create;
+  const contract = create ? null : assetOf(record, sourceSide ? 'source_' : '', token);
+  if (contract === undefined) return null;
+  const amount = stroops(create ? record.starting_balance : sourceSide ? record.source_amount : record.amount, `operation ${token} amount`);
   const muxed = record.to_muxed_id;
   if (muxed !== undefined && (typeof muxed !== 'string' || !isMemoId(muxed))) throw bad(`operation ${token} has a malformed to_muxed_id`);
   return Object.freeze({
@@ -112,6 +129,7 @@ export function parsePaymentOperation(record: unknown, address: string): Payment
     position: toid.position,
     ledger: toid.ledger,
     fromAddress: from,
+    toAddress: to,
     contract,
     amount,
     succeeded: record.transaction_successful,
@@ -160,6 +178,9 @@ export function memoOfTransaction(tx: Record<string, unknown>): string | null {
  *   ambiguous, left to the operator).
  * - Failed transactions (transaction_successful false) are reported with succeeded false.
  * - An account that does not exist yet (404: an unfunded shared address) has no transfers.
+ * - With `options.outgoing`, the address's own payments to others too (same page, same cursor).
+ *   headCursor: the last position of the newest ingested ledger (an address the service does not
+ *   own is watched from there). addressNatures: by StrKey kind (stellarAddressNature).
  */
 export function createStellarScanner(endpoint: ChainEndpoint, options: StellarScannerOptions = {}): HistoryScanner {
   const http = new ScannerHttp(endpoint, options.retry);
@@ -175,17 +196,34 @@ export function createStellarScanner(endpoint: ChainEndpoint, options: StellarSc
     }
   }
 
+  async function tipHeight(): Promise<bigint> {
+    const { body } = await get('XLM root', '/');
+    const latest = isObject(body) ? body.history_latest_ledger : undefined;
+    if (!Number.isSafeInteger(latest) || (latest as number) < 1) throw new ChainRpcError('RPC_ERROR', `XLM root: ${label} did not report history_latest_ledger`);
+    return BigInt(latest as number);
+  }
+
   return Object.freeze({
     kind: 'history' as const,
 
-    async tipHeight(): Promise<bigint> {
-      const { body } = await get('XLM root', '/');
-      const latest = isObject(body) ? body.history_latest_ledger : undefined;
-      if (!Number.isSafeInteger(latest) || (latest as number) < 1) throw new ChainRpcError('RPC_ERROR', `XLM root: ${label} did not report history_latest_ledger`);
-      return BigInt(latest as number);
+    tipHeight,
+
+    /**
+     * The last position of the newest ledger Horizon has ingested (its TOID with every low bit
+     * set): payments read from it are those of later ledgers.
+     */
+    async headCursor(address: string): Promise<string> {
+      if (typeof address !== 'string' || !/^G[A-Z2-7]{55}$/.test(address)) throw new TypeError('not a Stellar account address');
+      const latest = await tipHeight();
+      return (((latest + 1n) << 32n) - 1n).toString();
     },
 
-    async transfersSince(address: string, cursor: string | null, limit: number) {
+    /** By StrKey kind: a contract address (C…) is `CONTRACT`; an account (G…, or muxed M…) is held by keys (signers), `EOA`. */
+    async addressNatures(addresses: readonly string[]): Promise<readonly AddressNature[]> {
+      return addresses.map(stellarAddressNature);
+    },
+
+    async transfersSince(address: string, cursor: string | null, limit: number, options: HistoryReadOptions = {}) {
       if (cursor !== null && !TOKEN.test(cursor)) throw new TypeError('not a Stellar scan cursor (a Horizon paging token)');
       const params: Record<string, string> = {
         order: 'asc',
@@ -201,7 +239,7 @@ export function createStellarScanner(endpoint: ChainEndpoint, options: StellarSc
       const transfers: ObservedTransfer[] = [];
       let next = cursor;
       for (const record of records) {
-        const op = parsePaymentOperation(record, address);
+        const op = parsePaymentOperation(record, address, options.outgoing === true);
         const token = (record as Record<string, unknown>).paging_token;
         if (typeof token !== 'string' || !TOKEN.test(token)) throw bad('a record has no paging token');
         if (next !== null && BigInt(token) <= BigInt(next)) throw bad(`records are not in ascending order after ${next}`);
@@ -217,7 +255,7 @@ export function createStellarScanner(endpoint: ChainEndpoint, options: StellarSc
           txHash: op.txHash,
           position: op.position,
           fromAddress: op.fromAddress,
-          toAddress: address,
+          toAddress: op.toAddress,
           memo,
           contract: op.contract,
           amount: op.amount,
@@ -229,6 +267,11 @@ export function createStellarScanner(endpoint: ChainEndpoint, options: StellarSc
       return { transfers, cursor: next };
     },
   } satisfies HistoryScanner);
+}
+
+/** A Stellar counterparty's nature from its StrKey: C… (a Soroban contract) `CONTRACT`, anything else `EOA`. */
+export function stellarAddressNature(address: string): AddressNature {
+  return address.startsWith('C') ? 'CONTRACT' : 'EOA';
 }
 
 /** "HTTP 400", with the title of a Horizon problem document for 4xx (never its instance or extras). */
