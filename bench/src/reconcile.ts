@@ -87,12 +87,14 @@ async function main(): Promise<void> {
     const sends = addresses.flatMap((a, i) => contracts.map((c, t) => ({ from: DEV, to: c, data: mint(a, amountOf(i, t)), gas: '0x186a0', nonce: `0x${(nonce++).toString(16)}` })));
     for (let i = 0; i < sends.length; i += 100) {
       await Promise.all(sends.slice(i, i + 100).map((tx) => anvilRpc(anvil.url, 'eth_sendTransaction', [tx])));
-      if ((i / 100) % 10 === 9) await mine(anvil.url, 1);
+      await mine(anvil.url, 1); // anvil's pool holds a bounded number of one sender's transactions
     }
     for (let left = 1; left > 0;) {
       await mine(anvil.url, 1);
       left = Number(BigInt((await anvilRpc<{ pending: string }>(anvil.url, 'txpool_status')).pending));
     }
+    const last = await anvilRpc<{ status: string } | null>(anvil.url, 'eth_getTransactionReceipt', [await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ ...sends[0]!, nonce: `0x${(nonce++).toString(16)}`, data: mint(addresses[0]!, 0n) }]).then(async (h) => { await mine(anvil.url, 1); return h; })]);
+    if (last?.status !== '0x1') throw new Error('the mints did not all apply');
     const head = await anvilRpc<{ number: string; hash: string }>(anvil.url, 'eth_getBlockByNumber', ['latest', false]);
     // the ledger: one credited deposit per (address, token), as the scan would have recorded them; the scan's cursor at the head
     const rows = addresses.flatMap((a, i) => TOKENS.map((t, k) => ({ a, token: t.id, amount: amountOf(i, k).toString(), tx: `0x${i.toString(16).padStart(8, '0')}${k}` })));
