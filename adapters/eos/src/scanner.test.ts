@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fixtureReader, startReplayServer, testChain, type ReplayServer } from '@wcs/core/testing';
 import { plugin } from './index';
 import { ChainRpcError, scanning } from '@wcs/core';
-import { createEosScanner, parseEosQuantity, type EosScannerOptions } from './scanner';
+import { createEosScanner, eosAccountNature, parseEosQuantity, type EosScannerOptions } from './scanner';
 import { hyperion } from './scanner.test-helper';
 
 // Recorded responses in src/fixtures (read from dist); see src/fixtures/SOURCE.md for where each came from.
@@ -111,6 +111,51 @@ describe('EOS history scanner (Hyperion, recorded Jungle 4 responses)', function
       const later = await s.transfersSince(RECEIVER, first.cursor, 100);
       assert.deepEqual(later, { transfers: [expected(NONFINAL, 30000n, null, '44')], cursor: '279447000' });
       assert.equal(actionQueries()[2]!.block_num, '0-209672969');
+    });
+
+    it('with outgoing: the recorded transfer from the sender\'s side, and the receiver\'s own transfer out', async () => {
+      server = await startReplayServer(hyperion({ info: INFO_EARLY, actions: ALL }));
+      const sender = await scanner().transfersSince(SENDER, null, 100, { outgoing: true });
+      // the sender sees REAL, MEMO, MEMO_INLINE, FAKE and USDT leave it (to RECEIVER), and OUTGOING arrive
+      assert.deepEqual(sender.transfers.map((t) => [t.txHash.slice(0, 8), t.fromAddress, t.toAddress, t.amount, t.contract]), [
+        [REAL_TRX.slice(0, 8), SENDER, RECEIVER, 100n, null],
+        [MEMO.trx_id.slice(0, 8), SENDER, RECEIVER, 12345n, null],
+        [MEMO_INLINE.trx_id.slice(0, 8), SENDER, RECEIVER, 5000n, null],
+        [FAKE.trx_id.slice(0, 8), SENDER, RECEIVER, 50000n, 'faketoken111:EOS'],
+        [USDT.trx_id.slice(0, 8), SENDER, RECEIVER, 123400n, 'tethertether:USDT'],
+        [OUTGOING.trx_id.slice(0, 8), RECEIVER, SENDER, 100n, null],
+      ]);
+      assert.deepEqual(sender.transfers[0], { ...expected(REAL, 100n, null, null), fromAddress: SENDER, toAddress: RECEIVER });
+      const receiver = await scanner().transfersSince(RECEIVER, null, 100, { outgoing: true });
+      assert.deepEqual(receiver.transfers.at(-1), {
+        txHash: OUTGOING.trx_id, position: 1, fromAddress: RECEIVER, toAddress: SENDER, memo: null, contract: null, amount: 100n,
+        blockHeight: 209370800n, blockHash: OUTGOING.block_id, succeeded: true,
+      } satisfies ObservedTransfer);
+      assert.equal(receiver.transfers.length, 6);
+    });
+
+    it('headCursor: the global sequence of the account\'s newest transfer; a read from it returns nothing before', async () => {
+      server = await startReplayServer(hyperion({ info: INFO_LATE, actions: ALL }));
+      const s = scanner();
+      assert.equal(await s.headCursor!(RECEIVER), '279447000');
+      assert.deepEqual(actionQueries()[0], { account: RECEIVER, filter: '*:transfer', sort: 'desc', limit: '1' });
+      assert.deepEqual(await s.transfersSince(RECEIVER, '279447000', 100, { outgoing: true }), { transfers: [], cursor: '279447000' });
+      assert.equal(await s.headCursor!('nobodyhere11'), '0');
+      await assert.rejects(s.headCursor!('Not.An.Account'), TypeError);
+    });
+
+    it('addressNatures from get_account: code set (eosio, recorded) is CONTRACT, never set (cordialsysaa, recorded) EOA; asked once', async () => {
+      const replay = hyperion({ info: INFO_EARLY, actions: [] });
+      const accounts: Record<string, string> = { eosio: 'get_account.eosio.cleos.json', cordialsysaa: 'get_account.jungle4.cordialsysaa.json' };
+      server = await startReplayServer((req) => {
+        if (req.url.endsWith('/v1/chain/get_account')) return { status: 200, body: JSON.stringify(fixture(accounts[JSON.parse(req.body).account_name]!)) };
+        return replay(req);
+      });
+      const s = scanner();
+      assert.deepEqual(await s.addressNatures!(['eosio', 'cordialsysaa', 'eosio']), ['CONTRACT', 'EOA', 'CONTRACT']);
+      assert.deepEqual(await s.addressNatures!(['cordialsysaa', 'eosio']), ['EOA', 'CONTRACT']);
+      assert.equal(server.requests.filter((r) => r.url.endsWith('/v1/chain/get_account')).length, 2);
+      assert.throws(() => eosAccountNature({ account_name: 'x' }), ChainRpcError);
     });
 
     it('a node that ignores the block range still yields nothing above the last irreversible block', async () => {

@@ -1,6 +1,6 @@
 import {
   HttpJsonClient, jsonBigInt as toBigInt, parseJsonExact, readJson, refusalWithMessage,
-  type ChainEndpoint, type HistoryScanner, type HttpJsonOptions, type RetryOptions, type HttpJsonRequest, type ObservedTransfer, type Verdict,
+  type AddressNature, type ChainEndpoint, type HistoryReadOptions, type HistoryScanner, type HttpJsonOptions, type RetryOptions, type HttpJsonRequest, type ObservedTransfer, type Verdict,
 } from '@wcs/core';
 import { isEosAccountName } from './name';
 import { eosError, eosHttpError } from './rpc-error';
@@ -33,9 +33,10 @@ export function parseEosQuantity(quantity: unknown): { readonly amount: bigint; 
  * The deposit one Hyperion action document shows for `address`, or null: a `transfer` action whose
  * data.to is the address and data.from is not, with a well-formed positive quantity. The contract
  * is "<act.account>:<SYMBOL>" (eosio.token EOS: null), so a token of another contract with the
- * same symbol never passes for the catalogue's.
+ * same symbol never passes for the catalogue's. With `outgoing`, a transfer whose data.from is the
+ * address (and data.to another account) too, with toAddress data.to.
  */
-export function eosTransferInAction(action: unknown, address: string): ObservedTransfer | null {
+export function eosTransferInAction(action: unknown, address: string, outgoing = false): ObservedTransfer | null {
   const bad = (what: string): never => {
     throw eosError('RPC_ERROR', 'get_actions', `unreadable action: ${what}`);
   };
@@ -45,7 +46,10 @@ export function eosTransferInAction(action: unknown, address: string): ObservedT
   const data = act.data;
   // Any contract may have a "transfer" action with any data: what does not read as a token
   // transfer to the address is not a deposit (and not an error).
-  if (!isObject(data) || data.to !== address || data.from === address) return null;
+  if (!isObject(data) || data.to === data.from) return null;
+  const into = data.to === address;
+  if (!into && !(outgoing && data.from === address)) return null;
+  if (typeof data.to !== 'string') return null;
   const q = parseEosQuantity(data.quantity);
   if (q === null || q.amount <= 0n) return null;
   if (typeof action.trx_id !== 'string' || !/^[0-9a-f]{64}$/.test(action.trx_id)) return bad('no trx_id');
@@ -59,7 +63,7 @@ export function eosTransferInAction(action: unknown, address: string): ObservedT
     txHash: action.trx_id,
     position: ordinal,
     fromAddress: typeof data.from === 'string' ? data.from : null,
-    toAddress: address,
+    toAddress: data.to,
     memo: typeof data.memo === 'string' && data.memo !== '' ? data.memo : null,
     contract: act.account === EOS_NATIVE_CONTRACT && q.symbol === EOS_NATIVE_SYMBOL ? null : `${act.account}:${q.symbol}`,
     amount: q.amount,
@@ -67,6 +71,16 @@ export function eosTransferInAction(action: unknown, address: string): ObservedT
     blockHash: blockId ?? blockNum.toString(),
     succeeded: !failed,
   };
+}
+
+/** How long an `EOA` answer of addressNatures is kept (code can be set on an account later). */
+const EOA_NATURE_MS = 10 * 60_000;
+const NO_CODE = '1970-01-01T00:00:00.000';
+
+/** A get_account answer as an address nature: code set at some time (last_code_update after the epoch) is `CONTRACT`. */
+export function eosAccountNature(account: unknown): AddressNature {
+  if (!isObject(account) || typeof account.last_code_update !== 'string') throw eosError('RPC_ERROR', 'get_account', 'no last_code_update');
+  return account.last_code_update === NO_CODE || account.last_code_update === '1970-01-01T00:00:00' ? 'EOA' : 'CONTRACT';
 }
 
 function judgeObject(what: string): (answer: unknown) => Verdict {
@@ -104,7 +118,46 @@ class EosHistoryScanner implements HistoryScanner {
     return lib;
   }
 
-  async transfersSince(address: string, cursor: string | null, limit: number): Promise<{ transfers: readonly ObservedTransfer[]; cursor: string | null }> {
+  /**
+   * The global sequence of the account's newest transfer action Hyperion holds ("0" when it has
+   * none): a read from it returns only transfers indexed after this call.
+   */
+  async headCursor(address: string): Promise<string> {
+    if (!isEosAccountName(address)) throw new TypeError('not an EOS account name');
+    const answer = await this.request('get_actions', {
+      path: '/v2/history/get_actions',
+      query: { account: address, filter: '*:transfer', sort: 'desc', limit: '1' },
+    }, (a) => (isObject(a) && Array.isArray(a.actions) ? { ok: true } : { ok: false, retry: false, message: 'the answer has no actions list' }));
+    let newest = 0n;
+    for (const a of answer.actions as unknown[]) {
+      const gs = isObject(a) ? toBigInt(a.global_sequence) : null;
+      if (gs === null || gs < 0n) throw eosError('RPC_ERROR', 'get_actions', 'an action has no global_sequence');
+      if (gs > newest) newest = gs;
+    }
+    return newest.toString();
+  }
+
+  /**
+   * An account with a contract is `CONTRACT`, any other `EOA`, from get_account: its
+   * `last_code_update` is the epoch until code is set (an account whose code was later cleared
+   * stays `CONTRACT`). Kept per scanner: `CONTRACT` for good, `EOA` for 10 minutes.
+   */
+  async addressNatures(addresses: readonly string[]): Promise<readonly AddressNature[]> {
+    const now = Date.now();
+    for (const a of new Set(addresses)) {
+      const known = this.natures.get(a);
+      if (known && (known.nature === 'CONTRACT' || now - known.at <= EOA_NATURE_MS)) continue;
+      if (!isEosAccountName(a)) continue;
+      const account = await this.request('get_account', { path: '/v1/chain/get_account', body: JSON.stringify({ account_name: a }) }, judgeObject('get_account'));
+      if (this.natures.size >= 100_000) this.natures.clear();
+      this.natures.set(a, { nature: eosAccountNature(account), at: now });
+    }
+    return addresses.map((a) => this.natures.get(a)?.nature ?? 'EOA');
+  }
+
+  private readonly natures = new Map<string, { nature: AddressNature; at: number }>();
+
+  async transfersSince(address: string, cursor: string | null, limit: number, options: HistoryReadOptions = {}): Promise<{ transfers: readonly ObservedTransfer[]; cursor: string | null }> {
     if (!isEosAccountName(address)) throw new TypeError('not an EOS account name');
     if (cursor !== null && !/^\d{1,20}$/.test(cursor)) throw new TypeError('an EOS scan cursor is a global sequence number');
     if (!Number.isInteger(limit) || limit < 1) throw new TypeError('limit must be a positive integer');
@@ -136,7 +189,7 @@ class EosHistoryScanner implements HistoryScanner {
     for (const { action, gs, block } of actions) {
       if (gs < from || (last !== null && gs === last)) continue; // at or below the cursor, or repeated
       if (block > lib) break; // not irreversible yet: read on a later call, from here
-      const t = eosTransferInAction(action, address);
+      const t = eosTransferInAction(action, address, options.outgoing === true);
       if (t) transfers.push(t);
       last = gs;
     }
