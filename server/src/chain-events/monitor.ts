@@ -2,11 +2,11 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import type { CustodyAddress, MonitoredSubscription, SubscriptionDirection } from './matching';
 
 /**
- * What a block chain's scanner watches beyond deposits, for one chain: the addresses of live
- * subscriptions per direction, and the applications' hot and fee wallets (custody addresses whose
- * unexpected outflows raise TRANSFER). Reloaded whole when the chain's monitor version moves
- * (bumped in the transaction of every subscription change) or a wallet is added: one small
- * query per scan step otherwise.
+ * What a chain's scanner watches beyond deposits, for one chain: the addresses of live
+ * subscriptions per direction, and the applications' hot and fee wallets and (memo chains) shared
+ * deposit accounts: custody addresses whose unexpected outflows raise TRANSFER. Reloaded whole
+ * when the chain's monitor version moves (bumped in the transaction of every subscription change)
+ * or a wallet or shared account is added: one small query per scan step otherwise.
  */
 export class ChainMonitor {
   private stamp: string | null = null;
@@ -27,7 +27,8 @@ export class ChainMonitor {
     const [row] = await this.sequelize.query<{ stamp: string }>(
       `SELECT coalesce((SELECT version FROM chain_monitor_versions WHERE chain_id = $1), 0)::text
               || '/' || (SELECT count(*) FROM hot_wallets WHERE chain_id = $1)::text
-              || '/' || (SELECT count(*) FROM fee_wallets WHERE chain_id = $1)::text AS stamp`,
+              || '/' || (SELECT count(*) FROM fee_wallets WHERE chain_id = $1)::text
+              || '/' || (SELECT count(*) FROM deposit_accounts WHERE chain_id = $1)::text AS stamp`,
       { bind: [this.chainId], type: QueryTypes.SELECT },
     );
     if (row!.stamp === this.stamp) return;
@@ -54,9 +55,11 @@ export class ChainMonitor {
       if (s.direction !== 'IN') push(outbound, r.address, s);
     }
     const wallets = new Map<string, CustodyAddress>();
-    const walletRows = await this.sequelize.query<{ application_id: number; address: string; kind: 'HOT' | 'FEE' }>(
+    // shared deposit accounts exist on memo chains only (an account of the application, no user)
+    const walletRows = await this.sequelize.query<{ application_id: number; address: string; kind: 'HOT' | 'FEE' | 'DEPOSIT' }>(
       `SELECT application_id, address, 'HOT' AS kind FROM hot_wallets WHERE chain_id = $1
-       UNION ALL SELECT application_id, address, 'FEE' AS kind FROM fee_wallets WHERE chain_id = $1`,
+       UNION ALL SELECT application_id, address, 'FEE' AS kind FROM fee_wallets WHERE chain_id = $1
+       UNION ALL SELECT application_id, address, 'DEPOSIT' AS kind FROM deposit_accounts WHERE chain_id = $1`,
       { bind: [this.chainId], type: QueryTypes.SELECT },
     );
     for (const w of walletRows) wallets.set(w.address, { applicationId: w.application_id, kind: w.kind, externalUserId: null });
@@ -76,6 +79,26 @@ export class ChainMonitor {
 
   wallet(address: string): CustodyAddress | null {
     return this.wallets.get(address) ?? null;
+  }
+
+  /** Changes whenever what is monitored changes (a subscription, a wallet, a shared account). */
+  get version(): string | null {
+    return this.stamp;
+  }
+
+  /** The addresses monitored for IN. */
+  inboundAddresses(): Iterable<string> {
+    return this.inboundMap.keys();
+  }
+
+  /** The addresses monitored for OUT. */
+  outboundAddresses(): Iterable<string> {
+    return this.outboundMap.keys();
+  }
+
+  /** The hot and fee wallets and shared deposit accounts. */
+  walletAddresses(): Iterable<string> {
+    return this.wallets.keys();
   }
 
   /** Monitored addresses (any direction): how many the chain's subscriptions watch. */

@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { formatLocalDateTime, invalidParameter, WcsError, type AdapterRegistry, type Environment } from '@wcs/core';
+import { formatLocalDateTime, invalidParameter, servesChainEvents, WcsError, type AdapterRegistry, type Environment } from '@wcs/core';
 import type { Catalogue, ChainView } from '../catalogue/catalogue';
 import type { ScanStatus } from '../deposits/scan-worker';
 import { trimDecimal } from './monitor';
@@ -105,22 +105,40 @@ export class SubscriptionService {
     private readonly scanStatusOf: (chain: ChainView) => ScanStatus,
   ) {}
 
-  /** The chain, if the caller may monitor it: enabled for the application, scanned here by a block scanner. */
+  /** Per chain id: whether its adapter's scanner serves chain events (a block scanner, or a history scanner with head cursors). */
+  private readonly servesEvents = new Map<number, boolean>();
+
+  /**
+   * Whether the chain's scanner can match subscriptions. Read from a scanner the adapter makes
+   * for a placeholder endpoint: making one reads nothing from any node, and what it can do does
+   * not depend on the endpoint.
+   */
+  private scannerServesEvents(chain: ChainView): boolean {
+    let known = this.servesEvents.get(chain.id);
+    if (known === undefined) {
+      const make = this.registry.forChain(chain).createScanner;
+      known = make !== undefined && servesChainEvents(make({ url: 'http://127.0.0.1:9/' }));
+      this.servesEvents.set(chain.id, known);
+    }
+    return known;
+  }
+
+  /** The chain, if the caller may monitor it: enabled for the application, scanned here by a scanner that serves chain events. */
   private monitorableChain(caller: SubscriptionCaller, chainCode: string): ChainView {
     const chain = this.catalogue.chain(caller.environment, chainCode);
     if (!caller.enabledChains.includes(chainCode)) {
       throw new WcsError('CHAIN_NOT_ENABLED', { message: `Chain ${chainCode} is not enabled for this application`, details: { chainCode } });
     }
-    if (chain.addressing === 'memo' || chain.family === 'solana') {
-      throw new WcsError('CHAIN_EVENTS_UNSUPPORTED', {
-        message: `Chain events are not available on ${chainCode}: its scanner reads the history of the service's own addresses only (docs/chain-events.md, "Chains")`,
-        details: { chainCode },
-      });
-    }
     const status = this.scanStatusOf(chain);
     if (status !== 'ENABLED') {
       throw new WcsError('CHAIN_EVENTS_UNSUPPORTED', {
         message: status === 'NO_RPC' ? `Chain ${chainCode} is not scanned by this service (no RPC endpoint is configured)` : `Chain ${chainCode} has no scanner in its adapter`,
+        details: { chainCode },
+      });
+    }
+    if (!this.scannerServesEvents(chain)) {
+      throw new WcsError('CHAIN_EVENTS_UNSUPPORTED', {
+        message: `Chain events are not available on ${chainCode}: its adapter's history scanner reads neither outgoing transfers nor from the chain's head (docs/chain-events.md, "Chains")`,
         details: { chainCode },
       });
     }

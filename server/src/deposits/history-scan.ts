@@ -1,6 +1,10 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import type { ChainDefinition, HistoryScanner, ObservedTransfer } from '@wcs/core';
+import { servesChainEvents, type AddressNature, type ChainDefinition, type HistoryScanner, type ObservedTransfer } from '@wcs/core';
 import type { Logger } from '../config/logger';
+import { recordChainEvents, recordOutflows, type NaturedEvent } from '../chain-events/events';
+import { historyReads, sourcesOfRead, type HistoryRead } from '../chain-events/history-reads';
+import { matchTransfers, type CustodyAddress, type OutflowCandidate } from '../chain-events/matching';
+import type { ChainMonitor } from '../chain-events/monitor';
 import { advanceRecharges, RechargeNotices, recordTransfers, type Deposit } from './recharges';
 import type { ScanLease } from './scan-lease';
 import type { ChainTokens } from './tokens';
@@ -16,11 +20,25 @@ export interface HistoryScanSettings {
   readonly pagesPerStep: number;
 }
 
+/** A page's chain events (counterparty natures read) and custody outflows. */
+interface Matched {
+  readonly events: readonly NaturedEvent[];
+  readonly outflows: readonly OutflowCandidate[];
+}
+
 /**
  * Scans an account-history chain (SOL, XRP, XLM, EOS): each watched address's final history from
  * its stored cursor. Memo chains attribute a deposit by (shared address, memo); a missing or
  * unknown memo is kept as an unattributed deposit (credited to nobody, no callback) for the
  * operator. History is final, so there is nothing to roll back.
+ *
+ * Where the scanner serves chain events (servesChainEvents), the same pass also reads the
+ * monitor's addresses (subscriptions' monitored addresses, hot and fee wallets, shared deposit
+ * accounts), an address the service does not own from the head at the step that first sees it,
+ * and outgoing transfers of the addresses monitored for OUT and of every custody address. Each
+ * page's chain events are recorded CONFIRMED with their callbacks (history is final) and its
+ * custody outflows the service did not sign with their TRANSFER callback and alert, in the
+ * page's transaction (docs/chain-events.md).
  */
 export class HistoryChainScan {
   constructor(
@@ -32,7 +50,18 @@ export class HistoryChainScan {
     private readonly tokens: ChainTokens,
     private readonly settings: HistoryScanSettings,
     private readonly logger: Logger,
-  ) {}
+    /** Subscriptions' monitored addresses, hot and fee wallets, shared deposit accounts (docs/chain-events.md). */
+    private readonly monitor: ChainMonitor,
+  ) {
+    this.events = servesChainEvents(scanner);
+  }
+
+  /** Whether the scanner reads outgoing transfers and head cursors (chain events and outflows on this chain). */
+  private readonly events: boolean;
+  /** Minimum amounts of subscriptions in base units, per (subscription, token). */
+  private readonly minCache = new Map<string, bigint>();
+  /** The monitor version whose addresses' stale cursors were last cleared. */
+  private clearedFor: string | null = null;
 
   async step(): Promise<StepResult> {
     // the final height the step counts confirmations from; raised when a history page holds a
@@ -46,9 +75,16 @@ export class HistoryChainScan {
       return tip;
     };
     await this.watch.refresh();
+    if (this.events) await this.monitor.refresh();
     const cursor = await this.lease.read();
     if (cursor.halted) throw new Error(`scanning of ${this.chain.code} is halted: ${cursor.halted}`);
-    const addresses = [...this.watch.addresses()];
+    const reads = historyReads({
+      deposits: this.watch.addresses(),
+      inbound: this.monitor.inboundAddresses(),
+      outbound: this.monitor.outboundAddresses(),
+      wallets: this.monitor.walletAddresses(),
+    }, this.events);
+    if (this.events) await this.clearStaleCursors(reads);
     const stored = new Map(
       (await this.sequelize.query<{ address: string; cursor: string | null }>('SELECT address, cursor FROM scan_history_cursors WHERE chain_id = $1', {
         bind: [this.chain.id], type: QueryTypes.SELECT,
@@ -58,20 +94,24 @@ export class HistoryChainScan {
     let behind = false;
     let next = 0;
     const worker = async () => {
-      while (next < addresses.length) {
-        const address = addresses[next++]!;
+      while (next < reads.length) {
+        const read = reads[next++]!;
+        const address = read.address;
         let position = stored.get(address) ?? null;
+        // an address of someone else (or a wallet) is watched from now: its first cursor is the head
+        if (!stored.has(address) && read.fromHead) position = await this.scanner.headCursor!(address);
         for (let page = 0; page < this.settings.pagesPerStep; page++) {
-          const got = await this.scanner.transfersSince(address, position, this.settings.pageSize);
+          const got = await this.scanner.transfersSince(address, position, this.settings.pageSize, read.outgoing ? { outgoing: true } : undefined);
           const moved = got.cursor !== position;
-          recorded += await this.apply(address, got.transfers, position, got.cursor, await tipFor(got.transfers));
+          const matched = await this.match(read, got.transfers);
+          recorded += await this.apply(address, got.transfers, position, got.cursor, await tipFor(got.transfers), matched);
           position = got.cursor;
           if (!moved || got.transfers.length === 0) break;
           if (page === this.settings.pagesPerStep - 1) behind = true;
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.settings.concurrency, addresses.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(this.settings.concurrency, reads.length) }, worker));
     await this.sequelize.transaction(async (t) => {
       await this.lease.lock(t);
       await this.sequelize.query('UPDATE scan_cursors SET height = $2, tip_height = $2, last_error = NULL, updated_at = now() WHERE chain_id = $1', {
@@ -84,7 +124,55 @@ export class HistoryChainScan {
     return { behind, tip, height: tip, recorded };
   }
 
-  private async apply(address: string, transfers: readonly ObservedTransfer[], before: string | null, after: string | null, tip: bigint): Promise<number> {
+  /**
+   * The chain events and custody outflows of one read's page: this address's side of each
+   * transfer only (sourcesOfRead), with the events' counterparty natures read from the node.
+   * Events are final at once (minConfirmations 1): history scanners read final data only.
+   */
+  private async match(read: HistoryRead, transfers: readonly ObservedTransfer[]): Promise<Matched> {
+    if (!this.events || transfers.length === 0) return { events: [], outflows: [] };
+    const memoChain = this.chain.addressing === 'memo';
+    const custody = (address: string): CustodyAddress | null => {
+      const owner = memoChain ? null : this.watch.ownerOf(address);
+      if (owner) return { applicationId: owner.applicationId, kind: 'DEPOSIT', externalUserId: owner.externalUserId };
+      return this.monitor.wallet(address);
+    };
+    const { events, outflows } = matchTransfers(transfers, sourcesOfRead(read.address, {
+      inbound: (a) => this.monitor.inbound(a),
+      outbound: (a) => this.monitor.outbound(a),
+      custody,
+      token: (c) => this.tokens.find(c),
+    }), { utxo: false }, this.minCache);
+    if (events.length === 0) return { events: [], outflows };
+    const counterparties = [...new Set(events.map((e) => e.counterparty).filter((a) => a !== ''))];
+    const natures = new Map<string, AddressNature>();
+    if (this.scanner.addressNatures && counterparties.length > 0) {
+      const answers = await this.scanner.addressNatures(counterparties);
+      counterparties.forEach((a, i) => natures.set(a, answers[i] ?? 'EOA'));
+    }
+    return { events: events.map((candidate) => ({ candidate, nature: natures.get(candidate.counterparty) ?? 'EOA', minConfirmations: 1 })), outflows };
+  }
+
+  /**
+   * When what is monitored changed: forgets the cursors of addresses that are read no more and
+   * are no deposit address, so an address monitored again later starts at the head again (never
+   * replaying what happened while it was not monitored).
+   */
+  private async clearStaleCursors(reads: readonly HistoryRead[]): Promise<void> {
+    const version = this.monitor.version;
+    if (version === this.clearedFor) return;
+    const kept = reads.filter((r) => r.fromHead).map((r) => r.address);
+    await this.sequelize.query(
+      `DELETE FROM scan_history_cursors c
+        WHERE c.chain_id = $1 AND NOT (c.address = ANY($2::text[]))
+          AND NOT EXISTS (SELECT 1 FROM addresses a WHERE a.chain_id = c.chain_id AND a.address = c.address)
+          AND NOT EXISTS (SELECT 1 FROM deposit_accounts d WHERE d.chain_id = c.chain_id AND d.address = c.address)`,
+      { bind: [this.chain.id, kept] },
+    );
+    this.clearedFor = version;
+  }
+
+  private async apply(address: string, transfers: readonly ObservedTransfer[], before: string | null, after: string | null, tip: bigint, matched: Matched): Promise<number> {
     let recorded = 0;
     await this.sequelize.transaction(async (t) => {
       await this.lease.lock(t);
@@ -113,6 +201,11 @@ export class HistoryChainScan {
         recorded += await recordTransfers(this.sequelize, t, this.chain.id, deposits, tip, notices);
         await advanceRecharges(this.sequelize, t, { chainId: this.chain.id }, tip, notices);
         await notices.flush(this.sequelize, t);
+      }
+      await recordChainEvents(this.sequelize, t, this.chain.id, matched.events, tip);
+      const outflows = await recordOutflows(this.sequelize, t, this.chain.id, this.chain.code, matched.outflows);
+      for (const o of outflows) {
+        this.logger.warn('unexpected outflow from a custody address (the service did not sign it)', { chain: this.chain.code, outflow: o.id, address: o.from_address, kind: o.address_kind, txHash: o.tx_hash });
       }
       await this.sequelize.query(
         `INSERT INTO scan_history_cursors (chain_id, address, cursor, updated_at) VALUES ($1, $2, $3, now())

@@ -107,7 +107,7 @@ export class ScanWorker implements Worker {
     }
     const scan = new HistoryChainScan(sequelize, chain, scanner, lease, watch, tokens, {
       pageSize: 100, concurrency: this.config.concurrency, pagesPerStep: 10,
-    }, this.logger);
+    }, this.logger, new ChainMonitor(sequelize, chain.id));
     return { chain, lease, step: () => scan.step() };
   }
 
