@@ -190,25 +190,31 @@ export interface DiscrepancyView {
   readonly status: string;
   readonly known: Record<string, unknown>;
   readonly alertId: number | null;
+  /** Whether its operator alert was acknowledged. */
+  readonly alertAcknowledged: boolean;
+  /** How it was settled (assign, book, its outflow record); null while OPEN. */
+  readonly resolution: string | null;
   readonly createTime: string;
 }
 
 /** Discrepancies, newest first (OPEN only unless all), filtered by chain code and application. */
-export async function listDiscrepancies(sequelize: Sequelize, f: { chainCode?: string; applicationId?: number; all?: boolean }): Promise<DiscrepancyView[]> {
+export async function listDiscrepancies(sequelize: Sequelize, f: { chainCode?: string; applicationId?: number; all?: boolean; limit?: number }): Promise<DiscrepancyView[]> {
   const rows = await sequelize.query<{ id: string; application_id: number; code: string; symbol: string; chain_token_id: number; address: string; address_kind: AddressKind;
     external_user_id: string | null; amount: string; decimals: number; height: string; block_hash: string | null; located_height: string | null; located_hash: string | null;
-    status: string; known: Record<string, unknown>; alert_id: string | null; created_at: Date }>(
+    status: string; known: Record<string, unknown>; alert_id: string | null; acknowledged: boolean; resolution: string | null; created_at: Date }>(
     `SELECT d.id::text AS id, d.application_id, c.code, k.symbol, d.chain_token_id, d.address, d.address_kind, d.external_user_id, d.amount::text AS amount, k.decimals,
-            d.height::text AS height, d.block_hash, d.located_height::text AS located_height, d.located_hash, d.status, d.known, d.alert_id::text AS alert_id, d.created_at
+            d.height::text AS height, d.block_hash, d.located_height::text AS located_height, d.located_hash, d.status, d.known, d.alert_id::text AS alert_id,
+            (a.acknowledged_at IS NOT NULL) AS acknowledged, d.resolution, d.created_at
        FROM reconcile_discrepancies d JOIN chains c ON c.id = d.chain_id JOIN chain_tokens k ON k.id = d.chain_token_id
+       LEFT JOIN operator_alerts a ON a.id = d.alert_id
       WHERE ($1::text IS NULL OR c.code = $1) AND ($2::int IS NULL OR d.application_id = $2) AND ($3 OR d.status = 'OPEN')
-      ORDER BY d.id DESC LIMIT 500`,
-    { bind: [f.chainCode ?? null, f.applicationId ?? null, Boolean(f.all)], type: QueryTypes.SELECT },
+      ORDER BY d.id DESC LIMIT $4`,
+    { bind: [f.chainCode ?? null, f.applicationId ?? null, Boolean(f.all), f.limit ?? 500], type: QueryTypes.SELECT },
   );
   return rows.map((r) => ({
     id: Number(r.id), applicationId: r.application_id, chainCode: r.code, token: r.symbol, chainTokenId: r.chain_token_id, address: r.address, addressKind: r.address_kind,
     externalUserId: r.external_user_id, amount: formatUnits(BigInt(r.amount), r.decimals), height: Number(r.height), blockHash: r.block_hash,
     locatedHeight: r.located_height === null ? null : Number(r.located_height), locatedHash: r.located_hash, status: r.status, known: r.known,
-    alertId: r.alert_id === null ? null : Number(r.alert_id), createTime: formatLocalDateTime(r.created_at)!,
+    alertId: r.alert_id === null ? null : Number(r.alert_id), alertAcknowledged: r.acknowledged, resolution: r.resolution, createTime: formatLocalDateTime(r.created_at)!,
   }));
 }

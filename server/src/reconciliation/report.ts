@@ -1,6 +1,6 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { formatLocalDateTime, formatUnits } from '@wcs/core';
-import type { Explanation } from './explain';
+import { tokenTotals } from './totals';
 
 /**
  * What `wcs reconcile status` and `wcs reconcile report` print (docs/reconciliation.md): per
@@ -78,34 +78,27 @@ export interface ReportLine {
   readonly explanations: ReadonlyArray<{ readonly kind: string; readonly amount: string; readonly count: number }>;
 }
 
-/** Sums of the latest comparisons per application, chain and token (decimal strings in token units). */
+/**
+ * Sums of the latest comparisons per application, chain and token (decimal strings in token
+ * units): the read model's totals (totals.ts), with the explanations of its addresses summed per
+ * kind in SQL.
+ */
 export async function reportLines(sequelize: Sequelize, f: { chainCode?: string; applicationId?: number }): Promise<ReportLine[]> {
-  const rows = await sequelize.query<{
-    application_id: number; code: string; chain_token_id: number; symbol: string; decimals: number; addresses: string; ledger: string; on_chain: string;
-    difference: string; explained: string; unexplained: string; height: string; explanations: Explanation[][] | null;
-  }>(
-    `SELECT b.application_id, c.code, b.chain_token_id, k.symbol, k.decimals, count(*)::text AS addresses, sum(b.ledger)::text AS ledger, sum(b.on_chain)::text AS on_chain,
-            sum(b.difference)::text AS difference, sum(b.explained)::text AS explained, sum(b.unexplained)::text AS unexplained, max(b.height)::text AS height,
-            array_agg(b.explanations) FILTER (WHERE b.explanations <> '[]'::jsonb) AS explanations
-       FROM reconcile_balances b JOIN chains c ON c.id = b.chain_id JOIN chain_tokens k ON k.id = b.chain_token_id
-      WHERE ($1::text IS NULL OR c.code = $1) AND ($2::int IS NULL OR b.application_id = $2)
-      GROUP BY b.application_id, c.code, b.chain_token_id, k.symbol, k.decimals
-      ORDER BY b.application_id, c.code, b.chain_token_id`,
+  const totals = await tokenTotals(sequelize, { applicationId: f.applicationId ?? null, ...(f.chainCode ? { chainCode: f.chainCode } : {}) });
+  const kinds = await sequelize.query<{ application_id: number; chain_token_id: number; kind: string; amount: string; n: string }>(
+    `SELECT b.application_id, b.chain_token_id, e->>'kind' AS kind, sum((e->>'amount')::numeric)::text AS amount, count(*)::text AS n
+       FROM reconcile_balances b JOIN chains c ON c.id = b.chain_id CROSS JOIN LATERAL jsonb_array_elements(b.explanations) e
+      WHERE ($1::text IS NULL OR c.code = $1) AND ($2::int IS NULL OR b.application_id = $2) AND b.explanations <> '[]'::jsonb
+      GROUP BY b.application_id, b.chain_token_id, e->>'kind' ORDER BY 1, 2, 3`,
     { bind: [f.chainCode ?? null, f.applicationId ?? null], type: QueryTypes.SELECT },
   );
-  return rows.map((r) => {
-    const byKind = new Map<string, { amount: bigint; count: number }>();
-    for (const list of r.explanations ?? []) {
-      for (const e of list) {
-        const o = byKind.get(e.kind) ?? { amount: 0n, count: 0 };
-        byKind.set(e.kind, { amount: o.amount + BigInt(e.amount), count: o.count + 1 });
-      }
-    }
-    const fmt = (v: string) => formatUnits(BigInt(v), r.decimals);
+  return totals.map((t) => {
+    const fmt = (v: bigint) => formatUnits(v, t.decimals);
     return {
-      applicationId: r.application_id, chainCode: r.code, chainTokenId: r.chain_token_id, token: r.symbol, addresses: Number(r.addresses),
-      ledger: fmt(r.ledger), onChain: fmt(r.on_chain), difference: fmt(r.difference), explained: fmt(r.explained), unexplained: fmt(r.unexplained), height: r.height,
-      explanations: [...byKind.entries()].map(([kind, v]) => ({ kind, amount: formatUnits(v.amount, r.decimals), count: v.count })),
+      applicationId: t.applicationId, chainCode: t.chainCode, chainTokenId: t.chainTokenId, token: t.symbol, addresses: t.addresses,
+      ledger: fmt(t.ledger), onChain: fmt(t.onChain), difference: fmt(t.difference), explained: fmt(t.explained), unexplained: fmt(t.unexplained), height: t.maxHeight.toString(),
+      explanations: kinds.filter((k) => k.application_id === t.applicationId && k.chain_token_id === t.chainTokenId)
+        .map((k) => ({ kind: k.kind, amount: formatUnits(BigInt(k.amount), t.decimals), count: Number(k.n) })),
     };
   });
 }

@@ -9,8 +9,6 @@ import { formatLocalDateTime, formatUnits } from '@wcs/core';
 
 export const ADDRESS_KINDS = ['DEPOSIT', 'SHARED', 'HOT', 'FEE'] as const;
 export type AddressKind = (typeof ADDRESS_KINDS)[number];
-export const DISCREPANCY_STATUSES = ['OPEN', 'CREDITED', 'BOOKED', 'EXPLAINED'] as const;
-export type DiscrepancyStatus = (typeof DISCREPANCY_STATUSES)[number];
 
 /** One (application, chain, token) summed over its custody addresses' latest comparisons, in base units. */
 export interface TokenTotals {
@@ -106,53 +104,6 @@ export function totalsView(t: TokenTotals): Record<string, unknown> {
     oldestReconcileTime: formatLocalDateTime(t.oldestReconciledAt),
     openDiscrepancies: t.openDiscrepancies,
   };
-}
-
-/** One discrepancy as the console and the report show it. */
-export interface DiscrepancyView {
-  readonly id: number;
-  readonly applicationId: number;
-  readonly chainCode: string;
-  readonly chainTokenId: number;
-  readonly symbol: string;
-  readonly decimals: number;
-  readonly address: string;
-  readonly addressKind: AddressKind;
-  readonly externalUserId: string | null;
-  readonly amount: bigint;
-  readonly height: bigint;
-  readonly locatedHeight: bigint | null;
-  readonly known: unknown;
-  readonly status: DiscrepancyStatus;
-  readonly resolution: string | null;
-  readonly alertId: number | null;
-  readonly alertAcknowledged: boolean;
-  readonly createdAt: Date;
-  readonly resolvedAt: Date | null;
-}
-
-export async function listDiscrepancies(sequelize: Sequelize, f: { applicationId: number | null; chainId?: number; status?: DiscrepancyStatus; limit: number }): Promise<DiscrepancyView[]> {
-  const rows = await sequelize.query<{
-    id: string; application_id: number; code: string; chain_token_id: number; symbol: string; decimals: number; address: string; address_kind: AddressKind;
-    external_user_id: string | null; amount: string; height: string; located_height: string | null; known: unknown; status: DiscrepancyStatus;
-    resolution: string | null; alert_id: string | null; acknowledged_at: Date | null; created_at: Date; resolved_at: Date | null;
-  }>(
-    `SELECT d.id::text AS id, d.application_id, c.code, d.chain_token_id, k.symbol, k.decimals, d.address, d.address_kind, d.external_user_id,
-            d.amount::text AS amount, d.height::text AS height, d.located_height::text AS located_height, d.known, d.status, d.resolution,
-            d.alert_id::text AS alert_id, a.acknowledged_at, d.created_at, d.resolved_at
-       FROM reconcile_discrepancies d JOIN chains c ON c.id = d.chain_id JOIN chain_tokens k ON k.id = d.chain_token_id
-       LEFT JOIN operator_alerts a ON a.id = d.alert_id
-      WHERE ($1::int IS NULL OR d.application_id = $1) AND ($2::int IS NULL OR d.chain_id = $2) AND ($3::text IS NULL OR d.status = $3)
-      ORDER BY (d.status = 'OPEN') DESC, d.id DESC LIMIT $4`,
-    { bind: [f.applicationId, f.chainId ?? null, f.status ?? null, f.limit], type: QueryTypes.SELECT },
-  );
-  return rows.map((r) => ({
-    id: Number(r.id), applicationId: r.application_id, chainCode: r.code, chainTokenId: r.chain_token_id, symbol: r.symbol, decimals: r.decimals,
-    address: r.address, addressKind: r.address_kind, externalUserId: r.external_user_id, amount: BigInt(r.amount), height: BigInt(r.height),
-    locatedHeight: r.located_height === null ? null : BigInt(r.located_height), known: r.known, status: r.status, resolution: r.resolution,
-    alertId: r.alert_id === null ? null : Number(r.alert_id), alertAcknowledged: r.acknowledged_at !== null, createdAt: new Date(r.created_at),
-    resolvedAt: r.resolved_at === null ? null : new Date(r.resolved_at),
-  }));
 }
 
 /** One address's latest comparison (console detail, report --json). */

@@ -1,6 +1,7 @@
 import type express from 'express';
 import { formatLocalDateTime, formatUnits } from '@wcs/core';
-import { differingBalances, listDiscrepancies, tokenTotals, type DiscrepancyView, type TokenTotals } from '../../reconciliation/totals';
+import { listDiscrepancies, type DiscrepancyView } from '../../reconciliation/operator';
+import { differingBalances, tokenTotals, type TokenTotals } from '../../reconciliation/totals';
 import { html } from '../html';
 import { idOf, q, type ConsoleKit } from '../kit';
 
@@ -38,7 +39,7 @@ export function registerReconciliationPages(app: express.Express, kit: ConsoleKi
       return;
     }
     const totals = await tokenTotals(kit.sequelize, { applicationId: appId });
-    const discrepancies = await listDiscrepancies(kit.sequelize, { applicationId: appId, limit: DISCREPANCIES });
+    const discrepancies = await listDiscrepancies(kit.sequelize, { ...(appId !== null ? { applicationId: appId } : {}), all: true, limit: DISCREPANCIES });
     const differing = new Map<string, Awaited<ReturnType<typeof differingBalances>>>();
     for (const t of totals.filter((x) => x.difference !== 0n || x.unexplained !== 0n)) {
       differing.set(`${t.applicationId}:${t.chainTokenId}`, await differingBalances(kit.sequelize, { applicationId: t.applicationId, chainTokenId: t.chainTokenId, limit: ADDRESSES_PER_TOKEN }));
@@ -56,10 +57,10 @@ export function registerReconciliationPages(app: express.Express, kit: ConsoleKi
         <td>${explanationText(b.explanations, t.decimals)}</td><td>${signed(b.unexplained, t.decimals)}</td><td>${String(b.height)}</td><td>${formatLocalDateTime(b.reconciledAt)}</td></tr>`)}
       </tbody></table>`;
     });
-    const discrepancyRow = (d: DiscrepancyView) => html`<tr class="${d.status === 'OPEN' ? 'error' : ''}"><td>${d.id}</td><td>${d.applicationId}</td><td>${d.chainCode}</td><td>${d.symbol}</td>
-      <td>${d.address}${d.externalUserId ? html` <span class="muted">(${d.externalUserId})</span>` : ''}</td><td>${d.addressKind}</td><td>${signed(d.amount, d.decimals)}</td>
+    const discrepancyRow = (d: DiscrepancyView) => html`<tr class="${d.status === 'OPEN' ? 'error' : ''}"><td>${d.id}</td><td>${d.applicationId}</td><td>${d.chainCode}</td><td>${d.token}</td>
+      <td>${d.address}${d.externalUserId ? html` <span class="muted">(${d.externalUserId})</span>` : ''}</td><td>${d.addressKind}</td><td>${d.amount.startsWith('-') ? d.amount : `+${d.amount}`}</td>
       <td>${String(d.height)}</td><td>${d.locatedHeight === null ? html`<span class="muted">not located</span>` : String(d.locatedHeight)}</td><td>${d.status}${d.resolution ? html`: ${d.resolution}` : ''}</td>
-      <td>${d.alertId === null ? '' : html`<a href="/alerts?all=1">#${d.alertId}</a> ${d.alertAcknowledged ? 'acknowledged' : 'open'}`}</td><td>${formatLocalDateTime(d.createdAt)}</td></tr>`;
+      <td>${d.alertId === null ? '' : html`<a href="/alerts?all=1">#${d.alertId}</a> ${d.alertAcknowledged ? 'acknowledged' : 'open'}`}</td><td>${d.createTime}</td></tr>`;
     kit.render(res, s, 'Reconciliation', html`<p>The ledger against the chain: for every custody address (deposit addresses, shared deposit accounts, hot and fee wallets) and token, what the ledger
       expects and what the node held at the block the last pass read. A difference is either explained (a transfer in flight, a deposit still pending, a recorded outflow) or it is a
       discrepancy for an operator (<code>wcs reconcile assign|book</code>). This page calls no node.</p>
