@@ -324,7 +324,7 @@ export interface ChainSubscription {
 export interface ChainSubscriptionCreateRequest {
   /** The merchant's reference: create is idempotent on it. The same request again answers the existing subscription (created false); other settings under a reference in use are refused with 1008001002 CHAIN_SUBSCRIPTION_CONFLICT, changing nothing. Free again once its subscription is deleted. */
   appSubscriptionNo: string;
-  /** A block chain enabled for the application and scanned by this service (EVM chains, BTC); 1008001005 CHAIN_EVENTS_UNSUPPORTED otherwise. */
+  /** A chain enabled for the application and scanned by this service (EVM chains, BTC, SOL, XRP, XLM, EOS); 1008001005 CHAIN_EVENTS_UNSUPPORTED otherwise. */
   chainCode: string;
   /** Addresses to monitor, any addresses of the chain (not only the service's), 1 to 1000 per request and at most 10000 per subscription; each must be valid for the chain and network (1008001004 SUBSCRIPTION_ADDRESS_INVALID naming the first invalid one). Stored canonical and without repeats. */
   addresses: Array<string>;
@@ -937,7 +937,7 @@ export type GetWithdrawData = Withdraw;
 /**
  * POST /api/v1/wallet/chain-event/subscription/create
  * Subscribe to the transfers of addresses on one chain (idempotent on appSubscriptionNo)
- * Monitored addresses may be any addresses of the chain. Matching starts with the chain scanner's next step after the subscription commits; blocks scanned before are not read again. Errors: 1003001001 CHAIN_UNKNOWN, 1003001002 CHAIN_NOT_ENABLED, 1008001005 CHAIN_EVENTS_UNSUPPORTED (SOL, XRP, XLM, EOS, or a chain this service does not scan), 1008001004 SUBSCRIPTION_ADDRESS_INVALID, 1003001003 TOKEN_UNKNOWN, 1008001002 CHAIN_SUBSCRIPTION_CONFLICT, 1008001003 CHAIN_SUBSCRIPTION_LIMIT (docs/chain-events.md, Limits). A refused request persists nothing.
+ * Monitored addresses may be any addresses of the chain. Matching starts with the chain scanner's next step after the subscription commits; blocks scanned before are not read again. Errors: 1003001001 CHAIN_UNKNOWN, 1003001002 CHAIN_NOT_ENABLED, 1008001005 CHAIN_EVENTS_UNSUPPORTED (a chain this service does not scan, or whose adapter's scanner cannot serve chain events), 1008001004 SUBSCRIPTION_ADDRESS_INVALID, 1003001003 TOKEN_UNKNOWN, 1008001002 CHAIN_SUBSCRIPTION_CONFLICT, 1008001003 CHAIN_SUBSCRIPTION_LIMIT (docs/chain-events.md, Limits). A refused request persists nothing.
  */
 export type CreateChainSubscriptionQuery = Record<string, never>;
 export type CreateChainSubscriptionBody = ChainSubscriptionCreateRequest;
