@@ -134,12 +134,17 @@ describe('EOS history scanner (Hyperion, recorded Jungle 4 responses)', function
       assert.equal(receiver.transfers.length, 6);
     });
 
-    it('headCursor: the global sequence of the account\'s newest transfer; a read from it returns nothing before', async () => {
-      server = await startReplayServer(hyperion({ info: INFO_LATE, actions: ALL }));
+    it('headCursor: the global sequence of the account\'s newest transfer in an irreversible block; a read from it returns only what follows', async () => {
+      const state = { info: INFO_EARLY, actions: ALL };
+      server = await startReplayServer(hyperion(state));
       const s = scanner();
+      // NONFINAL (gs 279447000) is one block above the early LIB: the head is OUTGOING's 279446900
+      assert.equal(await s.headCursor!(RECEIVER), '279446900');
+      assert.deepEqual(actionQueries()[0], { account: RECEIVER, filter: '*:transfer', sort: 'desc', block_num: '0-209671572', limit: '1' });
+      assert.deepEqual(await s.transfersSince(RECEIVER, '279446900', 100, { outgoing: true }), { transfers: [], cursor: '279446900' });
+      state.info = INFO_LATE;
+      assert.deepEqual((await s.transfersSince(RECEIVER, '279446900', 100, { outgoing: true })).transfers, [expected(NONFINAL, 30000n, null, '44')]);
       assert.equal(await s.headCursor!(RECEIVER), '279447000');
-      assert.deepEqual(actionQueries()[0], { account: RECEIVER, filter: '*:transfer', sort: 'desc', limit: '1' });
-      assert.deepEqual(await s.transfersSince(RECEIVER, '279447000', 100, { outgoing: true }), { transfers: [], cursor: '279447000' });
       assert.equal(await s.headCursor!('nobodyhere11'), '0');
       await assert.rejects(s.headCursor!('Not.An.Account'), TypeError);
     });

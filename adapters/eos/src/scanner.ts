@@ -119,14 +119,16 @@ class EosHistoryScanner implements HistoryScanner {
   }
 
   /**
-   * The global sequence of the account's newest transfer action Hyperion holds ("0" when it has
-   * none): a read from it returns only transfers indexed after this call.
+   * The global sequence of the account's newest transfer action in an irreversible block ("0"
+   * when it has none), the position transfersSince reads on from: what is still reversible now is
+   * read once final, as every transfer is.
    */
   async headCursor(address: string): Promise<string> {
     if (!isEosAccountName(address)) throw new TypeError('not an EOS account name');
+    const lib = await this.tipHeight();
     const answer = await this.request('get_actions', {
       path: '/v2/history/get_actions',
-      query: { account: address, filter: '*:transfer', sort: 'desc', limit: '1' },
+      query: { account: address, filter: '*:transfer', sort: 'desc', block_num: `0-${lib}`, limit: '1' },
     }, (a) => (isObject(a) && Array.isArray(a.actions) ? { ok: true } : { ok: false, retry: false, message: 'the answer has no actions list' }));
     let newest = 0n;
     for (const a of answer.actions as unknown[]) {
