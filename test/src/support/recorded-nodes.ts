@@ -664,3 +664,142 @@ export async function eosCollectionNode(): Promise<EosCollectionNode> {
     sent: { get: () => state.sent },
   }) as EosCollectionNode;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Chain events on the memo chains: nodes whose final tip the test moves, so that an address the
+// service does not own is first read at a head below recorded transfers that then become final
+
+/** The rLNaPo… account_tx recordings (mainnet, three pages chained by rippled markers). */
+export const XRP_PAGED = {
+  ACCOUNT: 'rLNaPoKeeBjZe2qs6x52yVPZpZ8td4dc6w',
+  /** rLNaPo → r9dU6Z7P2i7MrDi1VUZ7uyq6J77eg86YtB, 550 XRP, no tag, ledger 57111994 (page 1). */
+  OUT_1: 'D58864C16344ADCC15995C7986CFC607CB693E88F84D2E019F0A35FB29749202',
+  OUT_1_TO: 'r9dU6Z7P2i7MrDi1VUZ7uyq6J77eg86YtB',
+  OUT_1_LEDGER: 57111994,
+  /** rLNaPo → raLPjTYeGezfdb6crXZzcC8RkLBEwbBHJ5, 455.64303 XRP, tag 18240312, ledger 57112015 (page 2). */
+  OUT_2: '08EF5BDA2825D7A28099219621CDBECCDECB828FEA202DEB6C7ACD5222D36C2C',
+  OUT_2_TO: 'raLPjTYeGezfdb6crXZzcC8RkLBEwbBHJ5',
+  /** The lowest ledger of its recorded entries. */
+  FIRST_LEDGER: 57111994,
+} as const;
+
+/**
+ * A rippled JSON-RPC endpoint whose validated ledger the test sets (setTip), for chain events:
+ * - `ledger` (validated): rippled-ledger-validated.jsonrpc.json; while the tip is below the
+ *   recorded 100972465, a MODIFIED COPY with only result.ledger_index and result.ledger.ledger_index
+ *   set to the tip (a node that has validated up to there).
+ * - `account_tx` of r3pz: the recorded page as xrpReplay serves it, entries below ledger_index_min
+ *   or above the tip left out (a node lists validated ledgers only).
+ * - `account_tx` of rLNaPo: the three recorded pages as the adapter's scanner test chains them
+ *   (no marker: page 1, WebSocket recording in its JSON-RPC form; page 1's marker: page 2; page
+ *   2's marker: the API v2 page), and after the v2 page's marker a TEST-MADE final page (no
+ *   transactions, no marker): the recordings stop there. While the tip is below the recorded
+ *   entries, a TEST-MADE empty page (no transactions, no marker).
+ * - any other account: the recorded actNotFound error.
+ */
+export type XrpEventsReplay = ReplayServer & { setTip(ledger: number): void };
+export async function xrpEventsReplay(tip: number): Promise<XrpEventsReplay> {
+  const state = { tip };
+  const recordedLedger = fixtureJson(XRP_FIXTURES, 'rippled-ledger-validated.jsonrpc.json');
+  const notFound = fixtureText(XRP_FIXTURES, 'rippled-error-actNotFound.jsonrpc.json');
+  const r3pzWs = fixtureJson(XRP_FIXTURES, 'rippled-account_tx-r3pz.ws.json');
+  const r3pz: Json = { ...(r3pzWs.result as Json), status: r3pzWs.status };
+  const r3pzEntries = r3pz.transactions as Array<{ tx: Json }>;
+  const page1Ws = fixtureJson(XRP_FIXTURES, 'rippled-account_tx-rLNaPo-page1.ws.json');
+  const pages = new Map<string, string>([
+    ['none', JSON.stringify({ result: { ...(page1Ws.result as Json), status: page1Ws.status } })],
+    [JSON.stringify({ ledger: 57111981, seq: 16 }), fixtureText(XRP_FIXTURES, 'rippled-account_tx-rLNaPo-page2.jsonrpc.json')],
+    [JSON.stringify({ ledger: 57112007, seq: 13 }), fixtureText(XRP_FIXTURES, 'rippled-account_tx-rLNaPo-v2.jsonrpc.json')],
+  ]);
+  const emptyPage = (account: string, limit: unknown) => JSON.stringify({
+    result: { account, ledger_index_min: 1, ledger_index_max: state.tip, limit, transactions: [], validated: true, status: 'success' },
+  });
+  const server = await startReplayServer((req) => {
+    const body = JSON.parse(req.body) as { method: string; params: Json[] };
+    const p = body.params[0] ?? {};
+    if (body.method === 'ledger') {
+      const result = recordedLedger.result as Json;
+      if (state.tip >= XRP.TIP) return { status: 200, body: JSON.stringify(recordedLedger) };
+      return { status: 200, body: JSON.stringify({ result: { ...result, ledger_index: state.tip, ledger: { ...(result.ledger as Json), ledger_index: String(state.tip) } } }) };
+    }
+    if (body.method !== 'account_tx') return { status: 200, body: JSON.stringify({ result: { status: 'error', error: 'unknownCmd' } }) };
+    const min = typeof p.ledger_index_min === 'number' ? p.ledger_index_min : -1;
+    if (p.account === XRP.R3PZ) {
+      const entries = r3pzEntries.filter((e) => (e.tx.ledger_index as number) >= min && (e.tx.ledger_index as number) <= state.tip);
+      return { status: 200, body: JSON.stringify({ result: { ...r3pz, account: XRP.R3PZ, transactions: entries } }) };
+    }
+    if (p.account === XRP_PAGED.ACCOUNT) {
+      if (state.tip < XRP_PAGED.FIRST_LEDGER) return { status: 200, body: emptyPage(XRP_PAGED.ACCOUNT, p.limit) };
+      return { status: 200, body: pages.get(p.marker === undefined ? 'none' : JSON.stringify(p.marker)) ?? emptyPage(XRP_PAGED.ACCOUNT, p.limit) };
+    }
+    return { status: 200, body: notFound };
+  });
+  return Object.assign(server, { setTip: (ledger: number) => { state.tip = ledger; } });
+}
+
+/** The ledger of the recorded create_account ef0fe04a… (GBVFTZ → GAYOLL, 2 XLM, MEMO_TEXT). */
+export const XLM_CREATE_LEDGER = 27984461;
+
+/**
+ * A Horizon whose newest ingested ledger the test sets (setLatest), for chain events:
+ * - GET /: horizon-root.json with `history_latest_ledger` and `core_latest_ledger` set to it
+ *   (MODIFIED COPY, as horizonReplay raises them: the recorded root is a testnet root).
+ * - GET /accounts/{GAYOLL or GBVFTZ}/payments?join=transactions: GAYOLL's recorded payment-type
+ *   operations joined with their recorded transaction resources, as horizonReplay builds them;
+ *   both payments are GBVFTZ's to GAYOLL, so Horizon lists them for either account. Ascending,
+ *   strictly after `cursor`, at most `limit`, and only operations of ledgers up to the latest.
+ * - any other account: the recorded 404 problem document.
+ */
+export type HorizonEventsReplay = ReplayServer & { setLatest(ledger: number): void };
+export async function horizonEventsReplay(latest: number): Promise<HorizonEventsReplay> {
+  const state = { latest };
+  const rootRecorded = fixtureJson(STELLAR_FIXTURES, 'horizon-root.json');
+  const notFound = fixtureText(STELLAR_FIXTURES, 'horizon-not-found.json');
+  const txs = new Map(fixtureJson<Json[]>(STELLAR_FIXTURES, 'horizon-account-transactions-GBVFTZ-excerpt.json').map((t) => [t.hash as string, t]));
+  const ops = (fixtureJson(STELLAR_FIXTURES, 'horizon-account-operations-GAYOLL.json')._embedded as { records: Json[] }).records;
+  const joined: Json[] = ops.filter((r) => PAYMENT_TYPES.has(r.type as string)).map((r) => ({ ...r, transaction: txs.get(r.transaction_hash as string)! }));
+  const server = await startReplayServer((req) => {
+    if (req.path === '/') return { status: 200, body: JSON.stringify({ ...rootRecorded, history_latest_ledger: state.latest, core_latest_ledger: state.latest }) };
+    const m = /^\/accounts\/([A-Z0-9]+)\/payments$/.exec(req.path);
+    if (!m || (m[1] !== STELLAR.GAYOLL && m[1] !== STELLAR.GBVFTZ)) return { status: 404, body: notFound };
+    const after = req.query.get('cursor');
+    const limit = Number(req.query.get('limit') ?? '10');
+    const records = joined
+      .filter((r) => BigInt(r.paging_token as string) >> 32n <= BigInt(state.latest))
+      .filter((r) => after === null || BigInt(r.paging_token as string) > BigInt(after))
+      .slice(0, limit);
+    return { status: 200, body: JSON.stringify({ _links: {}, _embedded: { records } }) };
+  });
+  return Object.assign(server, { setLatest: (ledger: number) => { state.latest = ledger; } });
+}
+
+/**
+ * eosReplay's Antelope API + Hyperion endpoint (same recorded get_info, same test-made
+ * get_actions envelope over eosActions()), which also answers POST /v1/chain/get_account (the
+ * scanner's addressNatures) for any account with the recorded get_account answer of the Jungle 4
+ * account cordialsysaa (get_account.jungle4.cordialsysaa.json, code never set: `EOA`). The
+ * recorded accounts crosschaino2/3 have no recorded get_account answer: that one stands for them.
+ */
+export type EosEventsReplay = ReplayServer & { setInfo(which: 'early' | 'late'): void; accountQueries(): string[] };
+export async function eosEventsReplay(): Promise<EosEventsReplay> {
+  const infos = {
+    early: fixtureText(EOS_FIXTURES, 'get_info.jungle4.209671574.json'),
+    late: fixtureText(EOS_FIXTURES, 'get_info.jungle4.209672971.json'),
+  };
+  const account = fixtureText(EOS_FIXTURES, 'get_account.jungle4.cordialsysaa.json');
+  const recorded = fixtureJson(EOS_FIXTURES, 'hyperion.get_transaction.4c66c16b.json');
+  const docs = Object.values(eosActions());
+  const state = { info: 'early' as 'early' | 'late' };
+  const server = await startReplayServer((req) => {
+    if (req.path === '/v1/chain/get_info' && req.method === 'POST') return { status: 200, body: infos[state.info] };
+    if (req.path === '/v1/chain/get_account' && req.method === 'POST') return { status: 200, body: account };
+    if (req.path === '/v2/history/get_actions' && req.method === 'GET') {
+      return { status: 200, body: actionsPage(req.query, docs, (JSON.parse(infos[state.info]) as Json).last_irreversible_block_num, recorded) };
+    }
+    return { status: 404, body: '{"statusCode":404,"error":"Not Found","message":"Route not found"}' };
+  });
+  return Object.assign(server, {
+    setInfo: (which: 'early' | 'late') => { state.info = which; },
+    accountQueries: () => server.requests.filter((r) => r.path === '/v1/chain/get_account').map((r) => (JSON.parse(r.body) as { account_name: string }).account_name),
+  });
+}
