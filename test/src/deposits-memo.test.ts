@@ -126,7 +126,9 @@ describe('memo-chain deposits on recorded mainnet data (XRP destination tags, St
   });
 
   it('the scanner watched exactly the shared addresses and read each one\'s recorded history from its beginning', async () => {
-    const cursors = await historyCursors();
+    // the applications' hot wallets are read too, from the head, for their outflows (docs/chain-events.md, "Account-history chains")
+    const hot = (await q<{ address: string }>('SELECT address FROM hot_wallets')).map((r) => r.address);
+    const cursors = (await historyCursors()).filter((c) => !hot.includes(c.address));
     expect(cursors.map((c) => [c.chain_id, c.address])).to.have.deep.members([
       [XRP_CHAIN, XRP.R3PZ], [XRP_CHAIN, XRP.R4EW], [XRP_CHAIN, XRP.RPDV], [XLM_CHAIN, STELLAR.GAYOLL],
     ]);

@@ -152,7 +152,9 @@ describe('Solana and EOS deposits on recorded data (SOL finalized history with S
   });
 
   it('the scanner watched the users\' Solana addresses (and the USDC owner\'s token account) and the shared EOS account, each read from the beginning of its history', async () => {
-    const cursors = await historyCursors();
+    // the applications' hot wallets are read too, from the head, for their outflows (docs/chain-events.md, "Account-history chains")
+    const hot = (await q<{ address: string }>('SELECT address FROM hot_wallets')).map((r) => r.address);
+    const cursors = (await historyCursors()).filter((c) => !hot.includes(c.address));
     // SOL: the last slot read per address; EOS: the global sequence of the last action read (the
     // faketoken111 transfer: the one above the last irreversible block was not asked for)
     expect(cursors.map((c) => [c.chain_id, c.address, c.cursor])).to.have.deep.members([
@@ -386,7 +388,8 @@ describe('Solana and EOS deposits on recorded data (SOL finalized history with S
     const read = solCalls(solFrom).filter((c) => c.method === 'getTransaction').map((c) => c.params[0] as string);
     expect([...new Set(read)].sort()).to.deep.equal([SOLANA.SPL_SIG, SOLANA.SOL_SIG, SOLANA.FAILED_SIG].sort());
     expect(eos.actionQueries()[eosFrom]!.get('global_sequence')).to.equal(`0-${MAX_GS}`);
-    expect((await historyCursors()).map((c) => [c.address, c.cursor])).to.have.deep.members([
+    const hot = (await q<{ address: string }>('SELECT address FROM hot_wallets')).map((r) => r.address);
+    expect((await historyCursors()).filter((c) => !hot.includes(c.address)).map((c) => [c.address, c.cursor])).to.have.deep.members([
       [SOLANA.SOL_RECEIVER, String(SOLANA.SOL_SLOT)], [SOLANA.USDC_OWNER, String(SOLANA.SPL_SLOT)], [SOLANA.FAILED_RECEIVER, String(SOLANA.FAILED_SLOT)],
       [SOLANA.USDC_SENDER, String(SOLANA.SPL_SLOT)], [EOS.RECEIVER, String(ACT.late.global_sequence)],
     ]);
