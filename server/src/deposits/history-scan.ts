@@ -99,7 +99,14 @@ export class HistoryChainScan {
         const address = read.address;
         let position = stored.get(address) ?? null;
         // an address of someone else (or a wallet) is watched from now: its first cursor is the head
-        if (!stored.has(address) && read.fromHead) position = await this.scanner.headCursor!(address);
+        if (!stored.has(address) && read.fromHead) {
+          position = await this.scanner.headCursor!(address);
+          // kept at once: a failing read below must not move the start later (what happens meanwhile would be missed)
+          await this.sequelize.query(
+            'INSERT INTO scan_history_cursors (chain_id, address, cursor, updated_at) VALUES ($1, $2, $3, now()) ON CONFLICT (chain_id, address) DO NOTHING',
+            { bind: [this.chain.id, address, position] },
+          );
+        }
         for (let page = 0; page < this.settings.pagesPerStep; page++) {
           const got = await this.scanner.transfersSince(address, position, this.settings.pageSize, read.outgoing ? { outgoing: true } : undefined);
           const moved = got.cursor !== position;
