@@ -28,7 +28,7 @@
 import { expect } from 'chai';
 import { DepositHarness, type Merchant } from './support/deposit-harness';
 import { verifyCallback } from './support/callback-receiver';
-import { expectOk, pollUntil, sleep } from './support/expect';
+import { expectError, expectOk, pollUntil, sleep } from './support/expect';
 import {
   EOS, eosActions, eosEventsReplay, horizonEventsReplay, STELLAR, XLM_CREATE_LEDGER, XRP, XRP_PAGED, xrpEventsReplay,
   type EosEventsReplay, type HorizonEventsReplay, type XrpEventsReplay,
@@ -138,6 +138,18 @@ describe('chain events and TRANSFER on the memo chains (XRP, XLM, EOS) on record
     await xrp?.close();
     await horizon?.close();
     await eos?.close();
+  });
+
+  it('monitored addresses are checked with each chain\'s address codec: an invalid one is 1008001004 naming it, nothing stored', async () => {
+    const cases: Array<[Merchant, string, string[], string]> = [
+      [m.watchLive, 'XRP', [XRP.R3PZ, 'r3pzYrVu7oruSJh1jhACmb6wRDkTWVw1JX'], 'addresses[1]'], // checksum broken
+      [m.watchLive, 'XLM', ['GAYOLLLUIZE4DZMBB2ZBKGBUBZLIOYU6XFLW37GBP2VZD3ABNXCW4BVB'], 'addresses[0]'], // checksum broken
+      [m.watchTest, 'EOS', ['Not.An.Account'], 'addresses[0]'],
+    ];
+    for (const [x, chainCode, addresses, field] of cases) {
+      expectError(await x.client.post(`${SUB}/create`, { appSubscriptionNo: `bad-${chainCode}`, chainCode, addresses }), 200, 1008001004, field);
+    }
+    expect(await q('SELECT id FROM chain_subscriptions')).to.deep.equal([]);
   });
 
   it('subscriptions on accounts the service does not own are read from the chains\' heads: only the recorded transfers that became final after are reported, IN, once each, every field of the spec', async () => {
