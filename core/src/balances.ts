@@ -74,4 +74,12 @@ export interface BalanceReader {
    * node's head, so the service can compare the output set itself, not only its sum.
    */
   unspentOutputs?(addresses: readonly string[]): Promise<{ readonly at: BalancePoint; readonly outputs: ReadonlyArray<readonly ListedOutput[]> }>;
+  /**
+   * Chains where a transaction moves native coin that no transfer record holds (Solana: the rent of
+   * a token account the transaction creates, paid by its fee payer, or closes, refunded to it): the
+   * native balance change of each (transaction, address) as the node reports it at its final
+   * commitment, in base units, fee included; 0n for an address the transaction does not touch;
+   * null while the node does not hold the transaction as final. One answer per item, in order.
+   */
+  nativeChanges?(items: ReadonlyArray<{ readonly txHash: string; readonly address: string }>): Promise<ReadonlyArray<bigint | null>>;
 }

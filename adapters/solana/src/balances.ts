@@ -88,6 +88,55 @@ export class SolanaBalanceReader implements BalanceReader {
     throw new ChainRpcError('RPC_INCONSISTENT', `${this.rpc.endpointName}: getMultipleAccounts answered at different slots (${slots.join(', ')}) in ${this.attempts} attempts: read fewer accounts at a time`);
   }
 
+  /**
+   * Each (transaction, address)'s lamport change (postBalances - preBalances of the address's index
+   * among the message's account keys, then meta.loadedAddresses writable and readonly), from
+   * getTransaction at `finalized`, several to an HTTP request; 0n for an address the transaction
+   * does not list; null when the node returns no finalized transaction of that signature.
+   */
+  async nativeChanges(items: ReadonlyArray<{ readonly txHash: string; readonly address: string }>): Promise<ReadonlyArray<bigint | null>> {
+    if (!Array.isArray(items)) throw new TypeError('nativeChanges: items must be an array');
+    const checked = items.map((it, i) => {
+      if (!it || typeof it !== 'object' || typeof it.txHash !== 'string' || !/^[1-9A-HJ-NP-Za-km-z]{64,88}$/.test(it.txHash)) throw new TypeError(`nativeChanges: item ${i}: txHash must be a base58 signature`);
+      const v = validateSolanaAddress(it.address, null);
+      if (!v.valid) throw new TypeError(`nativeChanges: item ${i} address: ${v.reason}`);
+      return { txHash: it.txHash, address: v.normalized };
+    });
+    if (checked.length === 0) return [];
+    const sigs = [...new Set(checked.map((c) => c.txHash))];
+    const outcomes = await this.rpc.batch(
+      sigs.map((sig) => ({ method: 'getTransaction', params: [sig, { commitment: 'finalized', encoding: 'json', maxSupportedTransactionVersion: 0 }] })),
+      { maxBatch: this.batchSize },
+    );
+    const txs = new Map<string, { keys: string[]; pre: unknown[]; post: unknown[] } | null>();
+    outcomes.forEach((o: JsonRpcOutcome, i) => {
+      const v = this.rpc.unwrap(o, 'getTransaction') as unknown;
+      if (v === null) return void txs.set(sigs[i]!, null);
+      const meta = isObject(v) && isObject(v.meta) ? v.meta : null;
+      const message = isObject(v) && isObject(v.transaction) && isObject(v.transaction.message) ? v.transaction.message : null;
+      const loaded = meta && isObject(meta.loadedAddresses) ? meta.loadedAddresses : {};
+      const keys = [...(Array.isArray(message?.accountKeys) ? message.accountKeys : []), ...(Array.isArray(loaded.writable) ? loaded.writable : []), ...(Array.isArray(loaded.readonly) ? loaded.readonly : [])]
+        .map((k: unknown) => (typeof k === 'string' ? k : isObject(k) && typeof k.pubkey === 'string' ? k.pubkey : null));
+      if (!meta || !Array.isArray(meta.preBalances) || !Array.isArray(meta.postBalances) || keys.length === 0 || keys.some((k) => k === null)
+        || meta.preBalances.length !== keys.length || meta.postBalances.length !== keys.length) {
+        throw this.bad('getTransaction', `a transaction with account keys and pre/post balances for each (${sigs[i]})`);
+      }
+      txs.set(sigs[i]!, { keys: keys as string[], pre: meta.preBalances, post: meta.postBalances });
+    });
+    return checked.map((c) => {
+      const tx = txs.get(c.txHash)!;
+      if (tx === null) return null;
+      const k = tx.keys.indexOf(c.address);
+      if (k < 0) return 0n;
+      const pre = tx.pre[k];
+      const post = tx.post[k];
+      if (typeof pre !== 'number' || typeof post !== 'number' || !Number.isSafeInteger(pre) || !Number.isSafeInteger(post) || pre < 0 || post < 0) {
+        throw this.bad('getTransaction', `exact lamport balances of ${c.address} in ${c.txHash}`);
+      }
+      return BigInt(post) - BigInt(pre);
+    });
+  }
+
   // ---- internals ----
 
   /** The token program of every mint not known yet (one read); a mint that does not exist or is no SPL mint is RPC_BAD_RESPONSE. */

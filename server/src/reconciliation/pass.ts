@@ -8,6 +8,7 @@ import { outcomeOf, readPoint, searchFloor, selectAddresses, sliceSize, type Out
 import { addAdjustments, closeDiscrepancy, openDiscrepancy, recordOutflow, saveComparisons, unrecordedOutflows, updateDiscrepancy, type AdjustmentRow, type Comparison, type NewDiscrepancy } from './records';
 import type { ReconcileLease } from './lease';
 import { raiseAlert } from '../deposits/scan-lease';
+import { bookNativeChanges } from './native-reads';
 
 /** WCS_RECONCILE_* (docs/reconciliation.md, "Settings"). */
 export interface ReconcileSettings {
@@ -101,6 +102,8 @@ export class ReconcilePass {
     const native = tokens.find((t) => t.contract === null);
     if (!native) throw new Error(`${this.chain.code}: the catalogue has no active native token`);
     const outflowsRecorded = await this.recordOutflows(native.id, point.height);
+    // native coin service transactions moved beyond their records (Solana token-account rent), read once final
+    await bookNativeChanges(this.sequelize, this.reader, this.chain.id, native.id, point.height);
 
     const custody = await custodyAddresses(this.sequelize, this.chain.id, tokens.length);
     const touched = scope === 'FULL' ? new Set<string>() : await touchedAddresses(this.sequelize, this.chain.id, since);

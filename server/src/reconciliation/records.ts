@@ -60,7 +60,7 @@ export interface AdjustmentRow {
   readonly tokenId: number;
   readonly address: string;
   readonly amount: bigint;
-  readonly kind: 'OPENING' | 'FUNDING' | 'BOOKED' | 'OUTFLOW_FEE';
+  readonly kind: 'OPENING' | 'FUNDING' | 'BOOKED' | 'OUTFLOW_FEE' | 'ACCOUNT_RENT';
   readonly height: bigint;
   readonly discrepancyId: string | null;
   readonly note: string | null;

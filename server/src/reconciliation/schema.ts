@@ -169,3 +169,32 @@ CREATE TABLE ignored_deposits (
 CREATE INDEX ignored_deposits_by_address ON ignored_deposits (chain_id, address);
 `,
 };
+
+/**
+ * Migration 20 (docs/reconciliation.md, "Per chain"): native coin a service transaction moved that
+ * no transfer record holds (Solana: the rent of a token account the transaction created, paid by
+ * its fee payer, or closed, refunded to it), read from the node once the transaction is final.
+ *
+ * - reconcile_adjustments: kind ACCOUNT_RENT (the part of the fee payer's lamport change beyond
+ *   the transfer's recorded fee; ref: the transaction).
+ * - reconcile_native_reads: every (transaction, address) read, also those whose change was the
+ *   recorded one exactly (no adjustment), so each is read once.
+ */
+export const RECONCILIATION_NATIVE_READS_MIGRATION: Migration = {
+  version: 20,
+  name: 'reconciliation: account rent moved by service transactions (ACCOUNT_RENT), native reads',
+  sql: `
+ALTER TABLE reconcile_adjustments DROP CONSTRAINT reconcile_adjustments_kind_check;
+ALTER TABLE reconcile_adjustments ADD CONSTRAINT reconcile_adjustments_kind_check CHECK (kind IN ('OPENING','FUNDING','BOOKED','OUTFLOW_FEE','ACCOUNT_RENT'));
+
+CREATE TABLE reconcile_native_reads (
+  chain_id     INTEGER NOT NULL REFERENCES chains(id),
+  tx_hash      VARCHAR(128) NOT NULL,
+  address      VARCHAR(128) COLLATE "C" NOT NULL,
+  transfer_id  BIGINT NOT NULL REFERENCES transfers(id),
+  change       NUMERIC(78,0) NOT NULL,
+  read_at      TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (chain_id, tx_hash, address)
+);
+`,
+};
