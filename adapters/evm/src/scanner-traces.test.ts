@@ -162,7 +162,7 @@ describe('EvmBlockScanner: internal transfers from traces, on anvil (a contract 
     expect((await scanner.scanRange(h, h, new Set([w]))).transfers.map((t) => t.amount)).to.deep.equal([12n]);
   });
 
-  it('asks the traces in the blocks\' batch (one per block), none when nothing is watched; a top-level deposit keeps -1 beside internal ones in the same block', async () => {
+  it('traces only the blocks with transactions, in one batch with the receipts after the blocks\' batch; none when nothing is watched; a top-level deposit keeps -1 beside internal ones in the same block', async () => {
     const w = fresh();
     await setAutomine(url, false);
     let hashes: string[];
@@ -182,12 +182,64 @@ describe('EvmBlockScanner: internal transfers from traces, on anvil (a contract 
       const s = new EvmBlockScanner({ url: proxy.url });
       const { transfers } = await s.scanRange(h, h + 2n, new Set([w]));
       expect(transfers.map((t) => [t.txHash, t.position, t.amount])).to.deep.equal([[hashes[0], -1, 100n], [hashes[1], -2, 13n]]);
-      // the probe; then 3 blocks + eth_getLogs + 3 traces in one batch; then the top-level transfer's receipt
-      expect(proxy.batchSizes).to.deep.equal([1, 7, 1]);
-      expect(proxy.methods.slice(1, 8)).to.deep.equal([...Array(3).fill('eth_getBlockByNumber'), 'eth_getLogs', ...Array(3).fill('debug_traceBlockByNumber')]);
-      const m = proxy.methods.length;
+      // the probe; then 3 blocks + eth_getLogs; then the trace of block h (h + 1 and h + 2 are empty) with the top-level transfer's receipt
+      expect(proxy.batchSizes).to.deep.equal([1, 4, 2]);
+      expect(proxy.methods.slice(1)).to.deep.equal([...Array(3).fill('eth_getBlockByNumber'), 'eth_getLogs', 'debug_traceBlockByNumber', 'eth_getTransactionReceipt']);
+      expect(proxy.methods.filter((m) => m === 'debug_traceBlockByNumber')).to.have.length(2); // the probe's and block h's
+      let m = proxy.methods.length;
+      // only empty blocks: one batch, no trace
+      await s.scanRange(h + 1n, h + 2n, new Set([w]));
+      expect(proxy.methods.slice(m)).to.deep.equal([...Array(2).fill('eth_getBlockByNumber'), 'eth_getLogs']);
+      m = proxy.methods.length;
       await s.scanRange(h, h + 2n, new Set());
       expect(proxy.methods.slice(m)).to.deep.equal(Array(3).fill('eth_getBlockByNumber'));
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a block whose only match is internal: the second batch is its trace alone (an unrelated top-level transfer asks no receipt), at the position the whole block\'s trace gives', async () => {
+    const w = fresh();
+    const other = fresh();
+    await setAutomine(url, false);
+    let hashes: string[];
+    try {
+      hashes = [
+        await anvilRpc<string>(url, 'eth_sendTransaction', [{ from: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', to: other, value: '0x64' }]),
+        await anvilRpc<string>(url, 'eth_sendTransaction', [{ from: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', to: wallet, data: walletCall('pay', [[other, w], [5n, 15n]]), gas: GAS }]),
+      ];
+      await mine(url);
+    } finally {
+      await setAutomine(url, true);
+    }
+    const h = BigInt(await anvilRpc<string>(url, 'eth_blockNumber'));
+    await mine(url, 1);
+    const proxy = await relay(url);
+    try {
+      const s = new EvmBlockScanner({ url: proxy.url });
+      await s.traceMode();
+      const { transfers } = await s.scanRange(h, h + 1n, new Set([w]));
+      expect(transfers.map((t) => [t.txHash, t.position, t.amount])).to.deep.equal([[hashes[1], -3, 15n]]);
+      // the probe; 2 blocks + eth_getLogs; block h's trace (its unrelated transfer needs no receipt; h + 1 is empty)
+      expect(proxy.batchSizes).to.deep.equal([1, 3, 1]);
+      expect(proxy.methods.slice(4)).to.deep.equal(['debug_traceBlockByNumber']);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a node that refuses traces still scans a range of empty blocks: nothing there to trace (the next test: a block with transactions fails the scan)', async () => {
+    const w = fresh();
+    await mine(url, 3);
+    const tip = BigInt(await anvilRpc<string>(url, 'eth_blockNumber'));
+    const proxy = await relay(url, new Set(['debug_traceBlockByNumber']));
+    try {
+      const swapped = new EvmBlockScanner({ url: proxy.url });
+      (swapped as unknown as { detected: Promise<string> }).detected = Promise.resolve('debug_traceBlockByNumber');
+      const { blocks, transfers } = await swapped.scanRange(tip - 2n, tip, new Set([w]));
+      expect(blocks.map((b) => b.height)).to.deep.equal([tip - 2n, tip - 1n, tip]);
+      expect(transfers).to.deep.equal([]);
+      expect(proxy.methods).to.not.include('debug_traceBlockByNumber');
     } finally {
       await proxy.close();
     }

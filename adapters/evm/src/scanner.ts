@@ -66,11 +66,12 @@ type Sortable = { readonly transfer: ObservedTransfer; readonly txIndex: bigint 
 
 /**
  * Deposit scanning for an EVM chain over raw JSON-RPC (HTTP, global fetch), built for speed:
- * a range is one JSON-RPC batch (every block with its transactions, one eth_getLogs of ERC-20
- * Transfer logs for the whole range, and one trace per block when the node serves traces),
- * filtered against the watched set locally, plus one batch of receipts for the native transfers
- * found (to tell reverted ones). The number of watched addresses (and of senders, whose outgoing
- * transfers are matched the same way) costs nothing on the wire.
+ * a range is one JSON-RPC batch (every block with its transactions and one eth_getLogs of ERC-20
+ * Transfer logs for the whole range), filtered against the watched set locally, plus at most one
+ * more batch: the receipts of the native transfers found (to tell reverted ones) and, when the
+ * node serves traces, one trace per block that has transactions (empty blocks are not traced).
+ * The number of watched addresses (and of senders, whose outgoing transfers are matched the same
+ * way) costs nothing on the wire.
  *
  * Native coin sent by contracts (internal transfers) is read from the block's call traces
  * (debug_traceBlockByNumber with the callTracer, else parity-style trace_block; traces.ts for the
@@ -264,7 +265,15 @@ export class EvmBlockScanner implements BlockScanner {
     }
   }
 
-  /** `senders` empty: exactly the deposit scan (nothing more asked, nothing more matched). */
+  /**
+   * `senders` empty: exactly the deposit scan (nothing more asked, nothing more matched).
+   *
+   * Two round trips at most: the blocks and the range's logs in one batch; then, in one more
+   * batch, the traces of the blocks that have transactions and the receipts of the native
+   * candidates (sent before the logs are matched, so the node works while this process does).
+   * An empty block is never traced: no transaction, no frame; its trace could only be empty
+   * (callTracer: one entry per transaction; trace_block: rewards only, which are not transfers).
+   */
   private async scanOnce(from: bigint, to: bigint, watched: ReadonlySet<string>, senders: ReadonlySet<string>) {
     const wantTransfers = watched.size > 0 || senders.size > 0;
     const mode = wantTransfers ? await this.traceMode() : 'off';
@@ -272,17 +281,14 @@ export class EvmBlockScanner implements BlockScanner {
     const calls: JsonRpcCall[] = [];
     for (let h = from; h <= to; h++) calls.push({ method: 'eth_getBlockByNumber', params: [hex(h), wantTransfers] });
     if (wantTransfers) calls.push({ method: 'eth_getLogs', params: [{ fromBlock: hex(from), toBlock: hex(to), topics: [ERC20_TRANSFER_TOPIC] }] });
-    // Every block is traced, in the same batch: which transactions can move coin inside cannot be
-    // told from the block alone (any call to code can, and so can a plain transfer to an EOA that
-    // delegated to code with EIP-7702), and an empty block's trace costs the node next to nothing.
-    if (tracing) for (let h = from; h <= to; h++) calls.push({ method: tracing, params: traceParams(tracing, hex(h)) });
     const outcomes = await this.rpc.batch(calls);
 
     const count = Number(to - from + 1n);
     const blocks: BlockRef[] = [];
     const natives: NativeCandidate[] = [];
     const found: Sortable[] = [];
-    const keep = (fromAddress: string, toAddress: string) => watched.has(toAddress) || senders.has(fromAddress);
+    /** The blocks to trace (those with transactions) and their transactions' hashes. */
+    const toTrace: Array<{ readonly block: BlockRef; readonly txHashes: readonly string[] }> = [];
     for (let i = 0; i < count; i++) {
       const height = from + BigInt(i);
       const raw = this.rpc.unwrap(outcomes[i]!, 'eth_getBlockByNumber');
@@ -295,21 +301,36 @@ export class EvmBlockScanner implements BlockScanner {
       if (!wantTransfers) continue;
       const txHashes = this.nativeCandidates(raw as Json, ref, watched, senders, natives, tracing !== null);
       this.withdrawals(raw as Json, ref, watched, found);
-      if (tracing) {
-        const what = `${tracing} (block ${height})`;
-        const answer = this.rpc.unwrap(outcomes[count + 1 + i]!, what);
-        const internal = tracing === 'debug_traceBlockByNumber'
-          ? callTracerTransfers(this.read, answer, txHashes, what, keep)
-          : parityTransfers(this.read, answer, ref.hash, txHashes, what, keep);
-        for (const x of internal) found.push(internalTransfer(x, ref));
-      }
+      if (tracing && txHashes.length > 0) toTrace.push({ block: ref, txHashes });
     }
+    if (!wantTransfers) return { blocks, transfers: [] };
 
-    if (wantTransfers) {
-      const logsOutcome = outcomes[count]!;
-      const logs = logsOutcome.ok ? logsOutcome.result : await this.logsSplitting(from, to);
-      this.erc20Transfers(logs, from, blocks, watched, senders, found);
-      if (natives.length > 0) await this.nativeTransfers(natives, found);
+    // The second batch leaves before the logs are matched; its failure is awaited below.
+    const receiptHashes = [...new Set(natives.map((n) => n.txHash))];
+    const second: JsonRpcCall[] = [
+      ...toTrace.map((t) => ({ method: tracing!, params: traceParams(tracing!, hex(t.block.height)) })),
+      ...receiptHashes.map((h) => ({ method: 'eth_getTransactionReceipt', params: [h] })),
+    ];
+    const secondAnswers = second.length > 0 ? this.rpc.batch(second) : Promise.resolve([]);
+    secondAnswers.catch(() => undefined);
+
+    const logsOutcome = outcomes[count]!;
+    const logs = logsOutcome.ok ? logsOutcome.result : await this.logsSplitting(from, to);
+    this.erc20Transfers(logs, from, blocks, watched, senders, found);
+
+    const answers = await secondAnswers;
+    const keep = (fromAddress: string, toAddress: string) => watched.has(toAddress) || senders.has(fromAddress);
+    toTrace.forEach(({ block, txHashes }, j) => {
+      const what = `${tracing} (block ${block.height})`;
+      const answer = this.rpc.unwrap(answers[j]!, what);
+      const internal = tracing === 'debug_traceBlockByNumber'
+        ? callTracerTransfers(this.read, answer, txHashes, what, keep)
+        : parityTransfers(this.read, answer, block.hash, txHashes, what, keep);
+      for (const x of internal) found.push(internalTransfer(x, block));
+    });
+    if (natives.length > 0) {
+      const receipts = answers.slice(toTrace.length).map((o) => this.rpc.unwrap(o));
+      this.nativeTransfers(natives, receiptHashes, receipts, found);
     }
     found.sort((a, b) => cmp(a.transfer.blockHeight, b.transfer.blockHeight) || cmp(a.txIndex, b.txIndex) || rank(a.transfer.position) - rank(b.transfer.position));
     return { blocks, transfers: found.map((f) => f.transfer) };
@@ -401,12 +422,11 @@ export class EvmBlockScanner implements BlockScanner {
   }
 
   /**
-   * Receipts of the matching native transfers, incoming and outgoing (one batch): status, that
-   * they sit in the block scanned, and the address a contract creation made.
+   * The matching native transfers, incoming and outgoing, from their receipts (`receipts[i]` the
+   * receipt of `hashes[i]`): status, that they sit in the block scanned, and the address a
+   * contract creation made.
    */
-  private async nativeTransfers(natives: readonly NativeCandidate[], out: Sortable[]): Promise<void> {
-    const hashes = [...new Set(natives.map((n) => n.txHash))];
-    const receipts = await this.rpc.batchResults(hashes.map((h) => ({ method: 'eth_getTransactionReceipt', params: [h] })));
+  private nativeTransfers(natives: readonly NativeCandidate[], hashes: readonly string[], receipts: readonly unknown[], out: Sortable[]): void {
     const blockOf = new Map(natives.map((n) => [n.txHash, n.block.hash]));
     const status = new Map<string, boolean>();
     const creations = new Set(natives.filter((n) => n.to === null).map((n) => n.txHash));
