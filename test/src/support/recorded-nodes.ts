@@ -342,7 +342,7 @@ export function eosActions(): { real: EosActionDoc; user: EosActionDoc; inline: 
  * cached false, total; the documents filtered by `account` (data.from / data.to / an authorizer),
  * filter=*:transfer, the global_sequence and block_num ranges, sorted by sort=asc|desc, at most `limit`.
  */
-function actionsPage(q: URLSearchParams, docs: readonly EosActionDoc[], lib: unknown, recorded: Json): string {
+export function actionsPage(q: URLSearchParams, docs: readonly EosActionDoc[], lib: unknown, recorded: Json): string {
   const account = q.get('account');
   let list = docs.filter((a) => [a.act.data.from, a.act.data.to, ...a.act.authorization.map((x) => x.actor)].includes(account ?? ''));
   if (q.get('filter') === '*:transfer') list = list.filter((a) => a.act.name === 'transfer');
