@@ -30,7 +30,7 @@ import { getAddress, hexlify, randomBytes, Wallet } from 'ethers';
 import { ANVIL_DEV_KEYS, deployErc20, mine, mintErc20, setAutomine, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
 import { loadConfig } from '@wcs/server';
 import { TEST_MASTER_KEY, testEnv } from '@wcs/server/testing';
-import { ANVIL_ARGS, bulkAddresses, cpuBetween, cpuMark, resetScanState, erc20Mint, erc20Transfer, ERC20_TRANSFER_TOPIC, ETHER, EVM_CHAIN_ID, hex, perBlock, TOKEN_ID, units18, type CpuRecord } from './lib/deposit-chain';
+import { anvilArgs as anvilArgsFor, keptStatesFor, bulkAddresses, cpuBetween, cpuMark, resetScanState, erc20Mint, erc20Transfer, ERC20_TRANSFER_TOPIC, ETHER, EVM_CHAIN_ID, hex, perBlock, TOKEN_ID, units18, type CpuRecord } from './lib/deposit-chain';
 import { rpc, rpcBatch, Receiver, signatureProblem } from './lib/evm';
 import { openStatsConnection, requestStatementStats, resetStatementStats, topStatements } from './lib/postgres';
 import { checkAborted, CleanupStack, httpRequest, runMain, sleep, startChild, stopChild, type Child } from './lib/processes';
@@ -221,7 +221,9 @@ async function main(): Promise<number> {
 
     // 1. anvil, the token, the config file listing it.
     progress('starting anvil');
-    const anvil: AnvilDevnet = await startAnvil({ chainId: EVM_CHAIN_ID, extraArgs: ANVIL_ARGS });
+    // every block of the chain kept traceable (--prune-history N): the service's scan reads internal transfers from traces (the default)
+    const anvilArgs = anvilArgsFor(keptStatesFor(st.blocks));
+    const anvil: AnvilDevnet = await startAnvil({ chainId: EVM_CHAIN_ID, extraArgs: anvilArgs });
     cleanup.push('stop anvil', () => anvil.stop());
     const url = anvil.url;
     const token = await deployErc20(url, { name: 'Test USD', symbol: 'TUSD' });
@@ -655,7 +657,7 @@ async function main(): Promise<number> {
       description: 'chain event subscriptions in the deposit scanner on anvil: catch-up blocks/s with 10,000 more monitored addresses (B) vs without subscriptions (A)',
       date: new Date().toISOString(),
       machine,
-      settings: { ...st, scanDefaults: { batchBlocks: scanDefaults.batchBlocks, concurrency: scanDefaults.concurrency }, anvilArgs: ANVIL_ARGS, database: dbMode },
+      settings: { ...st, scanDefaults: { batchBlocks: scanDefaults.batchBlocks, concurrency: scanDefaults.concurrency }, anvilArgs, database: dbMode },
       chain: { from, to, deposits: sent.size, monitoredTransfers: expected.length, subscriptions: subIds },
       runs,
       summary,

@@ -29,7 +29,7 @@ import { ANVIL_DEV_KEYS, deployErc20, mine, mintErc20, setAutomine, startAnvil, 
 import { loadConfig } from '@wcs/server';
 import { TEST_MASTER_KEY, testEnv } from '@wcs/server/testing';
 import { rpc, rpcBatch, Receiver, signatureProblem, type Arrival } from './lib/evm';
-import { ANVIL_ARGS, bulkAddresses, cpuBetween, cpuMark, resetScanState, erc20Transfer, ERC20_TRANSFER_TOPIC, ETHER, EVM_CHAIN_ID, hex, perBlock, TOKEN_ID, units18, type CpuRecord } from './lib/deposit-chain';
+import { anvilArgs as anvilArgsFor, keptStatesFor, bulkAddresses, cpuBetween, cpuMark, resetScanState, erc20Transfer, ERC20_TRANSFER_TOPIC, ETHER, EVM_CHAIN_ID, hex, perBlock, TOKEN_ID, units18, type CpuRecord } from './lib/deposit-chain';
 import { openStatsConnection, requestStatementStats, resetStatementStats, topStatements } from './lib/postgres';
 import { checkAborted, CleanupStack, httpRequest, runMain, runNode, sleep, startChild, stopChild, type Child } from './lib/processes';
 import { fmtInt, fmtMs, fmtPct, fmtUs, machineInfo, machineLine, median, noiseWarning, out, percentile, progress, RESULTS_DIR, table, printFailures, writeResults } from './lib/report';
@@ -194,8 +194,7 @@ async function main(): Promise<number> {
   // anvil keeps the state of every block of the run in memory (--prune-history N, not the bare flag,
   // which keeps none): tracing a block needs its parent's state, as on an archive node; blocks,
   // transactions, logs and receipts (what the bare loop reads) do not depend on it.
-  const keptStates = String(st.blocks * 2 + 2_000);
-  const anvilArgs = ANVIL_ARGS.flatMap((a) => (a === '--prune-history' ? [a, keptStates] : [a]));
+  const anvilArgs = anvilArgsFor(keptStatesFor(st.blocks));
   try {
     const db = await prepareBenchStorage(cleanup);
     const baseEnv = { ...process.env, ...testEnv(db.url, { WCS_LOG_LEVEL: process.env.WCS_LOG_LEVEL ?? 'warn' }) };

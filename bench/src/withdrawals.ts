@@ -28,6 +28,7 @@ import { testEnv } from '@wcs/server/testing';
 import { AUTOCANNON_VERSION, type AutocannonRequest } from './autocannon';
 import { rpc, rpcBatch, Receiver, signatureProblem } from './lib/evm';
 import { CLK_TCK, cpuPercent, cpuSnapshot, procTicks, type CpuPercent, type CpuSnapshot } from './lib/cpu';
+import { anvilArgs } from './lib/deposit-chain';
 import { isCode0, load, problems, type LoadTarget, type RunRecord } from './lib/load';
 import { openStatsConnection, requestStatementStats, resetStatementStats, topStatements } from './lib/postgres';
 import { checkAborted, CleanupStack, httpRequest, runMain, sleep, startChild, stopChild, type Child } from './lib/processes';
@@ -53,8 +54,12 @@ const ETHER = 10n ** 18n;
 const AMOUNT = '0.000001';
 const AMOUNT_WEI = 10n ** 12n;
 const FUND_WEI = 1000n * ETHER;
-/** Same anvil settings as the deposits benchmark: an empty block costs anvil 0.04 ms instead of 2 to 4 ms. */
-const ANVIL_ARGS = ['--prune-history', '--hardfork', 'cancun'];
+/**
+ * States anvil keeps (`--prune-history N`, lib/deposit-chain's anvilArgs): two minutes of blocks,
+ * at least 1,000. The workers' deposit scan starts at the tip and follows it, tracing the blocks
+ * with transactions it reads (the default): it never needs an older state.
+ */
+const keptStatesWd = (blockMs: number) => Math.max(1_000, Math.ceil(120_000 / blockMs));
 /** Who funds which hot wallet, and the bare loop's sender (anvil dev accounts, 10,000 ETH each). */
 const FUNDER = { accept: ANVIL_DEV_KEYS[1]!, payout: ANVIL_DEV_KEYS[2]! };
 const BARE_KEY = ANVIL_DEV_KEYS[5]!;
@@ -254,7 +259,7 @@ async function main(): Promise<number> {
     // 1. anvil (automine), the receiver, the applications, the API server.
     progress('starting anvil');
     // interval mining for the whole run: a block every BENCH_WD_BLOCK_MS with whatever the pool holds (see the README for why not automine)
-    const anvil: AnvilDevnet = await startAnvil({ chainId: EVM_CHAIN_ID, blockTime: st.blockMs / 1000, extraArgs: ANVIL_ARGS });
+    const anvil: AnvilDevnet = await startAnvil({ chainId: EVM_CHAIN_ID, blockTime: st.blockMs / 1000, extraArgs: anvilArgs(keptStatesWd(st.blockMs)) });
     cleanup.push('stop anvil', () => anvil.stop());
     const url = anvil.url;
     const receiver = new Receiver();
@@ -606,6 +611,18 @@ async function main(): Promise<number> {
         } catch (e) {
           failures.push(`service round ${round}: ${(e as Error).message}`);
         }
+        // The deposit scan of the same process follows the chain through the payouts' blocks, reading
+        // their traces (the default): a scan that stopped (e.g. a node that cannot trace) is a failure.
+        const endTip = tip0 + blocks;
+        let scan: { height: string | null; last_error: string | null } | undefined;
+        try {
+          await waitFor(`the deposit scan to reach block ${endTip}`, async () => {
+            scan = (await q<{ height: string | null; last_error: string | null }>('SELECT height::text AS height, last_error FROM scan_cursors WHERE chain_id = $1', [chainId]))[0];
+            return scan?.height != null && Number(scan.height) >= endTip;
+          }, 30_000, 50);
+        } catch (e) {
+          failures.push(`service round ${round}: ${(e as Error).message} (cursor ${scan?.height ?? 'none'}, last error: ${scan?.last_error ?? 'none'})`);
+        }
         await sleep(300); // nothing more should arrive
         await stopWorkersProc();
 
@@ -822,7 +839,7 @@ async function main(): Promise<number> {
       description: 'withdrawals on anvil: batch-create items/s vs signed GET support/chains req/s; payouts confirmed/s of the payout worker vs a bare ethers send loop',
       date: new Date().toISOString(),
       machine,
-      settings: { ...st, autocannon: AUTOCANNON_VERSION, anvilArgs: ANVIL_ARGS, database: dbMode, amount: AMOUNT, fundedWei: FUND_WEI.toString(), feeQuoteWei: quote },
+      settings: { ...st, autocannon: AUTOCANNON_VERSION, anvilArgs: anvilArgs(keptStatesWd(st.blockMs)), database: dbMode, amount: AMOUNT, fundedWei: FUND_WEI.toString(), feeQuoteWei: quote },
       // warmups/runs at the top (every run with its target and windowUs), for cpuprofile-top --results --target
       warmups,
       runs: [...runs, ...payoutRuns],

@@ -15,11 +15,26 @@ export const TOKEN_ID = 10299;
 export const ERC20_TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 export const ETHER = 10n ** 18n;
 /**
- * anvil: Cancun rules and no historical states. With Prague (anvil 1.7's default) and history
- * kept, anvil needs 2 to 4 ms per empty block (18 s for 4,500 blocks here); this way 0.04 ms.
- * Nothing the scanner reads depends on either (blocks, transactions, logs, receipts).
+ * anvil's arguments: Cancun rules, and the states of the last `keptStates` blocks in memory
+ * (`--prune-history N`), none on disk. With Prague (anvil 1.7's default) and history persisted,
+ * anvil needs 2 to 4 ms per empty block (18 s for 4,500 blocks here). The bare `--prune-history`
+ * keeps no state at all: anvil then cannot trace a block that has transactions ("Resource not
+ * found": tracing re-executes the block on its parent's state), and the service's deposit scan,
+ * which reads internal transfers from traces by default, stops at the first such block. Blocks,
+ * transactions, logs and receipts (what the bare loops read) depend on neither setting.
  */
-export const ANVIL_ARGS = ['--prune-history', '--hardfork', 'cancun'];
+export function anvilArgs(keptStates: number): string[] {
+  if (!Number.isSafeInteger(keptStates) || keptStates < 1) throw new RangeError(`anvilArgs: keptStates must be a positive integer, got ${keptStates}`);
+  return ['--prune-history', String(keptStates), '--hardfork', 'cancun'];
+}
+
+/**
+ * States to keep for a catch-up over `blocks` blocks: every block of the chain stays traceable
+ * (the set-up's blocks, the run's, and those mined after it), as on an archive node. anvil's
+ * memory grows with the blocks actually mined, not with this bound (about 2.8 GB for 5,000
+ * blocks and 12,000 kept states in the deposits run).
+ */
+export const keptStatesFor = (blocks: number): number => blocks * 2 + 2_000;
 
 export const hex = (n: number | bigint) => `0x${n.toString(16)}`;
 /** ERC-20 transfer(to, amount) call data. */
