@@ -120,6 +120,16 @@ describe('internal transfers from call traces (recorded anvil answers)', () => {
     const child = rec.trace_block.find((t) => t.transactionPosition === 1 && (t.traceAddress as number[]).length === 2)!;
     expect(child.error, 'the recorded child has no error of its own').to.equal(undefined);
   });
+  it('an empty block (the scanner does not trace it): every trace the parsers accept for it gives no transfer, and any transaction\'s frame in it is RPC_INCONSISTENT', () => {
+    const emptyHash = `0x${'22'.repeat(32)}`;
+    const reward = { action: { author: A, rewardType: 'block', value: '0x1bc16d674ec80000' }, blockHash: emptyHash, blockNumber: 10, result: null, subtraces: 0, traceAddress: [], transactionHash: null, transactionPosition: null, type: 'reward' };
+    expect(callTracerTransfers(read, [], [], 'trace', all)).to.deep.equal([]);
+    expect(parityTransfers(read, [], emptyHash, [], 'trace', all)).to.deep.equal([]);
+    expect(parityTransfers(read, [reward], emptyHash, [], 'trace', all)).to.deep.equal([]);
+    expectInconsistent(() => callTracerTransfers(read, rec.debug_traceBlockByNumber.slice(0, 1), [], 'trace', all));
+    const frames = rec.trace_block.filter((t) => t.transactionPosition === 0).map((t) => ({ ...t, blockHash: emptyHash }));
+    expectInconsistent(() => parityTransfers(read, frames, emptyHash, [], 'trace', all));
+  });
 });
 
 describe('validator withdrawals (EIP-4895)', () => {
