@@ -39,7 +39,9 @@ describe('reconciliation pass decisions (pure)', () => {
     const exact = { height: 100n, exact: true, scanHeight: 100n };
     expect(outcomeOf('DEPOSIT', 0n, { ...seen, open: { id: '7', amount: 5n } }, exact)).to.deep.equal({ kind: 'AGREE', close: '7' });
     expect(outcomeOf('HOT', 10n, fresh, exact)).to.deep.equal({ kind: 'OPENING' });
-    expect(outcomeOf('SHARED', -10n, fresh, exact)).to.deep.equal({ kind: 'OPENING' });
+    expect(outcomeOf('SHARED', 10n, fresh, exact)).to.deep.equal({ kind: 'OPENING' });
+    expect(outcomeOf('SHARED', -10n, fresh, exact), 'a shortfall at the first comparison is money gone, not an opening').to.deep.equal({ kind: 'OPEN' });
+    expect(outcomeOf('HOT', -1n, fresh, { height: 130n, exact: false, scanHeight: 125n }), 'a head read: suspected first').to.deep.equal({ kind: 'SUSPECT', since: 130n });
     expect(outcomeOf('DEPOSIT', 10n, fresh, exact), 'a deposit address has no opening').to.deep.equal({ kind: 'OPEN' });
     expect(outcomeOf('HOT', 10n, seen, exact)).to.deep.equal({ kind: 'OPEN' });
     expect(outcomeOf('DEPOSIT', 10n, { ...seen, open: { id: '7', amount: 10n } }, exact)).to.deep.equal({ kind: 'KEEP', id: '7' });

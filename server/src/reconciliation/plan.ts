@@ -64,8 +64,10 @@ export interface PriorState {
 /**
  * What a comparison with an unexplained rest does:
  * - AGREE: nothing unexplained; an OPEN discrepancy that is gone is closed (EXPLAINED).
- * - OPENING: the first comparison of a HOT, FEE or SHARED address books the rest as its opening
+ * - OPENING: the first comparison of a HOT, FEE or SHARED address books a surplus as its opening
  *   balance (operators fund those from outside the service; audited as an adjustment, not alerted).
+ *   A shortfall is never an opening: what the chain holds is the operator's funding plus every
+ *   recorded movement, so less than the ledger is money gone without a record (a discrepancy).
  * - SUSPECT: a head-only read; the rest is remembered (suspect_height) until a later pass confirms it.
  * - OPEN: a new discrepancy (located, alerted).
  * - UPDATE: the OPEN discrepancy's amount changed: updated (and alerted again).
@@ -87,7 +89,7 @@ export type Outcome =
  */
 export function outcomeOf(kind: AddressKind, unexplained: bigint, prior: PriorState, read: { readonly height: bigint; readonly exact: boolean; readonly scanHeight: bigint | null }): Outcome {
   if (unexplained === 0n) return { kind: 'AGREE', close: prior.open?.id ?? null };
-  if (!prior.compared && kind !== 'DEPOSIT') return { kind: 'OPENING' };
+  if (!prior.compared && kind !== 'DEPOSIT' && unexplained > 0n) return { kind: 'OPENING' };
   if (prior.open) return prior.open.amount === unexplained ? { kind: 'KEEP', id: prior.open.id } : { kind: 'UPDATE', id: prior.open.id };
   if (!read.exact) {
     const confirmed = prior.suspectHeight !== null && (read.scanHeight === null || read.scanHeight >= prior.suspectHeight);
