@@ -178,7 +178,7 @@ describe('reconciliation on Solana (litesvm): SOL and an SPL token on deposit ad
     const configFile = path.join(tempDir('wcs-reconcile-sol-'), 'config.json');
     fs.writeFileSync(configFile, JSON.stringify({
       chains: [{ id: CHAIN_ID, code: 'SOL', name: 'Solana Devnet', family: 'solana', environment: 'test', network: 'devnet', nativeSymbol: 'SOL', decimals: 9, confirmations: CONFIRMATIONS, evmChainId: null }],
-      tokens: [{ id: SPL_TOKEN, chainCode: 'SOL', environment: 'test', symbol: 'TSPL', name: 'Test SPL (litesvm)', contract: mint, decimals: SPL_DECIMALS }],
+      tokens: [{ id: SPL_TOKEN, chainCode: 'SOL', environment: 'test', symbol: 'TSPL', name: 'Test SPL (litesvm)', contract: mint, decimals: SPL_DECIMALS, minDeposit: '0.5' }],
     }));
     await prepareTestKeystore();
     db = await createTestDatabase();
@@ -308,5 +308,21 @@ describe('reconciliation on Solana (litesvm): SOL and an SPL token on deposit ad
     expect(last).to.include({ unexplained: 0, opened: 0 });
     expect((await balances()).get(`${target}/${SOL_TOKEN}`)).to.include({ ledger: raised.toString(), on_chain: raised.toString(), unexplained: '0' });
     expect((await q<{ status: string }>('SELECT status FROM reconcile_discrepancies WHERE id = $1', [d!.id]))[0]!.status).to.equal('BOOKED');
+  });
+
+  it('a token deposit below the minimum (0.5 TSPL) is not credited; the history scan keeps it, and the pass explains it as DEPOSIT_IGNORED', async () => {
+    const dust = await newAddress('spl-dust');
+    const tx = fund(mintIxs(dust, UNIT / 4n));
+    node.advance(CONFIRMATIONS);
+    const kept = await pollUntil(() => q<{ tx_hash: string; amount: string; chain_token_id: number; reason: string }>(
+      'SELECT tx_hash, amount::text AS amount, chain_token_id, reason FROM ignored_deposits WHERE address = $1', [dust]), (rows) => rows.length === 1, 60_000, 100);
+    expect(kept.result, 'kept by the history scan').to.deep.equal([{ tx_hash: tx, amount: (UNIT / 4n).toString(), chain_token_id: SPL_TOKEN, reason: 'BELOW_MINIMUM' }]);
+    expect(await q('SELECT id FROM recharges WHERE address = $1', [dust]), 'not credited').to.deep.equal([]);
+    node.advance(1);
+    await run();
+    const p = await run();
+    expect(p).to.include({ unexplained: 0, opened: 0 });
+    const row = (await balances()).get(`${dust}/${SPL_TOKEN}`)!;
+    expect(row).to.include({ ledger: '0', on_chain: (UNIT / 4n).toString(), unexplained: '0', explained: (UNIT / 4n).toString() });
   });
 });

@@ -7,6 +7,7 @@ import { matchTransfers, type CustodyAddress, type OutflowCandidate } from '../c
 import type { ChainMonitor } from '../chain-events/monitor';
 import { advanceRecharges, RechargeNotices, recordTransfers, type Deposit } from './recharges';
 import type { ScanLease } from './scan-lease';
+import { recordIgnoredDeposits } from '../reconciliation/ignored';
 import type { ChainTokens } from './tokens';
 import type { WatchList } from './watch-list';
 import type { StepResult } from './block-scan';
@@ -184,6 +185,9 @@ export class HistoryChainScan {
     await this.sequelize.transaction(async (t) => {
       await this.lease.lock(t);
       const deposits: Deposit[] = [];
+      // deposits below the minimum into a deposit address (not a hot wallet or a monitored one): kept for reconciliation
+      const ignored: Array<{ token: number; x: ObservedTransfer }> = [];
+      const depositAddress = this.watch.addresses().has(address);
       for (const x of transfers) {
         if (x.toAddress !== address) continue;
         const token = this.tokens.find(x.contract);
@@ -193,6 +197,7 @@ export class HistoryChainScan {
         }
         if (x.amount <= 0n || x.amount < token.minDeposit) {
           this.logger.info('deposit below the minimum ignored', { chain: this.chain.code, txHash: x.txHash, token: token.symbol, amount: x.amount.toString(), minimum: token.minDeposit.toString() });
+          if (depositAddress && x.amount > 0n && x.succeeded) ignored.push({ token: token.id, x });
           continue;
         }
         const memoChain = this.chain.addressing === 'memo';
@@ -203,6 +208,7 @@ export class HistoryChainScan {
         }
         deposits.push({ token, owner, transfer: x, minConfirmations: token.confirmations ?? this.chain.confirmations });
       }
+      if (ignored.length > 0) await recordIgnoredDeposits(this.sequelize, t, this.chain.id, ignored);
       if (deposits.length > 0) {
         const notices = new RechargeNotices();
         recorded += await recordTransfers(this.sequelize, t, this.chain.id, deposits, tip, notices);
