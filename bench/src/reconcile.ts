@@ -17,6 +17,7 @@
  *
  *   node bench/dist/reconcile.js                 (after npx tsc -b tsconfig.json)
  *   BENCH_RECONCILE_ADDRESSES=2000 BENCH_RECONCILE_ROUNDS=1 node bench/dist/reconcile.js   (a quick run)
+ *   BENCH_CPU_PROF=1 BENCH_PGSS=1 node bench/dist/reconcile.js   (a CPU profile of each measured pass's CLI process, top statements)
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -28,6 +29,9 @@ import { anvilRpc, deployErc20, deployMulticall3, mine, setAutomine, startAnvil 
 import { EvmBalanceReader } from '@wcs/adapter-evm';
 import { createTestDatabase, prepareTestKeystore, testEnv, TEST_ACTOR } from '@wcs/server/testing';
 import { openStorage, loadConfig, createLogger } from '@wcs/server';
+import { requestStatementStats, resetStatementStats, topStatements } from './lib/postgres';
+import { RESULTS_DIR } from './lib/report';
+import { boolEnv } from './lib/settings';
 
 const ETH_CHAIN = 102;
 const TOKENS = [{ id: 10296, symbol: 'TUSD', decimals: 18 }, { id: 10295, symbol: 'TEUR', decimals: 6 }];
@@ -40,15 +44,18 @@ const mint = (to: string, amount: bigint) => '0x40c10f19' + to.slice(2).toLowerC
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const say = (s: string) => process.stdout.write(s + '\n');
 
-function wcs(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+function wcs(args: string[], env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [WCS_BIN, ...args], { env, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 }, (e, stdout, stderr) => (e ? reject(new Error(`wcs ${args.join(' ')}: ${e.message}\n${stdout}\n${stderr}`)) : resolve(stdout)));
+    execFile(process.execPath, [...nodeArgs, WCS_BIN, ...args], { env, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 }, (e, stdout, stderr) => (e ? reject(new Error(`wcs ${args.join(' ')}: ${e.message}\n${stdout}\n${stderr}`)) : resolve({ stdout, stderr })));
   });
 }
 
 async function main(): Promise<void> {
   const n = intEnv('BENCH_RECONCILE_ADDRESSES', 10_000);
   const rounds = intEnv('BENCH_RECONCILE_ROUNDS', 3);
+  const cpuProf = boolEnv('BENCH_CPU_PROF');
+  const pgss = requestStatementStats(); // BENCH_PGSS=1, before the cluster starts
+  const profileDir = path.join(RESULTS_DIR, 'profiles');
   const anvil = await startAnvil({ chainId: 11155111 });
   const db = await createTestDatabase();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-bench-reconcile-'));
@@ -108,32 +115,51 @@ async function main(): Promise<void> {
       [ETH_CHAIN, BigInt(head.number).toString(), head.hash]);
     await pg.end();
 
+    // the bare read runs in a fresh process, as the pass does (`wcs reconcile run`): no warm caches or JIT of an earlier read
     const queries = addresses.flatMap((a) => [{ address: a, contract: null }, ...contracts.map((c) => ({ address: a, contract: c }))]);
-    const at = { height: BigInt(head.number), blockHash: head.hash };
+    const bareFile = path.join(dir, 'bare.json');
+    fs.writeFileSync(bareFile, JSON.stringify({ url: anvil.url, height: head.number, blockHash: head.hash, queries }));
     const bare = async () => {
-      const reader = new EvmBalanceReader({ url: anvil.url, timeoutMs: 60_000 }, { expectedChainId: 11155111 });
-      await reader.head();
-      const t0 = process.hrtime.bigint();
-      const r = await reader.balancesAt(queries, at);
-      const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-      if (r.answers.length !== queries.length) throw new Error('bare: answers missing');
-      return ms;
+      const out = await new Promise<string>((resolve, reject) => execFile(process.execPath, [__filename, '--bare', bareFile], { maxBuffer: 1 << 20, timeout: 600_000 }, (e, stdout, stderr) => (e ? reject(new Error(`bare read: ${e.message}\n${stderr}`)) : resolve(stdout))));
+      const r = JSON.parse(out) as { ms: number; cpuMs: number; answers: number };
+      if (r.answers !== queries.length) throw new Error('bare: answers missing');
+      say(`  bare read: ${r.ms.toFixed(0)} ms, its process's CPU ${r.cpuMs.toFixed(0)} ms`);
+      return r.ms;
     };
-    const pass = async () => {
-      const out = JSON.parse(await wcs(['reconcile', 'run', '--chain', 'ETH', '--full', '--json'], env)) as Array<{ compared: number; unexplained: number; durationMs: number }>;
-      const p = out[0]!;
+    const pass = async (profile: string | null = null) => {
+      if (profile) fs.mkdirSync(profileDir, { recursive: true });
+      const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${profile}`] : [];
+      const run = await wcs(['reconcile', 'run', '--chain', 'ETH', '--full', '--json'], { ...env, WCS_LOG_LEVEL: 'info', WCS_LOG_FORMAT: 'json' }, nodeArgs);
+      const p = (JSON.parse(run.stdout) as Array<{ compared: number; unexplained: number; durationMs: number }>)[0]!;
+      // the pass's log line: wall-clock ms per step
+      const line = run.stderr.split('\n').map((l) => { try { return JSON.parse(l) as { message?: string; stepsMs?: Record<string, number> }; } catch { return null; } }).find((l) => l?.message === 'reconciliation pass');
+      if (line?.stepsMs) say(`  pass steps (ms): ${Object.entries(line.stepsMs).map(([k, v]) => `${k} ${v}`).join(', ')}`);
       if (p.compared !== 3 * n || p.unexplained !== 0) throw new Error(`pass: compared ${p.compared} (expected ${3 * n}), unexplained ${p.unexplained} (expected 0)`);
       return p.durationMs;
     };
     say('warm-up (unmeasured): a pass and a bare read');
     await pass();
     await bare();
+    const stats = pgss ? new Client({ connectionString: db.url }) : null;
+    if (stats) await stats.connect();
+    await resetStatementStats(stats);
     const ratios: number[] = [];
+    const profiles: string[] = [];
     for (let r = 1; r <= rounds; r++) {
       const b = await bare();
-      const a = await pass();
+      const profile = cpuProf ? `reconcile-pass-${r}-${Date.now()}.cpuprofile` : null;
+      const a = await pass(profile);
+      if (profile) profiles.push(path.relative(process.cwd(), path.join(profileDir, profile)));
       ratios.push((b / a) * 100);
       say(`round ${r}: pass ${a.toFixed(0)} ms (${Math.round((3 * n) / (a / 1000))} balances/s), bare read ${b.toFixed(0)} ms (${Math.round((3 * n) / (b / 1000))} balances/s): ${((b / a) * 100).toFixed(1)} %`);
+    }
+    if (profiles.length) say(`cpu profiles of the passes (read with node bench/dist/cpuprofile-top.js): ${profiles.join(', ')}`);
+    if (stats) {
+      say(`Postgres statements of the ${rounds} measured passes by total execution time (BENCH_PGSS):`);
+      for (const l of await topStatements(stats, 12)) say(`  ${l}`);
+      const upd = await stats.query<{ upd: string; hot: string }>(`SELECT n_tup_upd::text AS upd, n_tup_hot_upd::text AS hot FROM pg_stat_user_tables WHERE relname = 'reconcile_balances'`);
+      say(`  reconcile_balances rewrites in place (HOT) since the first pass: ${upd.rows[0]?.hot} of ${upd.rows[0]?.upd}`);
+      await stats.end();
     }
     const m = median(ratios);
     say(`reconcile: ${n} addresses x 3 tokens, median pass throughput ${m.toFixed(1)} % of the bare read (goal >= ${GOAL_PERCENT} %)${m < GOAL_PERCENT ? ' BELOW GOAL' : ''}`);
@@ -144,7 +170,20 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(() => process.exit(0), (e: unknown) => {
+/** The bare read (child process): a new EvmBalanceReader, its head() (the chain check, the history probe) untimed, then every balance at the point in one call. */
+async function bareRead(file: string): Promise<void> {
+  const b = JSON.parse(fs.readFileSync(file, 'utf8')) as { url: string; height: string; blockHash: string; queries: Array<{ address: string; contract: string | null }> };
+  const reader = new EvmBalanceReader({ url: b.url, timeoutMs: 60_000 }, { expectedChainId: 11155111 });
+  await reader.head();
+  const t0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
+  const r = await reader.balancesAt(b.queries, { height: BigInt(b.height), blockHash: b.blockHash });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  const c = process.cpuUsage(c0);
+  process.stdout.write(JSON.stringify({ ms, cpuMs: (c.user + c.system) / 1000, answers: r.answers.length }));
+}
+
+(process.argv[2] === '--bare' ? bareRead(process.argv[3]!) : main()).then(() => process.exit(0), (e: unknown) => {
   process.stderr.write(`${(e as Error)?.stack ?? String(e)}\n`);
   process.exit(1);
 });

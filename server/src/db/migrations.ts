@@ -3,7 +3,7 @@ import type { Sequelize, Transaction } from 'sequelize';
 import { CHAIN_EVENTS_MIGRATION } from '../chain-events/schema';
 import { CALLBACK_STORE_MIGRATION } from '../callbacks/schema';
 import { COLLECTION_WAITS_MIGRATION, TRUSTLINE_TRANSFERS_MIGRATION } from '../collection/schema';
-import { RECONCILIATION_MIGRATION, RECONCILIATION_NATIVE_READS_MIGRATION, RECONCILIATION_PASSES_MIGRATION } from '../reconciliation/schema';
+import { RECONCILIATION_MIGRATION, RECONCILIATION_NATIVE_READS_MIGRATION, RECONCILIATION_PASSES_MIGRATION, RECONCILIATION_REWRITES_MIGRATION } from '../reconciliation/schema';
 
 export interface Migration {
   readonly version: number;
@@ -866,6 +866,7 @@ CREATE INDEX audit_log_by_target ON audit_log (target, action, id);
   RECONCILIATION_MIGRATION,
   RECONCILIATION_PASSES_MIGRATION,
   RECONCILIATION_NATIVE_READS_MIGRATION,
+  RECONCILIATION_REWRITES_MIGRATION,
 ];
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations

@@ -1,4 +1,4 @@
-import { QueryTypes, type Sequelize } from 'sequelize';
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { AddressKind } from './plan';
 import type { Candidate, ExplanationKind } from './explain';
 
@@ -33,21 +33,28 @@ export async function chainTokens(sequelize: Sequelize, chainId: number): Promis
   );
 }
 
-/** Deposit addresses (HD), shared deposit accounts (memo chains), hot and fee wallets of every application on the chain. */
-export async function custodyAddresses(sequelize: Sequelize, chainId: number, tokenCount: number): Promise<CustodyAddress[]> {
-  const rows = await sequelize.query<{ address: string; application_id: number; kind: AddressKind; external_user_id: string | null; reconciled_at: Date | null }>(
-    `WITH c AS (
+const CUSTODY = `WITH c AS (
        SELECT a.address::text COLLATE "C" AS address, a.application_id, 'DEPOSIT' AS kind, a.external_user_id::text AS external_user_id
          FROM addresses a WHERE a.chain_id = $1 AND a.user_key_id IS NOT NULL
        UNION ALL SELECT d.address::text COLLATE "C", d.application_id, 'SHARED', NULL FROM deposit_accounts d WHERE d.chain_id = $1
        UNION ALL SELECT h.address::text COLLATE "C", h.application_id, 'HOT', NULL FROM hot_wallets h WHERE h.chain_id = $1
        UNION ALL SELECT f.address::text COLLATE "C", f.application_id, 'FEE', NULL FROM fee_wallets f WHERE f.chain_id = $1
-     ), b AS (
+     )`;
+
+/**
+ * Deposit addresses (HD), shared deposit accounts (memo chains), hot and fee wallets of every
+ * application on the chain. `ages`: with each one's oldest comparison (what an incremental pass
+ * chooses by); without (a full pass takes them all), reconciledAt is null.
+ */
+export async function custodyAddresses(sequelize: Sequelize, chainId: number, tokenCount: number, ages = true): Promise<CustodyAddress[]> {
+  const rows = await sequelize.query<{ address: string; application_id: number; kind: AddressKind; external_user_id: string | null; reconciled_at: Date | null }>(
+    ages ? `${CUSTODY}, b AS (
        SELECT address::text COLLATE "C" AS address, min(reconciled_at) AS oldest, count(*) AS n FROM reconcile_balances WHERE chain_id = $1 GROUP BY address
      )
      SELECT c.address, c.application_id, c.kind, c.external_user_id, CASE WHEN b.n >= $2 THEN b.oldest END AS reconciled_at
-       FROM c LEFT JOIN b ON b.address = c.address ORDER BY c.address`,
-    { bind: [chainId, tokenCount], type: QueryTypes.SELECT },
+       FROM c LEFT JOIN b ON b.address = c.address ORDER BY c.address` : `${CUSTODY}
+     SELECT c.address, c.application_id, c.kind, c.external_user_id, NULL::timestamptz AS reconciled_at FROM c ORDER BY c.address`,
+    { bind: ages ? [chainId, tokenCount] : [chainId], type: QueryTypes.SELECT },
   );
   return rows.map((r) => ({ address: r.address, applicationId: r.application_id, kind: r.kind, externalUserId: r.external_user_id, reconciledAt: r.reconciled_at }));
 }
@@ -85,7 +92,7 @@ const MINED = `('CONFIRMING','SUCCESS')`;
  * transfer's fee payer, else its sender; utxo consolidations: each input's owner loses the input)
  * - custody outflows; each counted when its block height is at most the question's height.
  */
-export async function ledgerAt(sequelize: Sequelize, chainId: number, nativeTokenId: number, queries: readonly LedgerQuery[]): Promise<bigint[]> {
+export async function ledgerAt(sequelize: Sequelize, chainId: number, nativeTokenId: number, queries: readonly LedgerQuery[], transaction?: Transaction): Promise<bigint[]> {
   if (queries.length === 0) return [];
   const rows = await sequelize.query<{ n: string; ledger: string }>(
     `WITH q AS (
@@ -119,6 +126,7 @@ export async function ledgerAt(sequelize: Sequelize, chainId: number, nativeToke
     {
       bind: [chainId, queries.map((x) => x.address), queries.map((x) => x.tokenId), queries.map((x) => x.height.toString()), nativeTokenId],
       type: QueryTypes.SELECT,
+      transaction,
     },
   );
   return rows.map((r) => BigInt(r.ledger));
@@ -153,7 +161,9 @@ interface TransferCandidateRow {
  * same for exact reads; above it for head-only readers, whose answers may include what was mined
  * in between).
  */
-export async function candidatesOf(sequelize: Sequelize, chainId: number, nativeTokenId: number, addresses: readonly string[], height: bigint, answered: bigint): Promise<Map<string, Candidates>> {
+export async function candidatesOf(
+  sequelize: Sequelize, chainId: number, nativeTokenId: number, addresses: readonly string[], height: bigint, answered: bigint, transaction?: Transaction,
+): Promise<Map<string, Candidates>> {
   const out = new Map<string, Candidates>();
   const at = (address: string, tokenId: number): Candidates => {
     const k = `${address}/${tokenId}`;
@@ -173,7 +183,7 @@ export async function candidatesOf(sequelize: Sequelize, chainId: number, native
         AND (x.status IN ('SIGNED','BROADCASTED') OR (x.status IN ('CONFIRMING','SUCCESS','FAILED') AND x.block_height > $3::bigint AND x.block_height <= $4::bigint))
         AND (x.from_address IN (SELECT address FROM s) OR x.to_address IN (SELECT address FROM s)
              OR (x.options->'feePayer'->>'address') COLLATE "C" IN (SELECT address FROM s) OR x.options->'inputs' IS NOT NULL)`,
-    { bind, type: QueryTypes.SELECT },
+    { bind, type: QueryTypes.SELECT, transaction },
   );
   const wanted = new Set(addresses);
   for (const x of transfers) {
@@ -208,7 +218,7 @@ export async function candidatesOf(sequelize: Sequelize, chainId: number, native
             CASE WHEN i.block_height <= $3::bigint THEN 'DEPOSIT_IGNORED' ELSE 'DEPOSIT_AFTER_READ' END
        FROM ignored_deposits i
       WHERE i.chain_id = $1 AND i.address IN (SELECT address FROM s) AND i.block_height <= $4::bigint`,
-    { bind, type: QueryTypes.SELECT },
+    { bind, type: QueryTypes.SELECT, transaction },
   );
   for (const d of deposits) {
     const c = at(d.address, d.chain_token_id);

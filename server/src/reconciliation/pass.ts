@@ -1,10 +1,10 @@
-import { QueryTypes, type Sequelize } from 'sequelize';
+import { QueryTypes, Transaction, type Sequelize } from 'sequelize';
 import type { BalanceAnswer, BalancePoint, BalanceQuery, BalanceReader, ChainAdapter, ChainDefinition, ChainEndpoint } from '@wcs/core';
 import type { Logger } from '../config/logger';
 import { explainDifference, type Explained } from './explain';
-import { candidatesOf, chainTokens, custodyAddresses, ledgerAt, touchedAddresses, type ChainToken, type CustodyAddress } from './ledger';
+import { candidatesOf, chainTokens, custodyAddresses, ledgerAt, touchedAddresses, type Candidates, type ChainToken, type CustodyAddress } from './ledger';
 import { locateChanges, type LocateItem } from './locate';
-import { outcomeOf, readPoint, searchFloor, selectAddresses, sliceSize, type Outcome, type PriorState } from './plan';
+import { outcomeOf, readPoint, recordedComparison, searchFloor, selectAddresses, sliceSize, type Outcome, type PriorState } from './plan';
 import { addAdjustments, closeDiscrepancy, openDiscrepancy, recordOutflow, saveComparisons, unrecordedOutflows, updateDiscrepancy, type AdjustmentRow, type Comparison, type NewDiscrepancy } from './records';
 import type { ReconcileLease } from './lease';
 import { raiseAlert } from '../deposits/scan-lease';
@@ -39,6 +39,40 @@ export interface PassSummary {
   readonly openings: number;
   readonly outflowsRecorded: number;
   readonly durationMs: number;
+}
+
+/** Wall-clock time per step of a pass (ms), for its log line: lap(name) ends the step that began at the previous lap. */
+function laps(): ((name: string) => void) & { all(): Record<string, number> } {
+  const ms: Record<string, number> = {};
+  let mark = performance.now();
+  const lap = (name: string) => {
+    const now = performance.now();
+    ms[name] = Math.round(((ms[name] ?? 0) + now - mark) * 10) / 10;
+    mark = now;
+  };
+  return Object.assign(lap, { all: () => ({ ...ms }) });
+}
+
+/** The ledger's side of a pass's pairs: ledgers in row order, candidates and prior states by `${address}/${tokenId}`. */
+interface LedgerSide {
+  readonly ledgers: readonly bigint[];
+  readonly cands: ReadonlyMap<string, Candidates>;
+  readonly priors: ReadonlyMap<string, PriorState>;
+}
+
+/**
+ * n promises settled in turn by one producer: `each(v)` resolves the next; when the producer
+ * fails, the ones not resolved yet reject with its error.
+ */
+function inTurn<T>(n: number, produce: (each: (v: T) => void) => Promise<unknown>): Array<Promise<T>> {
+  const settle: Array<{ resolve: (v: T) => void; reject: (e: unknown) => void }> = [];
+  const out = Array.from({ length: n }, () => new Promise<T>((resolve, reject) => settle.push({ resolve, reject })));
+  for (const p of out) p.catch(() => undefined); // awaited by the caller in its own order
+  let done = 0;
+  produce((v) => settle[done++]?.resolve(v)).catch((e: unknown) => {
+    for (let j = done; j < n; j++) settle[j]!.reject(e);
+  });
+  return out;
 }
 
 interface Row {
@@ -91,21 +125,33 @@ export class ReconcilePass {
   }
 
   private async steps(passId: string, passStart: Date, since: Date | null, trigger: 'SCHEDULE' | 'MANUAL', scope: 'FULL' | 'INCREMENTAL', started: number): Promise<PassSummary> {
-    const head = await this.reader.head();
+    const lap = laps();
+    // the node's head, the scan's cursor and the catalogue at once
+    const [head, [cur], tokens] = await Promise.all([
+      this.reader.head(),
+      this.sequelize.query<{ height: string | null; hash: string | null }>('SELECT height::text AS height, hash FROM scan_cursors WHERE chain_id = $1', {
+        bind: [this.chain.id], type: QueryTypes.SELECT,
+      }),
+      chainTokens(this.sequelize, this.chain.id),
+    ]);
+    lap('head');
     const history = this.reader.history;
-    const [cur] = await this.sequelize.query<{ height: string | null; hash: string | null }>('SELECT height::text AS height, hash FROM scan_cursors WHERE chain_id = $1', {
-      bind: [this.chain.id], type: QueryTypes.SELECT,
-    });
     const scanHeight = cur?.height != null ? BigInt(cur.height) : null;
     const { point, exact } = readPoint(head, { height: scanHeight, hash: cur?.hash ?? null }, history);
-    const tokens = await chainTokens(this.sequelize, this.chain.id);
     const native = tokens.find((t) => t.contract === null);
     if (!native) throw new Error(`${this.chain.code}: the catalogue has no active native token`);
-    const outflowsRecorded = await this.recordOutflows(native.id, point.height);
-    // native coin service transactions moved beyond their records (Solana token-account rent), read once final
-    await bookNativeChanges(this.sequelize, this.reader, this.chain.id, native.id, point.height);
+    // the custody addresses (a full pass needs no ages) while the outflows and native changes are recorded
+    const [custody, outflowsRecorded] = await Promise.all([
+      custodyAddresses(this.sequelize, this.chain.id, tokens.length, scope === 'INCREMENTAL'),
+      (async () => {
+        const n = await this.recordOutflows(native.id, point.height);
+        // native coin service transactions moved beyond their records (Solana token-account rent), read once final
+        await bookNativeChanges(this.sequelize, this.reader, this.chain.id, native.id, point.height);
+        return n;
+      })(),
+    ]);
+    lap('point');
 
-    const custody = await custodyAddresses(this.sequelize, this.chain.id, tokens.length);
     const touched = scope === 'FULL' ? new Set<string>() : await touchedAddresses(this.sequelize, this.chain.id, since);
     const chosen = new Set(selectAddresses(custody, touched, scope, sliceSize(custody.length, this.settings.intervalSeconds || 300, this.settings.cycleSeconds)));
     const picked = custody.filter((c) => chosen.has(c.address));
@@ -116,96 +162,115 @@ export class ReconcilePass {
       result: { explained: 0n, unexplained: 0n, explanations: [] }, outcome: { kind: 'AGREE', close: null } as Outcome,
       prior: { compared: false, agreedHeight: null, suspectHeight: null, open: null } as PriorState, inFlight: [] as string[],
     })));
+    lap('select');
 
-    const { at, answers } = await this.readAll(rows.map((r) => r.query), point);
-    const ledgers = await ledgerAt(this.sequelize, this.chain.id, native.id, rows.map((r) => ({ address: r.c.address, tokenId: r.token.id, height: point.height })));
-    const cands = await candidatesOf(this.sequelize, this.chain.id, native.id, picked.map((c) => c.address), point.height, at.height);
-    const priors = await this.priors(picked.map((c) => c.address));
-    const readHeight = exact ? point.height : at.height;
-    rows.forEach((r, i) => {
-      const a = answers[i]!;
-      r.onChain = a.kind === 'AMOUNT' ? a.amount : 0n;
-      r.ledger = ledgers[i]!;
-      const c = cands.get(`${r.c.address}/${r.token.id}`);
-      r.result = explainDifference(r.onChain - r.ledger, c?.mandatory ?? [], c?.optional ?? []);
-      r.inFlight = c?.inFlight ?? [];
-      r.prior = priors.get(`${r.c.address}/${r.token.id}`) ?? r.prior;
-      r.outcome = outcomeOf(r.c.kind, r.result.unexplained, r.prior, { height: readHeight, exact, scanHeight });
-    });
-
-    const located = exact ? await this.locate(rows.filter((r) => r.outcome.kind === 'OPEN'), native.id, history, head.height, point.height) : new Map<string, bigint | null>();
-    const hashes = await this.blockHashes([...located.values()].filter((h): h is bigint => h !== null));
-
+    // Readers that answer at the point (every history but 'head') stream: each chunk of answers is
+    // compared and its comparisons written while the next chunks are read. A head-only reader's
+    // answers are compared once all are in, at the highest point answered.
+    const pinned = history.kind !== 'head';
+    const chunks: Row[][] = [];
+    for (let i = 0; i < rows.length; i += this.settings.readChunk) chunks.push(rows.slice(i, i + this.settings.readChunk));
+    let at = point;
+    let readHeight = point.height;
     let opened = 0;
     let openings = 0;
-    const comparisons: Comparison[] = [];
-    const adjustments: AdjustmentRow[] = [];
+    let compared = 0;
+    let unexplainedCount = 0;
+    const reads = this.startReads(chunks.map((c) => c.map((r) => r.query)), point);
+    const answeredAt = pinned ? Promise.resolve(point) : Promise.all(reads).then((rs) => rs.reduce((m, r) => (r.at.height > m.height ? r.at : m), point));
+    answeredAt.catch(() => undefined); // awaited in the transaction
+    // the ledger's side of the first chunk alone (it is compared as soon as it is read), then of the rest together
+    const parts = chunks.length > 1 ? [chunks[0]!, chunks.slice(1).flat()] : chunks;
+    const sides = this.ledgerSide(parts, native.id, point, answeredAt);
     await this.sequelize.transaction(async (t) => {
-      if (!(await this.lease.held())) throw new Error(`${this.chain.code}: the reconciliation lease was lost during the pass`);
+      at = await answeredAt;
+      readHeight = exact ? point.height : at.height;
+      const blockHash = exact ? point.blockHash : at.blockHash;
+      let offset = 0;
+      for (let i = 0; i < chunks.length; i++) {
+        const read = await reads[i]!;
+        if (pinned && read.at.height !== point.height) throw new Error(`${this.chain.code}: the balance reader answered at ${read.at.height}, not at the point ${point.height} it was asked`);
+        const side = await sides[i === 0 ? 0 : 1]!;
+        const comparisons = chunks[i]!.map((r, j) => this.compare(r, offset + j, read.answers[j]!, side, { height: readHeight, exact, scanHeight }));
+        offset = i === 0 ? 0 : offset + chunks[i]!.length;
+        compared += comparisons.length;
+        unexplainedCount += comparisons.filter((c) => c.unexplained !== 0n).length;
+        await saveComparisons(this.sequelize, t, this.chain.id, passId, readHeight, blockHash, comparisons);
+      }
+      lap('read, compare, save');
+
+      const located = exact ? await this.locate(rows.filter((r) => r.outcome.kind === 'OPEN'), native.id, history, head.height, point.height) : new Map<string, bigint | null>();
+      const hashes = await this.blockHashes([...located.values()].filter((h): h is bigint => h !== null));
+      const adjustments: AdjustmentRow[] = [];
       for (const r of rows) {
         const o = r.outcome;
-        let { explained, unexplained } = r.result;
-        let ledger = r.ledger;
-        let agreed = r.prior.agreedHeight;
-        let suspect: bigint | null = null;
         const key = `${r.c.address}/${r.token.id}`;
+        const unexplained = r.result.unexplained;
         const disc = (): NewDiscrepancy => {
           const h = located.get(key) ?? null;
           return {
             applicationId: r.c.applicationId, chainId: this.chain.id, chainCode: this.chain.code, tokenId: r.token.id, symbol: r.token.symbol, decimals: r.token.decimals,
-            address: r.c.address, kind: r.c.kind, externalUserId: r.c.externalUserId, amount: unexplained, height: readHeight, blockHash: exact ? point.blockHash : at.blockHash,
+            address: r.c.address, kind: r.c.kind, externalUserId: r.c.externalUserId, amount: unexplained, height: readHeight, blockHash,
             locatedHeight: h, locatedHash: h === null ? null : hashes.get(h) ?? null,
             known: {
-              readPoint: { height: readHeight.toString(), blockHash: exact ? point.blockHash : at.blockHash, exact }, ledger: r.ledger.toString(), onChain: r.onChain.toString(),
+              readPoint: { height: readHeight.toString(), blockHash, exact }, ledger: r.ledger.toString(), onChain: r.onChain.toString(),
               explained: r.result.explanations, transfersInFlight: r.inFlight, passId: Number(passId),
               ...(h !== null ? { located: { height: h.toString(), blockHash: hashes.get(h) ?? null } } : {}),
             },
           };
         };
         if (o.kind === 'AGREE') {
-          agreed = readHeight;
           if (o.close) await closeDiscrepancy(this.sequelize, t, o.close, readHeight, r.result.explanations);
         } else if (o.kind === 'OPENING') {
           adjustments.push({
             applicationId: r.c.applicationId, chainId: this.chain.id, tokenId: r.token.id, address: r.c.address, amount: unexplained, kind: 'OPENING',
             height: readHeight, discrepancyId: null, note: `opening balance of the ${r.c.kind} address at its first reconciliation`, ref: null, createdBy: 'reconciliation',
           });
-          ledger += unexplained;
-          unexplained = 0n;
-          agreed = readHeight;
           openings++;
-        } else if (o.kind === 'SUSPECT') {
-          suspect = o.since;
         } else if (o.kind === 'OPEN') {
           await openDiscrepancy(this.sequelize, t, disc());
           opened++;
         } else if (o.kind === 'UPDATE') {
           await updateDiscrepancy(this.sequelize, t, o.id, disc());
         }
-        explained = r.onChain - ledger - unexplained;
-        comparisons.push({
-          address: r.c.address, applicationId: r.c.applicationId, kind: r.c.kind, externalUserId: r.c.externalUserId, tokenId: r.token.id, ledger, onChain: r.onChain,
-          explained, unexplained, explanations: r.result.explanations, agreedHeight: agreed, suspectHeight: suspect,
-        });
       }
       await addAdjustments(this.sequelize, t, adjustments);
-      await saveComparisons(this.sequelize, t, this.chain.id, passId, readHeight, exact ? point.blockHash : at.blockHash, comparisons);
       await this.sequelize.query('DELETE FROM reconcile_touches WHERE chain_id = $1 AND address = ANY($2::text[]) AND touched_at <= $3', {
         bind: [this.chain.id, picked.map((c) => c.address), passStart.toISOString()], transaction: t,
       });
+      if (!(await this.lease.held())) throw new Error(`${this.chain.code}: the reconciliation lease was lost during the pass`);
       await this.sequelize.query(
         'UPDATE reconcile_passes SET height = $2, block_hash = $3, compared = $4, unexplained = $5, finished_at = now() WHERE id = $1',
-        { bind: [passId, readHeight.toString(), exact ? point.blockHash : at.blockHash, comparisons.length, comparisons.filter((c) => c.unexplained !== 0n).length], transaction: t },
+        { bind: [passId, readHeight.toString(), blockHash, compared, unexplainedCount], transaction: t },
       );
+      lap('outcomes');
     });
+    lap('commit');
     const summary: PassSummary = {
       id: Number(passId), chainId: this.chain.id, chainCode: this.chain.code, trigger, scope, height: readHeight.toString(), blockHash: exact ? point.blockHash : at.blockHash,
-      exact, addresses: picked.length, unreadTokens: unread.map((u) => ({ chainTokenId: u.token.id, symbol: u.token.symbol, reason: u.reason })), compared: comparisons.length, unexplained: comparisons.filter((c) => c.unexplained !== 0n).length, opened, openings, outflowsRecorded,
+      exact, addresses: picked.length, unreadTokens: unread.map((u) => ({ chainTokenId: u.token.id, symbol: u.token.symbol, reason: u.reason })), compared, unexplained: unexplainedCount, opened, openings, outflowsRecorded,
       durationMs: Date.now() - started,
     };
     if (opened > 0) this.logger.warn('reconciliation found unexplained differences', { chain: this.chain.code, pass: summary.id, opened, height: summary.height });
-    else this.logger.info('reconciliation pass', { chain: this.chain.code, pass: summary.id, compared: summary.compared, unexplained: summary.unexplained, height: summary.height });
+    else this.logger.info('reconciliation pass', { chain: this.chain.code, pass: summary.id, compared: summary.compared, unexplained: summary.unexplained, height: summary.height, stepsMs: lap.all() });
     return summary;
+  }
+
+  /** One (address, token): its answer and the ledger's side compared, its outcome decided (kept on the row), its record. */
+  private compare(r: Row, index: number, answer: BalanceAnswer, side: LedgerSide, read: { readonly height: bigint; readonly exact: boolean; readonly scanHeight: bigint | null }): Comparison {
+    r.onChain = answer.kind === 'AMOUNT' ? answer.amount : 0n;
+    r.ledger = side.ledgers[index]!;
+    const key = `${r.c.address}/${r.token.id}`;
+    const c = side.cands.get(key);
+    r.result = explainDifference(r.onChain - r.ledger, c?.mandatory ?? [], c?.optional ?? []);
+    r.inFlight = c?.inFlight ?? [];
+    r.prior = side.priors.get(key) ?? r.prior;
+    r.outcome = outcomeOf(r.c.kind, r.result.unexplained, r.prior, read);
+    const rec = recordedComparison(r.outcome, { onChain: r.onChain, ledger: r.ledger, unexplained: r.result.unexplained, prior: r.prior }, read.height);
+    return {
+      address: r.c.address, applicationId: r.c.applicationId, kind: r.c.kind, externalUserId: r.c.externalUserId, tokenId: r.token.id, ledger: rec.ledger, onChain: r.onChain,
+      explained: rec.explained, unexplained: rec.unexplained, explanations: r.result.explanations, agreedHeight: rec.agreedHeight, suspectHeight: rec.suspectHeight,
+    };
   }
 
   /**
@@ -237,19 +302,54 @@ export class ReconcilePass {
     return unread;
   }
 
-  /** Every query at the point, in chunks of readChunk, two chunks in flight; the highest point answered (head-only readers). */
-  private async readAll(queries: readonly BalanceQuery[], point: BalancePoint): Promise<{ at: BalancePoint; answers: BalanceAnswer[] }> {
-    const chunks: Array<readonly BalanceQuery[]> = [];
-    for (let i = 0; i < queries.length; i += this.settings.readChunk) chunks.push(queries.slice(i, i + this.settings.readChunk));
-    const results: Array<{ at: BalancePoint; answers: readonly BalanceAnswer[] }> = new Array(chunks.length);
+  /**
+   * The reads of a pass, chunk by chunk at the point, two chunks in flight: one promise per chunk.
+   * After a failed chunk no other is started (they fail with it).
+   */
+  private startReads(chunks: ReadonlyArray<readonly BalanceQuery[]>, point: BalancePoint): Array<Promise<{ at: BalancePoint; answers: readonly BalanceAnswer[] }>> {
+    const settle = chunks.map(() => ({}) as { resolve: (v: { at: BalancePoint; answers: readonly BalanceAnswer[] }) => void; reject: (e: unknown) => void });
+    const out = settle.map((s) => new Promise<{ at: BalancePoint; answers: readonly BalanceAnswer[] }>((resolve, reject) => Object.assign(s, { resolve, reject })));
+    for (const p of out) p.catch(() => undefined); // each is awaited in turn; a later one may fail first
     let next = 0;
     const lane = async () => {
-      for (let i = next++; i < chunks.length; i = next++) results[i] = await this.reader.balancesAt(chunks[i]!, point);
+      while (next < chunks.length) {
+        const i = next++;
+        try {
+          settle[i]!.resolve(await this.reader.balancesAt(chunks[i]!, point));
+        } catch (e) {
+          settle[i]!.reject(e);
+          for (; next < chunks.length; next++) settle[next]!.reject(e);
+        }
+      }
     };
-    await Promise.all([lane(), lane()]);
-    let at = point;
-    for (const r of results) if (r.at.height > at.height) at = r.at;
-    return { at, answers: results.flatMap((r) => [...r.answers]) };
+    void lane();
+    void lane();
+    return out;
+  }
+
+  /**
+   * The ledger's side of the pass's (address, token) pairs, part by part, in one snapshot (a
+   * REPEATABLE READ transaction), one promise per part: the ledger at the point, the prior states,
+   * and the candidates for what happened after the point up to the height the answers are at
+   * (`answeredAt`: the point itself for readers that answer there, known at once, so this runs
+   * while the balances are read; a head-only reader's highest answer once all are in).
+   */
+  private ledgerSide(parts: ReadonlyArray<readonly Row[]>, nativeId: number, point: BalancePoint, answeredAt: Promise<BalancePoint>): Array<Promise<LedgerSide>> {
+    const addressesOf = (rows: readonly Row[]) => [...new Set(rows.map((r) => r.c.address))];
+    const snapshot = inTurn<Omit<LedgerSide, 'priors'>>(parts.length, (each) => this.sequelize.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.REPEATABLE_READ }, async (t) => {
+      const at = await answeredAt.catch(() => point); // a failed read fails the pass where it is awaited
+      for (const rows of parts) {
+        const ledgers = await ledgerAt(this.sequelize, this.chain.id, nativeId, rows.map((r) => ({ address: r.c.address, tokenId: r.token.id, height: point.height })), t);
+        each({ ledgers, cands: await candidatesOf(this.sequelize, this.chain.id, nativeId, addressesOf(rows), point.height, at.height, t) });
+      }
+    }));
+    // the prior states (the pass's own records, written under its lease) beside the snapshot, on their own connection
+    const priors = inTurn<Map<string, PriorState>>(parts.length, async (each) => {
+      for (const rows of parts) each(await this.priors(addressesOf(rows)));
+    });
+    const out = parts.map((_, i) => Promise.all([snapshot[i]!, priors[i]!]).then(([s, p]) => ({ ...s, priors: p })));
+    for (const p of out) p.catch(() => undefined); // awaited in turn, after the reads they may fail with
+    return out;
   }
 
   private async priors(addresses: readonly string[]): Promise<Map<string, PriorState>> {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { narrow, nextProbe, outcomeOf, readPoint, searchFloor, selectAddresses, sliceSize, type Bisection, type PriorState } from './plan';
+import { narrow, nextProbe, outcomeOf, readPoint, recordedComparison, searchFloor, selectAddresses, sliceSize, type Bisection, type PriorState } from './plan';
 
 const head = { height: 120n, blockHash: '0xhead' };
 const fresh: PriorState = { compared: false, agreedHeight: null, suspectHeight: null, open: null };
@@ -74,5 +74,17 @@ describe('reconciliation pass decisions (pure)', () => {
     expect(searchFloor({ kind: 'recent', depth: 64n }, 80n, 120n, 100n)).to.equal(80n);
     expect(searchFloor({ kind: 'head' }, 80n, 120n, 100n)).to.equal(null);
     expect(searchFloor({ kind: 'archive' }, 100n, 120n, 100n), 'agreed at the read point itself').to.equal(null);
+  });
+
+  it('recordedComparison: agreeing moves agreed_height to the read; an opening joins the ledger; a suspicion keeps its first height; a discrepancy keeps the last agreement', () => {
+    const c = { onChain: 150n, ledger: 100n, unexplained: 30n, prior: seen };
+    expect(recordedComparison({ kind: 'AGREE', close: null }, { ...c, unexplained: 0n }, 120n))
+      .to.deep.equal({ ledger: 100n, explained: 50n, unexplained: 0n, agreedHeight: 120n, suspectHeight: null });
+    expect(recordedComparison({ kind: 'OPENING' }, { ...c, prior: fresh }, 120n), 'the rest booked: the ledger holds it, nothing unexplained')
+      .to.deep.equal({ ledger: 130n, explained: 20n, unexplained: 0n, agreedHeight: 120n, suspectHeight: null });
+    expect(recordedComparison({ kind: 'SUSPECT', since: 110n }, c, 120n)).to.deep.equal({ ledger: 100n, explained: 20n, unexplained: 30n, agreedHeight: 90n, suspectHeight: 110n });
+    for (const o of [{ kind: 'OPEN' as const }, { kind: 'UPDATE' as const, id: '7' }, { kind: 'KEEP' as const, id: '7' }]) {
+      expect(recordedComparison(o, c, 120n), o.kind).to.deep.equal({ ledger: 100n, explained: 20n, unexplained: 30n, agreedHeight: 90n, suspectHeight: null });
+    }
   });
 });

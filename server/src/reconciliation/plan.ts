@@ -98,6 +98,33 @@ export function outcomeOf(kind: AddressKind, unexplained: bigint, prior: PriorSt
   return { kind: 'OPEN' };
 }
 
+/** What a comparison records (reconcile_balances) once its outcome is known. */
+export interface RecordedComparison {
+  readonly ledger: bigint;
+  readonly explained: bigint;
+  readonly unexplained: bigint;
+  readonly agreedHeight: bigint | null;
+  readonly suspectHeight: bigint | null;
+}
+
+/**
+ * The comparison's record at the pass's read height: agreeing moves agreed_height there; an
+ * opening balance joins the ledger (nothing unexplained left); a suspicion keeps the height it was
+ * first seen at; a discrepancy (OPEN, UPDATE, KEEP) leaves the last agreed height as it was.
+ */
+export function recordedComparison(outcome: Outcome, c: { readonly onChain: bigint; readonly ledger: bigint; readonly unexplained: bigint; readonly prior: PriorState }, readHeight: bigint): RecordedComparison {
+  let { ledger, unexplained } = c;
+  let agreedHeight = c.prior.agreedHeight;
+  let suspectHeight: bigint | null = null;
+  if (outcome.kind === 'AGREE') agreedHeight = readHeight;
+  else if (outcome.kind === 'OPENING') {
+    ledger += unexplained;
+    unexplained = 0n;
+    agreedHeight = readHeight;
+  } else if (outcome.kind === 'SUSPECT') suspectHeight = outcome.since;
+  return { ledger, explained: c.onChain - ledger - unexplained, unexplained, agreedHeight, suspectHeight };
+}
+
 /**
  * The binary search that locates a change (the first height at which the address's difference
  * left the value it had at `low`), assuming it did not come back in between. State: the highest

@@ -198,3 +198,27 @@ CREATE TABLE reconcile_native_reads (
 );
 `,
 };
+
+/**
+ * Migration 21: a pass rewrites every comparison it makes (reconcile_balances: height, pass,
+ * time, amounts). Those rewrites stay on their heap page, without an entry in every index per row,
+ * when no indexed column changes and the page has room:
+ *
+ * - reconcile_balances_oldest (chain_id, reconciled_at) is dropped: reconciled_at changes at every
+ *   comparison, and every reader of it aggregates a chain's rows anyway (the cycle's oldest per
+ *   address, the status's oldest per chain, the metrics).
+ * - reconcile_balances keeps half of each page free (fillfactor 50) for the next pass's versions.
+ * - reconcile_balances.pass_id no longer has a foreign key: its check ran once per rewritten row
+ *   (a third of a pass's write time). The pass that writes a comparison is the one that made it:
+ *   its row exists before (inserted when it starts) and is updated in the same transaction, and
+ *   passes are never deleted.
+ */
+export const RECONCILIATION_REWRITES_MIGRATION: Migration = {
+  version: 21,
+  name: 'reconciliation: comparisons rewritten in place (no index on reconciled_at, fillfactor 50, no foreign key on pass_id)',
+  sql: `
+DROP INDEX reconcile_balances_oldest;
+ALTER TABLE reconcile_balances SET (fillfactor = 50);
+ALTER TABLE reconcile_balances DROP CONSTRAINT reconcile_balances_pass_id_fkey;
+`,
+};
