@@ -88,10 +88,24 @@ describe('reconciliation while sweeps and their gas top-ups are in flight (anvil
     const addrs: string[] = [];
     for (const user of ['s-1', 's-2', 's-3']) addrs.push((expectOk(await client.post(ADDRESS_CREATE, { chainCode: 'ETH', externalUserId: user })) as { address: string }).address);
     for (const [i, a] of addrs.entries()) await mintErc20(anvil.url, token, a, BigInt(i + 5) * ETHER + 7n);
-    await wcs(['collect', 'policy', 'set', '--app', String(app.id), '--chain', 'ETH', '--token', 'SWEEP', '--threshold', '1', '--max-fee-percent', '10', '--native-value', '3000']);
-
+    const credited = await pollUntil(() => q<{ tx_status: string }>('SELECT tx_status FROM recharges WHERE application_id = $1 AND chain_token_id = $2', [app.id, TOKEN_ID]),
+      (r) => r.length === 3 && r.every((x) => x.tx_status === 'CONFIRMED' || x.tx_status === 'SETTLED'), 120_000, 100);
+    expect(credited.ok, `three deposits credited: ${JSON.stringify(credited.result)}`).to.equal(true);
     const passes: Array<Pass & { inFlight: string[] }> = [];
     let held = 0;
+    // blocks held back from the start: the three gas top-ups are signed and broadcast but stay unmined through a pass
+    await clock.pause();
+    try {
+      await wcs(['collect', 'policy', 'set', '--app', String(app.id), '--chain', 'ETH', '--token', 'SWEEP', '--threshold', '1', '--max-fee-percent', '10', '--native-value', '3000']);
+      const broadcast = await pollUntil(() => q<{ kind: string; status: string }>(`SELECT kind, status FROM transfers WHERE application_id = $1 AND kind = 'TOP_UP'`, [app.id]),
+        (r) => r.length === 3 && r.every((t) => t.status === 'BROADCASTED'), 120_000, 100);
+      expect(broadcast.ok, `three top-ups broadcast: ${JSON.stringify(broadcast.result)}`).to.equal(true);
+      const open = await openTransfers();
+      passes.push({ ...(await pass()), inFlight: open.map((t) => `${t.kind}:${t.status}`) });
+      held++;
+    } finally {
+      clock.resume();
+    }
     const deadline = Date.now() + 240_000;
     for (;;) {
       const items = await q<{ status: string }>('SELECT status FROM collection_items WHERE application_id = $1 AND chain_token_id = $2', [app.id, TOKEN_ID]);
