@@ -86,18 +86,10 @@ export interface LedgerQuery {
 const MINED = `('CONFIRMING','SUCCESS')`;
 
 /**
- * The ledger's balance of each (address, token) at its height, in order, in base units:
- * adjustments + deposits recorded in a block (not FAILED) + unattributed memo deposits
- * + transfers in (not also recorded as a deposit) - transfers out - their fees (paid by the
- * transfer's fee payer, else its sender; utxo consolidations: each input's owner loses the input)
- * - custody outflows; each counted when its block height is at most the question's height.
+ * The ledger's entries of the chain as a CTE `e(address, token, amount, height)` (for a statement
+ * whose $1 is the chain's id and $5 its native token's): see ledgerAt.
  */
-export async function ledgerAt(sequelize: Sequelize, chainId: number, nativeTokenId: number, queries: readonly LedgerQuery[], transaction?: Transaction): Promise<bigint[]> {
-  if (queries.length === 0) return [];
-  const rows = await sequelize.query<{ n: string; ledger: string }>(
-    `WITH q AS (
-       SELECT u.address COLLATE "C" AS address, u.token, u.height, u.n FROM unnest($2::text[], $3::int[], $4::bigint[]) WITH ORDINALITY AS u(address, token, height, n)
-     ), e(address, token, amount, height) AS (
+export const LEDGER_ENTRIES = `e(address, token, amount, height) AS (
        SELECT address::text COLLATE "C", chain_token_id, amount, height FROM reconcile_adjustments WHERE chain_id = $1
        UNION ALL
        SELECT address::text COLLATE "C", chain_token_id, amount, block_height FROM recharges WHERE chain_id = $1 AND tx_status <> 'FAILED' AND block_hash IS NOT NULL
@@ -119,7 +111,21 @@ export async function ledgerAt(sequelize: Sequelize, chainId: number, nativeToke
         WHERE x.chain_id = $1 AND x.status IN ('CONFIRMING','SUCCESS','FAILED') AND x.block_height IS NOT NULL AND x.fee > 0 AND x.options->'inputs' IS NULL
        UNION ALL
        SELECT from_address::text COLLATE "C", chain_token_id, -amount, block_height FROM custody_outflows WHERE chain_id = $1
-     )
+     )`;
+
+/**
+ * The ledger's balance of each (address, token) at its height, in order, in base units:
+ * adjustments + deposits recorded in a block (not FAILED) + unattributed memo deposits
+ * + transfers in (not also recorded as a deposit) - transfers out - their fees (paid by the
+ * transfer's fee payer, else its sender; utxo consolidations: each input's owner loses the input)
+ * - custody outflows; each counted when its block height is at most the question's height.
+ */
+export async function ledgerAt(sequelize: Sequelize, chainId: number, nativeTokenId: number, queries: readonly LedgerQuery[], transaction?: Transaction): Promise<bigint[]> {
+  if (queries.length === 0) return [];
+  const rows = await sequelize.query<{ n: string; ledger: string }>(
+    `WITH q AS (
+       SELECT u.address COLLATE "C" AS address, u.token, u.height, u.n FROM unnest($2::text[], $3::int[], $4::bigint[]) WITH ORDINALITY AS u(address, token, height, n)
+     ), ${LEDGER_ENTRIES}
      SELECT q.n::text AS n, coalesce(sum(e.amount) FILTER (WHERE e.height <= q.height), 0)::text AS ledger
        FROM q LEFT JOIN e ON e.address = q.address AND e.token = q.token
       GROUP BY q.n ORDER BY q.n`,

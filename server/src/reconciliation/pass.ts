@@ -5,7 +5,7 @@ import { explainDifference, type Explained } from './explain';
 import { candidatesOf, chainTokens, custodyAddresses, ledgerAt, touchedAddresses, type Candidates, type ChainToken, type CustodyAddress } from './ledger';
 import { locateChanges, type LocateItem } from './locate';
 import { outcomeOf, readPoint, recordedComparison, searchFloor, selectAddresses, sliceSize, type Outcome, type PriorState } from './plan';
-import { addAdjustments, closeDiscrepancy, openDiscrepancy, recordOutflow, saveComparisons, unrecordedOutflows, updateDiscrepancy, type AdjustmentRow, type Comparison, type NewDiscrepancy } from './records';
+import { addAdjustments, recordAgreeing, closeDiscrepancy, openDiscrepancy, recordOutflow, saveComparisons, unrecordedOutflows, updateDiscrepancy, type AdjustmentRow, type Comparison, type NewDiscrepancy } from './records';
 import type { ReconcileLease } from './lease';
 import { raiseAlert } from '../deposits/scan-lease';
 import { bookNativeChanges } from './native-reads';
@@ -53,26 +53,11 @@ function laps(): ((name: string) => void) & { all(): Record<string, number> } {
   return Object.assign(lap, { all: () => ({ ...ms }) });
 }
 
-/** The ledger's side of a pass's pairs: ledgers in row order, candidates and prior states by `${address}/${tokenId}`. */
+/** The ledger's side of pairs: ledgers in their order, candidates and prior states by `${address}/${tokenId}`. */
 interface LedgerSide {
   readonly ledgers: readonly bigint[];
   readonly cands: ReadonlyMap<string, Candidates>;
   readonly priors: ReadonlyMap<string, PriorState>;
-}
-
-/**
- * n promises settled in turn by one producer: `each(v)` resolves the next; when the producer
- * fails, the ones not resolved yet reject with its error.
- */
-function inTurn<T>(n: number, produce: (each: (v: T) => void) => Promise<unknown>): Array<Promise<T>> {
-  const settle: Array<{ resolve: (v: T) => void; reject: (e: unknown) => void }> = [];
-  const out = Array.from({ length: n }, () => new Promise<T>((resolve, reject) => settle.push({ resolve, reject })));
-  for (const p of out) p.catch(() => undefined); // awaited by the caller in its own order
-  let done = 0;
-  produce((v) => settle[done++]?.resolve(v)).catch((e: unknown) => {
-    for (let j = done; j < n; j++) settle[j]!.reject(e);
-  });
-  return out;
 }
 
 interface Row {
@@ -165,7 +150,8 @@ export class ReconcilePass {
     lap('select');
 
     // Readers that answer at the point (every history but 'head') stream: each chunk of answers is
-    // compared and its comparisons written while the next chunks are read. A head-only reader's
+    // compared and written while the next chunks are read; the pairs that agree with the ledger are
+    // recorded by the database in one statement, the others explained here. A head-only reader's
     // answers are compared once all are in, at the highest point answered.
     const pinned = history.kind !== 'head';
     const chunks: Row[][] = [];
@@ -179,21 +165,25 @@ export class ReconcilePass {
     const reads = this.startReads(chunks.map((c) => c.map((r) => r.query)), point);
     const answeredAt = pinned ? Promise.resolve(point) : Promise.all(reads).then((rs) => rs.reduce((m, r) => (r.at.height > m.height ? r.at : m), point));
     answeredAt.catch(() => undefined); // awaited in the transaction
-    // the ledger's side of the first chunk alone (it is compared as soon as it is read), then of the rest together
-    const parts = chunks.length > 1 ? [chunks[0]!, chunks.slice(1).flat()] : chunks;
-    const sides = this.ledgerSide(parts, native.id, point, answeredAt);
     await this.sequelize.transaction(async (t) => {
       at = await answeredAt;
       readHeight = exact ? point.height : at.height;
       const blockHash = exact ? point.blockHash : at.blockHash;
-      let offset = 0;
+      const record = { chainId: this.chain.id, nativeTokenId: native.id, passId, pointHeight: point.height, readHeight, blockHash };
       for (let i = 0; i < chunks.length; i++) {
         const read = await reads[i]!;
         if (pinned && read.at.height !== point.height) throw new Error(`${this.chain.code}: the balance reader answered at ${read.at.height}, not at the point ${point.height} it was asked`);
-        const side = await sides[i === 0 ? 0 : 1]!;
-        const comparisons = chunks[i]!.map((r, j) => this.compare(r, offset + j, read.answers[j]!, side, { height: readHeight, exact, scanHeight }));
-        offset = i === 0 ? 0 : offset + chunks[i]!.length;
-        compared += comparisons.length;
+        const chunk = chunks[i]!;
+        chunk.forEach((r, j) => { const a = read.answers[j]!; r.onChain = a.kind === 'AMOUNT' ? a.amount : 0n; });
+        compared += chunk.length;
+        // the pairs that agree are recorded by the database as they are; the others are explained here
+        const rest = await recordAgreeing(this.sequelize, t, record, chunk.map((r) => ({
+          address: r.c.address, tokenId: r.token.id, onChain: r.onChain, applicationId: r.c.applicationId, kind: r.c.kind, externalUserId: r.c.externalUserId,
+        })));
+        if (rest.length === 0) continue;
+        const slow = rest.map((j) => chunk[j]!);
+        const side = await this.ledgerSide(slow, native.id, point, at);
+        const comparisons = rest.map((j, k) => this.compare(chunk[j]!, k, read.answers[j]!, side, { height: readHeight, exact, scanHeight }));
         unexplainedCount += comparisons.filter((c) => c.unexplained !== 0n).length;
         await saveComparisons(this.sequelize, t, this.chain.id, passId, readHeight, blockHash, comparisons);
       }
@@ -328,31 +318,20 @@ export class ReconcilePass {
   }
 
   /**
-   * The ledger's side of the pass's (address, token) pairs, part by part, in one snapshot (a
-   * REPEATABLE READ transaction), one promise per part: the ledger at the point, the prior states,
-   * and the candidates for what happened after the point up to the height the answers are at
-   * (`answeredAt`: the point itself for readers that answer there, known at once, so this runs
-   * while the balances are read; a head-only reader's highest answer once all are in).
+   * The ledger's side of pairs that did not simply agree, in one snapshot (a REPEATABLE READ
+   * transaction): the ledger at the point, the candidates for what happened after it up to the
+   * height the answers are at, the prior states.
    */
-  private ledgerSide(parts: ReadonlyArray<readonly Row[]>, nativeId: number, point: BalancePoint, answeredAt: Promise<BalancePoint>): Array<Promise<LedgerSide>> {
-    const addressesOf = (rows: readonly Row[]) => [...new Set(rows.map((r) => r.c.address))];
-    const snapshot = inTurn<Omit<LedgerSide, 'priors'>>(parts.length, (each) => this.sequelize.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.REPEATABLE_READ }, async (t) => {
-      const at = await answeredAt.catch(() => point); // a failed read fails the pass where it is awaited
-      for (const rows of parts) {
-        const ledgers = await ledgerAt(this.sequelize, this.chain.id, nativeId, rows.map((r) => ({ address: r.c.address, tokenId: r.token.id, height: point.height })), t);
-        each({ ledgers, cands: await candidatesOf(this.sequelize, this.chain.id, nativeId, addressesOf(rows), point.height, at.height, t) });
-      }
+  private ledgerSide(rows: readonly Row[], nativeId: number, point: BalancePoint, at: BalancePoint): Promise<LedgerSide> {
+    const addresses = [...new Set(rows.map((r) => r.c.address))];
+    return this.sequelize.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.REPEATABLE_READ }, async (t) => ({
+      ledgers: await ledgerAt(this.sequelize, this.chain.id, nativeId, rows.map((r) => ({ address: r.c.address, tokenId: r.token.id, height: point.height })), t),
+      cands: await candidatesOf(this.sequelize, this.chain.id, nativeId, addresses, point.height, at.height, t),
+      priors: await this.priors(addresses, t),
     }));
-    // the prior states (the pass's own records, written under its lease) beside the snapshot, on their own connection
-    const priors = inTurn<Map<string, PriorState>>(parts.length, async (each) => {
-      for (const rows of parts) each(await this.priors(addressesOf(rows)));
-    });
-    const out = parts.map((_, i) => Promise.all([snapshot[i]!, priors[i]!]).then(([s, p]) => ({ ...s, priors: p })));
-    for (const p of out) p.catch(() => undefined); // awaited in turn, after the reads they may fail with
-    return out;
   }
 
-  private async priors(addresses: readonly string[]): Promise<Map<string, PriorState>> {
+  private async priors(addresses: readonly string[], transaction: Transaction): Promise<Map<string, PriorState>> {
     const rows = await this.sequelize.query<{ address: string; chain_token_id: number; agreed_height: string | null; suspect_height: string | null; compared: boolean; open_id: string | null; open_amount: string | null }>(
       `WITH s AS (SELECT unnest($2::text[]) COLLATE "C" AS address),
        b AS (SELECT address, chain_token_id, agreed_height, suspect_height FROM reconcile_balances WHERE chain_id = $1 AND address IN (SELECT address FROM s)),
@@ -360,7 +339,7 @@ export class ReconcilePass {
        SELECT coalesce(b.address, d.address) AS address, coalesce(b.chain_token_id, d.chain_token_id) AS chain_token_id, b.agreed_height::text AS agreed_height,
               b.suspect_height::text AS suspect_height, (b.address IS NOT NULL) AS compared, d.id::text AS open_id, d.amount::text AS open_amount
          FROM b FULL JOIN d ON d.address = b.address AND d.chain_token_id = b.chain_token_id`,
-      { bind: [this.chain.id, addresses], type: QueryTypes.SELECT },
+      { bind: [this.chain.id, addresses], type: QueryTypes.SELECT, transaction },
     );
     return new Map(rows.map((r) => [`${r.address}/${r.chain_token_id}`, {
       compared: r.compared, agreedHeight: r.agreed_height === null ? null : BigInt(r.agreed_height), suspectHeight: r.suspect_height === null ? null : BigInt(r.suspect_height),

@@ -3,6 +3,7 @@ import { formatUnits } from '@wcs/core';
 import { raiseAlert } from '../deposits/scan-lease';
 import type { Explanation } from './explain';
 import type { AddressKind } from './plan';
+import { LEDGER_ENTRIES } from './ledger';
 
 /**
  * What a pass writes (docs/reconciliation.md): the comparisons, opening adjustments, discrepancies
@@ -69,6 +70,74 @@ export async function saveComparisons(sequelize: Sequelize, t: Transaction, chai
        pass_id = EXCLUDED.pass_id, reconciled_at = EXCLUDED.reconciled_at, agreed_height = EXCLUDED.agreed_height, suspect_height = EXCLUDED.suspect_height`,
     { bind, transaction: t },
   );
+}
+
+/** One (address, token) as read: what the node answered, and whose it is. */
+export interface ReadPair {
+  readonly address: string;
+  readonly tokenId: number;
+  readonly onChain: bigint;
+  readonly applicationId: number;
+  readonly kind: AddressKind;
+  readonly externalUserId: string | null;
+}
+
+/**
+ * The pairs that agree, recorded in one statement: those whose answer equals the ledger at the
+ * read point, with no ignored deposit at or below it (a part of the difference for certain) and
+ * no OPEN discrepancy (to close). Their comparison is what the explanation path would record for
+ * them (nothing to explain: difference, explained and unexplained 0, no explanations; agreed at
+ * the read height). Returns the positions (0-based) of the other pairs, for that path.
+ */
+export async function recordAgreeing(
+  sequelize: Sequelize, t: Transaction,
+  at: { readonly chainId: number; readonly nativeTokenId: number; readonly passId: string; readonly pointHeight: bigint; readonly readHeight: bigint; readonly blockHash: string | null },
+  pairs: readonly ReadPair[],
+): Promise<number[]> {
+  if (pairs.length === 0) return [];
+  const col = <T>(f: (r: ReadPair) => T) => pairs.map(f);
+  const rest = await sequelize.query<{ n: string }>(
+    `WITH u AS MATERIALIZED (
+       SELECT u.token, u.address COLLATE "C" AS address, u.chain::numeric AS on_chain, u.app, u.kind, u.usr, u.n
+         FROM unnest($7::int[], $8::text[], $9::text[], $10::int[], $11::text[], $12::text[]) WITH ORDINALITY AS u(token, address, chain, app, kind, usr, n)
+     ), ${LEDGER_ENTRIES}, l AS (
+       SELECT u.n, coalesce(sum(e.amount) FILTER (WHERE e.height <= $2::bigint), 0) AS ledger
+         FROM u LEFT JOIN e ON e.address = u.address AND e.token = u.token GROUP BY u.n
+     ), agree AS MATERIALIZED (
+       SELECT u.token, u.address, u.on_chain, u.app, u.kind, u.usr, u.n, l.ledger FROM u JOIN l ON l.n = u.n
+        WHERE u.on_chain = l.ledger
+          AND NOT EXISTS (SELECT 1 FROM ignored_deposits i WHERE i.chain_id = $1 AND i.address = u.address AND i.chain_token_id = u.token AND i.block_height <= $2::bigint)
+          AND NOT EXISTS (SELECT 1 FROM reconcile_discrepancies d WHERE d.chain_id = $1 AND d.chain_token_id = u.token AND d.address = u.address AND d.status = 'OPEN')
+     ), updated AS (
+       UPDATE reconcile_balances b SET
+         application_id = a.app, address_kind = a.kind, external_user_id = a.usr, ledger = a.ledger, on_chain = a.on_chain, difference = 0, explained = 0,
+         unexplained = 0, explanations = '[]'::jsonb, height = $3::bigint, block_hash = $4, pass_id = $6::bigint, reconciled_at = now(),
+         agreed_height = $3::bigint, suspect_height = NULL
+         FROM agree a WHERE b.chain_id = $1 AND b.chain_token_id = a.token AND b.address = a.address
+       RETURNING a.n
+     ), inserted AS (
+       INSERT INTO reconcile_balances (chain_id, chain_token_id, address, application_id, address_kind, external_user_id, ledger, on_chain, difference,
+                                       explained, unexplained, explanations, height, block_hash, pass_id, reconciled_at, agreed_height, suspect_height)
+       SELECT $1, a.token, a.address, a.app, a.kind, a.usr, a.ledger, a.on_chain, 0, 0, 0, '[]'::jsonb, $3::bigint, $4, $6::bigint, now(), $3::bigint, NULL
+         FROM agree a WHERE NOT EXISTS (SELECT 1 FROM updated d WHERE d.n = a.n)
+       ON CONFLICT (chain_id, chain_token_id, address) DO UPDATE SET
+         application_id = EXCLUDED.application_id, address_kind = EXCLUDED.address_kind, external_user_id = EXCLUDED.external_user_id,
+         ledger = EXCLUDED.ledger, on_chain = EXCLUDED.on_chain, difference = 0, explained = 0, unexplained = 0, explanations = '[]'::jsonb,
+         height = EXCLUDED.height, block_hash = EXCLUDED.block_hash, pass_id = EXCLUDED.pass_id, reconciled_at = EXCLUDED.reconciled_at,
+         agreed_height = EXCLUDED.agreed_height, suspect_height = NULL
+     )
+     -- (the updates and inserts run to completion, read or not)
+     SELECT u.n::text AS n FROM u WHERE NOT EXISTS (SELECT 1 FROM agree a WHERE a.n = u.n)`,
+    {
+      bind: [
+        at.chainId, at.pointHeight.toString(), at.readHeight.toString(), at.blockHash, at.nativeTokenId, at.passId,
+        col((r) => r.tokenId), col((r) => r.address), col((r) => r.onChain.toString()), col((r) => r.applicationId), col((r) => r.kind), col((r) => r.externalUserId),
+      ],
+      type: QueryTypes.SELECT,
+      transaction: t,
+    },
+  );
+  return rest.map((r) => Number(r.n) - 1).sort((a, b) => a - b);
 }
 
 export interface AdjustmentRow {
