@@ -111,13 +111,19 @@ export class ReconcilePass {
 
   private async steps(passId: string, passStart: Date, since: Date | null, trigger: 'SCHEDULE' | 'MANUAL', scope: 'FULL' | 'INCREMENTAL', started: number): Promise<PassSummary> {
     const lap = laps();
-    // the node's head, the scan's cursor and the catalogue at once
+    // the node's head, the scan's cursor, the catalogue, the custody addresses (a full pass needs no
+    // ages) and the touched ones at once
+    const tokensP = chainTokens(this.sequelize, this.chain.id);
+    const custodyP = tokensP.then((t) => custodyAddresses(this.sequelize, this.chain.id, t.length, scope === 'INCREMENTAL'));
+    const touchedP = scope === 'FULL' ? Promise.resolve(new Set<string>()) : touchedAddresses(this.sequelize, this.chain.id, since);
+    custodyP.catch(() => undefined); // awaited below
+    touchedP.catch(() => undefined);
     const [head, [cur], tokens] = await Promise.all([
       this.reader.head(),
       this.sequelize.query<{ height: string | null; hash: string | null }>('SELECT height::text AS height, hash FROM scan_cursors WHERE chain_id = $1', {
         bind: [this.chain.id], type: QueryTypes.SELECT,
       }),
-      chainTokens(this.sequelize, this.chain.id),
+      tokensP,
     ]);
     lap('head');
     const history = this.reader.history;
@@ -125,22 +131,23 @@ export class ReconcilePass {
     const { point, exact } = readPoint(head, { height: scanHeight, hash: cur?.hash ?? null }, history);
     const native = tokens.find((t) => t.contract === null);
     if (!native) throw new Error(`${this.chain.code}: the catalogue has no active native token`);
-    // the custody addresses (a full pass needs no ages) while the outflows and native changes are recorded
-    const [custody, outflowsRecorded] = await Promise.all([
-      custodyAddresses(this.sequelize, this.chain.id, tokens.length, scope === 'INCREMENTAL'),
+    // the addresses chosen and the tokens probed while the outflows and native changes are recorded
+    const [outflowsRecorded, { picked, unread }] = await Promise.all([
       (async () => {
         const n = await this.recordOutflows(native.id, point.height);
         // native coin service transactions moved beyond their records (Solana token-account rent), read once final
         await bookNativeChanges(this.sequelize, this.reader, this.chain.id, native.id, point.height);
         return n;
       })(),
+      (async () => {
+        const [custody, touched] = await Promise.all([custodyP, touchedP]);
+        const chosen = new Set(selectAddresses(custody, touched, scope, sliceSize(custody.length, this.settings.intervalSeconds || 300, this.settings.cycleSeconds)));
+        const chosenCustody = custody.filter((c) => chosen.has(c.address));
+        return { picked: chosenCustody, unread: chosenCustody.length > 0 ? await this.unreadableTokens(tokens, chosenCustody[0]!.address, point) : [] };
+      })(),
     ]);
     lap('point');
 
-    const touched = scope === 'FULL' ? new Set<string>() : await touchedAddresses(this.sequelize, this.chain.id, since);
-    const chosen = new Set(selectAddresses(custody, touched, scope, sliceSize(custody.length, this.settings.intervalSeconds || 300, this.settings.cycleSeconds)));
-    const picked = custody.filter((c) => chosen.has(c.address));
-    const unread = picked.length > 0 ? await this.unreadableTokens(tokens, picked[0]!.address, point) : [];
     const readable = tokens.filter((t) => !unread.some((u) => u.token.id === t.id));
     const rows: Row[] = picked.flatMap((c) => readable.map((token) => ({
       c, token, query: { address: c.address, contract: token.contract }, onChain: 0n, ledger: 0n,
@@ -170,6 +177,10 @@ export class ReconcilePass {
       readHeight = exact ? point.height : at.height;
       const blockHash = exact ? point.blockHash : at.blockHash;
       const record = { chainId: this.chain.id, nativeTokenId: native.id, passId, pointHeight: point.height, readHeight, blockHash };
+      // the chosen addresses' touches up to the pass's start are consumed (while the first chunk is read)
+      await this.sequelize.query('DELETE FROM reconcile_touches WHERE chain_id = $1 AND address = ANY($2::text[]) AND touched_at <= $3', {
+        bind: [this.chain.id, picked.map((c) => c.address), passStart.toISOString()], transaction: t,
+      });
       for (let i = 0; i < chunks.length; i++) {
         const read = await reads[i]!;
         if (pinned && read.at.height !== point.height) throw new Error(`${this.chain.code}: the balance reader answered at ${read.at.height}, not at the point ${point.height} it was asked`);
@@ -191,13 +202,15 @@ export class ReconcilePass {
 
       const located = exact ? await this.locate(rows.filter((r) => r.outcome.kind === 'OPEN'), native.id, history, head.height, point.height) : new Map<string, bigint | null>();
       const hashes = await this.blockHashes([...located.values()].filter((h): h is bigint => h !== null));
+      const held = this.lease.held(); // asked while the outcomes are written, before the pass is
+      held.catch(() => undefined);
       const adjustments: AdjustmentRow[] = [];
       for (const r of rows) {
         const o = r.outcome;
-        const key = `${r.c.address}/${r.token.id}`;
+        if (o.kind === 'AGREE' && o.close === null) continue;
         const unexplained = r.result.unexplained;
         const disc = (): NewDiscrepancy => {
-          const h = located.get(key) ?? null;
+          const h = located.get(`${r.c.address}/${r.token.id}`) ?? null;
           return {
             applicationId: r.c.applicationId, chainId: this.chain.id, chainCode: this.chain.code, tokenId: r.token.id, symbol: r.token.symbol, decimals: r.token.decimals,
             address: r.c.address, kind: r.c.kind, externalUserId: r.c.externalUserId, amount: unexplained, height: readHeight, blockHash,
@@ -225,10 +238,7 @@ export class ReconcilePass {
         }
       }
       await addAdjustments(this.sequelize, t, adjustments);
-      await this.sequelize.query('DELETE FROM reconcile_touches WHERE chain_id = $1 AND address = ANY($2::text[]) AND touched_at <= $3', {
-        bind: [this.chain.id, picked.map((c) => c.address), passStart.toISOString()], transaction: t,
-      });
-      if (!(await this.lease.held())) throw new Error(`${this.chain.code}: the reconciliation lease was lost during the pass`);
+      if (!(await held)) throw new Error(`${this.chain.code}: the reconciliation lease was lost during the pass`);
       await this.sequelize.query(
         'UPDATE reconcile_passes SET height = $2, block_hash = $3, compared = $4, unexplained = $5, finished_at = now() WHERE id = $1',
         { bind: [passId, readHeight.toString(), blockHash, compared, unexplainedCount], transaction: t },
