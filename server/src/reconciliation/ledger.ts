@@ -86,31 +86,31 @@ export interface LedgerQuery {
 const MINED = `('CONFIRMING','SUCCESS')`;
 
 /**
- * The ledger's entries of the chain as a CTE `e(address, token, amount, height)` (for a statement
- * whose $1 is the chain's id and $5 its native token's): see ledgerAt.
+ * The ledger's entries of the chain as a CTE `e(address, token, amount, height)`, for a statement
+ * whose parameter `chain` is the chain's id and `native` its native token's: see ledgerAt.
  */
-export const LEDGER_ENTRIES = `e(address, token, amount, height) AS (
-       SELECT address::text COLLATE "C", chain_token_id, amount, height FROM reconcile_adjustments WHERE chain_id = $1
+export const ledgerEntries = (chain: string, native: string): string => `e(address, token, amount, height) AS (
+       SELECT address::text COLLATE "C", chain_token_id, amount, height FROM reconcile_adjustments WHERE chain_id = ${chain}
        UNION ALL
-       SELECT address::text COLLATE "C", chain_token_id, amount, block_height FROM recharges WHERE chain_id = $1 AND tx_status <> 'FAILED' AND block_hash IS NOT NULL
+       SELECT address::text COLLATE "C", chain_token_id, amount, block_height FROM recharges WHERE chain_id = ${chain} AND tx_status <> 'FAILED' AND block_hash IS NOT NULL
        UNION ALL
-       SELECT address::text COLLATE "C", chain_token_id, amount, block_height FROM unattributed_deposits WHERE chain_id = $1 AND recharge_id IS NULL
+       SELECT address::text COLLATE "C", chain_token_id, amount, block_height FROM unattributed_deposits WHERE chain_id = ${chain} AND recharge_id IS NULL
        UNION ALL
        SELECT x.to_address::text COLLATE "C", x.chain_token_id, coalesce(x.sent_amount, x.amount), x.block_height FROM transfers x
-        WHERE x.chain_id = $1 AND x.status IN ${MINED} AND x.block_height IS NOT NULL AND x.kind <> 'TRUSTLINE'
-          AND NOT EXISTS (SELECT 1 FROM recharges r WHERE r.chain_id = $1 AND r.tx_hash = x.tx_hash AND r.address = x.to_address)
+        WHERE x.chain_id = ${chain} AND x.status IN ${MINED} AND x.block_height IS NOT NULL AND x.kind <> 'TRUSTLINE'
+          AND NOT EXISTS (SELECT 1 FROM recharges r WHERE r.chain_id = ${chain} AND r.tx_hash = x.tx_hash AND r.address = x.to_address)
        UNION ALL
        SELECT x.from_address::text COLLATE "C", x.chain_token_id, -coalesce(x.sent_amount, x.amount), x.block_height FROM transfers x
-        WHERE x.chain_id = $1 AND x.status IN ${MINED} AND x.block_height IS NOT NULL AND x.kind <> 'TRUSTLINE' AND x.options->'inputs' IS NULL
+        WHERE x.chain_id = ${chain} AND x.status IN ${MINED} AND x.block_height IS NOT NULL AND x.kind <> 'TRUSTLINE' AND x.options->'inputs' IS NULL
        UNION ALL
        SELECT (i->'owner'->>'address') COLLATE "C", x.chain_token_id, -((i->>'amount')::numeric), x.block_height
          FROM transfers x CROSS JOIN LATERAL jsonb_array_elements(x.options->'inputs') i
-        WHERE x.chain_id = $1 AND x.status IN ${MINED} AND x.block_height IS NOT NULL AND x.options->'inputs' IS NOT NULL
+        WHERE x.chain_id = ${chain} AND x.status IN ${MINED} AND x.block_height IS NOT NULL AND x.options->'inputs' IS NOT NULL
        UNION ALL
-       SELECT coalesce(x.options->'feePayer'->>'address', x.from_address::text) COLLATE "C", $5::int, -x.fee, x.block_height FROM transfers x
-        WHERE x.chain_id = $1 AND x.status IN ('CONFIRMING','SUCCESS','FAILED') AND x.block_height IS NOT NULL AND x.fee > 0 AND x.options->'inputs' IS NULL
+       SELECT coalesce(x.options->'feePayer'->>'address', x.from_address::text) COLLATE "C", ${native}::int, -x.fee, x.block_height FROM transfers x
+        WHERE x.chain_id = ${chain} AND x.status IN ('CONFIRMING','SUCCESS','FAILED') AND x.block_height IS NOT NULL AND x.fee > 0 AND x.options->'inputs' IS NULL
        UNION ALL
-       SELECT from_address::text COLLATE "C", chain_token_id, -amount, block_height FROM custody_outflows WHERE chain_id = $1
+       SELECT from_address::text COLLATE "C", chain_token_id, -amount, block_height FROM custody_outflows WHERE chain_id = ${chain}
      )`;
 
 /**
@@ -125,7 +125,7 @@ export async function ledgerAt(sequelize: Sequelize, chainId: number, nativeToke
   const rows = await sequelize.query<{ n: string; ledger: string }>(
     `WITH q AS (
        SELECT u.address COLLATE "C" AS address, u.token, u.height, u.n FROM unnest($2::text[], $3::int[], $4::bigint[]) WITH ORDINALITY AS u(address, token, height, n)
-     ), ${LEDGER_ENTRIES}
+     ), ${ledgerEntries('$1', '$5')}
      SELECT q.n::text AS n, coalesce(sum(e.amount) FILTER (WHERE e.height <= q.height), 0)::text AS ledger
        FROM q LEFT JOIN e ON e.address = q.address AND e.token = q.token
       GROUP BY q.n ORDER BY q.n`,

@@ -5,7 +5,7 @@ import { explainDifference, type Explained } from './explain';
 import { candidatesOf, chainTokens, custodyAddresses, ledgerAt, touchedAddresses, type Candidates, type ChainToken, type CustodyAddress } from './ledger';
 import { locateChanges, type LocateItem } from './locate';
 import { outcomeOf, readPoint, recordedComparison, searchFloor, selectAddresses, sliceSize, type Outcome, type PriorState } from './plan';
-import { addAdjustments, recordAgreeing, closeDiscrepancy, openDiscrepancy, recordOutflow, saveComparisons, unrecordedOutflows, updateDiscrepancy, type AdjustmentRow, type Comparison, type NewDiscrepancy } from './records';
+import { addAdjustments, passLedger, recordAgreeing, closeDiscrepancy, openDiscrepancy, recordOutflow, saveComparisons, unrecordedOutflows, updateDiscrepancy, type AdjustmentRow, type Comparison, type NewDiscrepancy } from './records';
 import type { ReconcileLease } from './lease';
 import { raiseAlert } from '../deposits/scan-lease';
 import { bookNativeChanges } from './native-reads';
@@ -176,11 +176,12 @@ export class ReconcilePass {
       at = await answeredAt;
       readHeight = exact ? point.height : at.height;
       const blockHash = exact ? point.blockHash : at.blockHash;
-      const record = { chainId: this.chain.id, nativeTokenId: native.id, passId, pointHeight: point.height, readHeight, blockHash };
+      const record = { chainId: this.chain.id, passId, pointHeight: point.height, readHeight, blockHash };
       // the chosen addresses' touches up to the pass's start are consumed (while the first chunk is read)
       await this.sequelize.query('DELETE FROM reconcile_touches WHERE chain_id = $1 AND address = ANY($2::text[]) AND touched_at <= $3', {
         bind: [this.chain.id, picked.map((c) => c.address), passStart.toISOString()], transaction: t,
       });
+      await passLedger(this.sequelize, t, this.chain.id, native.id, point.height);
       for (let i = 0; i < chunks.length; i++) {
         const read = await reads[i]!;
         if (pinned && read.at.height !== point.height) throw new Error(`${this.chain.code}: the balance reader answered at ${read.at.height}, not at the point ${point.height} it was asked`);

@@ -3,7 +3,7 @@ import { formatUnits } from '@wcs/core';
 import { raiseAlert } from '../deposits/scan-lease';
 import type { Explanation } from './explain';
 import type { AddressKind } from './plan';
-import { LEDGER_ENTRIES } from './ledger';
+import { ledgerEntries } from './ledger';
 
 /**
  * What a pass writes (docs/reconciliation.md): the comparisons, opening adjustments, discrepancies
@@ -72,6 +72,21 @@ export async function saveComparisons(sequelize: Sequelize, t: Transaction, chai
   );
 }
 
+/**
+ * The ledger of every (address, token) of the chain at the read point, aggregated once per pass
+ * into a table of the pass's transaction (reconcile_pass_ledger, dropped at its end), for
+ * recordAgreeing.
+ */
+export async function passLedger(sequelize: Sequelize, t: Transaction, chainId: number, nativeTokenId: number, height: bigint): Promise<void> {
+  await sequelize.query('CREATE TEMP TABLE reconcile_pass_ledger (address text COLLATE "C" NOT NULL, token int NOT NULL, ledger numeric NOT NULL) ON COMMIT DROP', { transaction: t });
+  await sequelize.query(
+    `INSERT INTO reconcile_pass_ledger (address, token, ledger)
+     WITH ${ledgerEntries('$1', '$3')} SELECT address, token, sum(amount) FROM e WHERE height <= $2::bigint GROUP BY address, token`,
+    { bind: [chainId, height.toString(), nativeTokenId], transaction: t },
+  );
+  await sequelize.query('ANALYZE reconcile_pass_ledger', { transaction: t });
+}
+
 /** One (address, token) as read: what the node answered, and whose it is. */
 export interface ReadPair {
   readonly address: string;
@@ -84,14 +99,14 @@ export interface ReadPair {
 
 /**
  * The pairs that agree, recorded in one statement: those whose answer equals the ledger at the
- * read point, with no ignored deposit at or below it (a part of the difference for certain) and
+ * read point (passLedger, made first in the same transaction), with no ignored deposit at or below it (a part of the difference for certain) and
  * no OPEN discrepancy (to close). Their comparison is what the explanation path would record for
  * them (nothing to explain: difference, explained and unexplained 0, no explanations; agreed at
  * the read height). Returns the positions (0-based) of the other pairs, for that path.
  */
 export async function recordAgreeing(
   sequelize: Sequelize, t: Transaction,
-  at: { readonly chainId: number; readonly nativeTokenId: number; readonly passId: string; readonly pointHeight: bigint; readonly readHeight: bigint; readonly blockHash: string | null },
+  at: { readonly chainId: number; readonly passId: string; readonly pointHeight: bigint; readonly readHeight: bigint; readonly blockHash: string | null },
   pairs: readonly ReadPair[],
 ): Promise<number[]> {
   if (pairs.length === 0) return [];
@@ -99,10 +114,9 @@ export async function recordAgreeing(
   const rest = await sequelize.query<{ n: string }>(
     `WITH u AS MATERIALIZED (
        SELECT u.token, u.address COLLATE "C" AS address, u.chain::numeric AS on_chain, u.app, u.kind, u.usr, u.n
-         FROM unnest($7::int[], $8::text[], $9::text[], $10::int[], $11::text[], $12::text[]) WITH ORDINALITY AS u(token, address, chain, app, kind, usr, n)
-     ), ${LEDGER_ENTRIES}, l AS (
-       SELECT u.n, coalesce(sum(e.amount) FILTER (WHERE e.height <= $2::bigint), 0) AS ledger
-         FROM u LEFT JOIN e ON e.address = u.address AND e.token = u.token GROUP BY u.n
+         FROM unnest($6::int[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[]) WITH ORDINALITY AS u(token, address, chain, app, kind, usr, n)
+     ), l AS (
+       SELECT u.n, coalesce(p.ledger, 0) AS ledger FROM u LEFT JOIN reconcile_pass_ledger p ON p.address = u.address AND p.token = u.token
      ), agree AS MATERIALIZED (
        SELECT u.token, u.address, u.on_chain, u.app, u.kind, u.usr, u.n, l.ledger FROM u JOIN l ON l.n = u.n
         WHERE u.on_chain = l.ledger
@@ -111,14 +125,14 @@ export async function recordAgreeing(
      ), updated AS (
        UPDATE reconcile_balances b SET
          application_id = a.app, address_kind = a.kind, external_user_id = a.usr, ledger = a.ledger, on_chain = a.on_chain, difference = 0, explained = 0,
-         unexplained = 0, explanations = '[]'::jsonb, height = $3::bigint, block_hash = $4, pass_id = $6::bigint, reconciled_at = now(),
+         unexplained = 0, explanations = '[]'::jsonb, height = $3::bigint, block_hash = $4, pass_id = $5::bigint, reconciled_at = now(),
          agreed_height = $3::bigint, suspect_height = NULL
          FROM agree a WHERE b.chain_id = $1 AND b.chain_token_id = a.token AND b.address = a.address
        RETURNING a.n
      ), inserted AS (
        INSERT INTO reconcile_balances (chain_id, chain_token_id, address, application_id, address_kind, external_user_id, ledger, on_chain, difference,
                                        explained, unexplained, explanations, height, block_hash, pass_id, reconciled_at, agreed_height, suspect_height)
-       SELECT $1, a.token, a.address, a.app, a.kind, a.usr, a.ledger, a.on_chain, 0, 0, 0, '[]'::jsonb, $3::bigint, $4, $6::bigint, now(), $3::bigint, NULL
+       SELECT $1, a.token, a.address, a.app, a.kind, a.usr, a.ledger, a.on_chain, 0, 0, 0, '[]'::jsonb, $3::bigint, $4, $5::bigint, now(), $3::bigint, NULL
          FROM agree a WHERE NOT EXISTS (SELECT 1 FROM updated d WHERE d.n = a.n)
        ON CONFLICT (chain_id, chain_token_id, address) DO UPDATE SET
          application_id = EXCLUDED.application_id, address_kind = EXCLUDED.address_kind, external_user_id = EXCLUDED.external_user_id,
@@ -130,7 +144,7 @@ export async function recordAgreeing(
      SELECT u.n::text AS n FROM u WHERE NOT EXISTS (SELECT 1 FROM agree a WHERE a.n = u.n)`,
     {
       bind: [
-        at.chainId, at.pointHeight.toString(), at.readHeight.toString(), at.blockHash, at.nativeTokenId, at.passId,
+        at.chainId, at.pointHeight.toString(), at.readHeight.toString(), at.blockHash, at.passId,
         col((r) => r.tokenId), col((r) => r.address), col((r) => r.onChain.toString()), col((r) => r.applicationId), col((r) => r.kind), col((r) => r.externalUserId),
       ],
       type: QueryTypes.SELECT,
