@@ -304,8 +304,10 @@ export class ReconcilePass {
   }
 
   /**
-   * The reads of a pass, chunk by chunk at the point, two chunks in flight: one promise per chunk.
-   * After a failed chunk no other is started (they fail with it).
+   * The reads of a pass, chunk by chunk at the point, one chunk in flight (the reader runs its own
+   * batches of a chunk in parallel; two chunks at once made the last two arrive together, both
+   * then recorded after the reads): one promise per chunk. After a failed chunk no other is started
+   * (they fail with it).
    */
   private startReads(chunks: ReadonlyArray<readonly BalanceQuery[]>, point: BalancePoint): Array<Promise<{ at: BalancePoint; answers: readonly BalanceAnswer[] }>> {
     const settle = chunks.map(() => ({}) as { resolve: (v: { at: BalancePoint; answers: readonly BalanceAnswer[] }) => void; reject: (e: unknown) => void });
@@ -323,7 +325,6 @@ export class ReconcilePass {
         }
       }
     };
-    void lane();
     void lane();
     return out;
   }
