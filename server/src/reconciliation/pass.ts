@@ -162,7 +162,10 @@ export class ReconcilePass {
     // answers are compared once all are in, at the highest point answered.
     const pinned = history.kind !== 'head';
     const chunks: Row[][] = [];
-    for (let i = 0; i < rows.length; i += this.settings.readChunk) chunks.push(rows.slice(i, i + this.settings.readChunk));
+    // the last chunk small: what is recorded after the last answer is only its pairs
+    const last = Math.min(rows.length, Math.max(1, Math.ceil(this.settings.readChunk / 10)));
+    for (let i = 0; i < rows.length - last; i += this.settings.readChunk) chunks.push(rows.slice(i, Math.min(i + this.settings.readChunk, rows.length - last)));
+    if (rows.length > 0) chunks.push(rows.slice(rows.length - last));
     let at = point;
     let readHeight = point.height;
     let opened = 0;
