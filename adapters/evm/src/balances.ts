@@ -90,9 +90,15 @@ export class EvmBalanceReader implements BalanceReader {
 
   /** The node's latest block; the first call also probes how far back the node answers (history). */
   async head(): Promise<BalancePoint> {
+    // the latest block and (first time) the history probe are asked while the node's chain is
+    // checked: one round trip instead of three; no answer is used before the check passed
+    const latest = this.rpc.call('eth_getBlockByNumber', ['latest', false]);
+    const probe = this.probed === null ? this.probeHistory() : null;
+    latest.catch(() => undefined);
+    probe?.catch(() => undefined);
     await this.checkChain();
-    const ref = this.read.blockRef(await this.rpc.call('eth_getBlockByNumber', ['latest', false]), 'latest block');
-    if (this.probed === null) this.probed = await this.probeHistory();
+    const ref = this.read.blockRef(await latest, 'latest block');
+    if (probe) this.probed = await probe;
     return { height: ref.height, blockHash: ref.hash };
   }
 
