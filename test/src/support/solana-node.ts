@@ -1,7 +1,7 @@
 /**
  * A Solana JSON-RPC endpoint answered from litesvm (the Solana runtime, in process), with the SPL
- * token history the deposit scanner reads: the same node collection-sol.test.ts defines (copied
- * here for the chain-event tests, unchanged in what it answers). What is real and what is made:
+ * token history the deposit scanner reads, shared by the collection, chain-event and reconciliation
+ * tests on Solana. What is real and what is made:
  * - Transactions are executed by litesvm (every signature checked). Account reads (getBalance,
  *   getMultipleAccounts jsonParsed or base64, getTokenAccountsByOwner) are decoded from its
  *   account bytes.
