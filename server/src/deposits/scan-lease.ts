@@ -7,15 +7,17 @@ export interface CursorRow {
   halted: string | null;
 }
 
+/** The tables that hold a per-chain lease (an owner and an expiry per chain row). */
+export type LeaseTable = 'scan_cursors' | 'reconcile_chains';
+
 /**
- * The lease that lets exactly one worker process scan a chain: a row per chain in scan_cursors
- * with an owner and an expiry. A process takes it when it is free or expired and renews it every
- * step; every write of a step re-checks it under the row lock (fencing), so a process that lost
- * its lease (paused past the expiry) cannot write over the new owner's work.
+ * A lease that lets one process at a time work on a chain: a row per chain in `table` with an
+ * owner and an expiry, taken when free or expired, renewed while working, given up at the end.
  */
-export class ScanLease {
+export class ChainLease {
   constructor(
-    private readonly sequelize: Sequelize,
+    protected readonly sequelize: Sequelize,
+    private readonly table: LeaseTable,
     readonly chainId: number,
     readonly owner: string,
     private readonly ttlMs: number,
@@ -23,9 +25,9 @@ export class ScanLease {
 
   /** Takes or renews the lease; false when another live process holds it. */
   async acquire(): Promise<boolean> {
-    await this.sequelize.query('INSERT INTO scan_cursors (chain_id) VALUES ($1) ON CONFLICT DO NOTHING', { bind: [this.chainId] });
+    await this.sequelize.query(`INSERT INTO ${this.table} (chain_id) VALUES ($1) ON CONFLICT DO NOTHING`, { bind: [this.chainId] });
     const rows = await this.sequelize.query<{ chain_id: number }>(
-      `UPDATE scan_cursors SET lease_owner = $2, lease_until = now() + ($3 || ' milliseconds')::interval
+      `UPDATE ${this.table} SET lease_owner = $2, lease_until = now() + ($3 || ' milliseconds')::interval
         WHERE chain_id = $1 AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < now())
         RETURNING chain_id`,
       { bind: [this.chainId, this.owner, String(this.ttlMs)], type: QueryTypes.SELECT },
@@ -33,11 +35,31 @@ export class ScanLease {
     return rows.length === 1;
   }
 
-  /** Gives the lease up (shutdown): another process may take over at once. */
+  /** Whether this process still holds it. */
+  async held(): Promise<boolean> {
+    const rows = await this.sequelize.query<{ ok: boolean }>(
+      `SELECT (lease_owner = $2 AND lease_until > now()) AS ok FROM ${this.table} WHERE chain_id = $1`,
+      { bind: [this.chainId, this.owner], type: QueryTypes.SELECT },
+    );
+    return rows[0]?.ok === true;
+  }
+
+  /** Gives the lease up (shutdown, end of a pass): another process may take over at once. */
   async release(): Promise<void> {
-    await this.sequelize.query('UPDATE scan_cursors SET lease_owner = NULL, lease_until = NULL WHERE chain_id = $1 AND lease_owner = $2', {
+    await this.sequelize.query(`UPDATE ${this.table} SET lease_owner = NULL, lease_until = NULL WHERE chain_id = $1 AND lease_owner = $2`, {
       bind: [this.chainId, this.owner],
     });
+  }
+}
+
+/**
+ * The lease that lets exactly one worker process scan a chain (scan_cursors). Every write of a
+ * step re-checks it under the row lock (fencing), so a process that lost its lease (paused past
+ * the expiry) cannot write over the new owner's work.
+ */
+export class ScanLease extends ChainLease {
+  constructor(sequelize: Sequelize, chainId: number, owner: string, ttlMs: number) {
+    super(sequelize, 'scan_cursors', chainId, owner, ttlMs);
   }
 
   /** Locks the cursor row in t and returns it; throws LeaseLost when this process no longer holds the lease. */
