@@ -177,11 +177,14 @@ describe('collection of a token nobody at the destination ever held (anvil)', fu
   it('a sweep that cannot be priced waits visibly: listed with the node\'s reason by wcs collect status, alerted once it lasts, swept once it can be priced', async () => {
     const user = await newAddress(client, 'paused-1');
     const amount = 3n * ETHER;
+    // the policy is off while the deposit arrives, so no sweep is planned before the token is paused
+    await policy(app.id, ['--disable']);
     await mintErc20(anvil.url, token, user, amount);
     // credited and confirmed first, then the token's owner pauses it: every transfer of it reverts, estimates included
     const credited = await pollUntil(() => q<{ tx_status: string }>('SELECT tx_status FROM recharges WHERE address = $1', [user]), (r) => r[0]?.tx_status === 'SETTLED', 60_000, 100);
     expect(credited.ok).to.equal(true);
     await setPaused(true);
+    await policy(app.id, ['--enable']);
     try {
       const waiting = await pollUntil(async () => {
         const status = await wcs(['collect', 'status', '--app', String(app.id)]);
