@@ -119,8 +119,10 @@ async function main(): Promise<void> {
     const queries = addresses.flatMap((a) => [{ address: a, contract: null }, ...contracts.map((c) => ({ address: a, contract: c }))]);
     const bareFile = path.join(dir, 'bare.json');
     fs.writeFileSync(bareFile, JSON.stringify({ url: anvil.url, height: head.number, blockHash: head.hash, queries }));
-    const bare = async () => {
-      const out = await new Promise<string>((resolve, reject) => execFile(process.execPath, [__filename, '--bare', bareFile], { maxBuffer: 1 << 20, timeout: 600_000 }, (e, stdout, stderr) => (e ? reject(new Error(`bare read: ${e.message}\n${stderr}`)) : resolve(stdout))));
+    const bare = async (profile: string | null = null) => {
+      if (profile) fs.mkdirSync(profileDir, { recursive: true });
+      const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${profile}`] : [];
+      const out = await new Promise<string>((resolve, reject) => execFile(process.execPath, [...nodeArgs, __filename, '--bare', bareFile], { maxBuffer: 1 << 20, timeout: 600_000 }, (e, stdout, stderr) => (e ? reject(new Error(`bare read: ${e.message}\n${stderr}`)) : resolve(stdout))));
       const r = JSON.parse(out) as { ms: number; cpuMs: number; answers: number };
       if (r.answers !== queries.length) throw new Error('bare: answers missing');
       say(`  bare read: ${r.ms.toFixed(0)} ms, its process's CPU ${r.cpuMs.toFixed(0)} ms`);
@@ -146,14 +148,16 @@ async function main(): Promise<void> {
     const ratios: number[] = [];
     const profiles: string[] = [];
     for (let r = 1; r <= rounds; r++) {
-      const b = await bare();
+      const bareProfile = cpuProf ? `reconcile-bare-${r}-${Date.now()}.cpuprofile` : null;
+      const b = await bare(bareProfile);
+      if (bareProfile) profiles.push(path.relative(process.cwd(), path.join(profileDir, bareProfile)));
       const profile = cpuProf ? `reconcile-pass-${r}-${Date.now()}.cpuprofile` : null;
       const a = await pass(profile);
       if (profile) profiles.push(path.relative(process.cwd(), path.join(profileDir, profile)));
       ratios.push((b / a) * 100);
       say(`round ${r}: pass ${a.toFixed(0)} ms (${Math.round((3 * n) / (a / 1000))} balances/s), bare read ${b.toFixed(0)} ms (${Math.round((3 * n) / (b / 1000))} balances/s): ${((b / a) * 100).toFixed(1)} %`);
     }
-    if (profiles.length) say(`cpu profiles of the passes (read with node bench/dist/cpuprofile-top.js): ${profiles.join(', ')}`);
+    if (profiles.length) say(`cpu profiles of the bare reads and the passes (read with node bench/dist/cpuprofile-top.js): ${profiles.join(', ')}`);
     if (stats) {
       say(`Postgres statements of the ${rounds} measured passes by total execution time (BENCH_PGSS):`);
       for (const l of await topStatements(stats, 12)) say(`  ${l}`);

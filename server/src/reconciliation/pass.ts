@@ -69,8 +69,13 @@ interface Row {
   result: Explained;
   outcome: Outcome;
   prior: PriorState;
-  inFlight: string[];
+  inFlight: readonly string[];
 }
+
+const NOTHING_EXPLAINED: Explained = Object.freeze({ explained: 0n, unexplained: 0n, explanations: Object.freeze([]) as unknown as Explained['explanations'] });
+const AGREED: Outcome = Object.freeze({ kind: 'AGREE', close: null });
+const NOT_COMPARED: PriorState = Object.freeze({ compared: false, agreedHeight: null, suspectHeight: null, open: null });
+const NONE_IN_FLIGHT: readonly string[] = Object.freeze([]);
 
 /**
  * One reconciliation pass of one chain (docs/reconciliation.md, "A pass"): read point, outflows
@@ -131,28 +136,25 @@ export class ReconcilePass {
     const { point, exact } = readPoint(head, { height: scanHeight, hash: cur?.hash ?? null }, history);
     const native = tokens.find((t) => t.contract === null);
     if (!native) throw new Error(`${this.chain.code}: the catalogue has no active native token`);
-    // the addresses chosen and the tokens probed while the outflows and native changes are recorded
-    const [outflowsRecorded, { picked, unread }] = await Promise.all([
-      (async () => {
-        const n = await this.recordOutflows(native.id, point.height);
-        // native coin service transactions moved beyond their records (Solana token-account rent), read once final
-        await bookNativeChanges(this.sequelize, this.reader, this.chain.id, native.id, point.height);
-        return n;
-      })(),
-      (async () => {
-        const [custody, touched] = await Promise.all([custodyP, touchedP]);
-        const chosen = new Set(selectAddresses(custody, touched, scope, sliceSize(custody.length, this.settings.intervalSeconds || 300, this.settings.cycleSeconds)));
-        const chosenCustody = custody.filter((c) => chosen.has(c.address));
-        return { picked: chosenCustody, unread: chosenCustody.length > 0 ? await this.unreadableTokens(tokens, chosenCustody[0]!.address, point) : [] };
-      })(),
-    ]);
+    // outflows and native changes are recorded while the addresses are chosen, the tokens probed
+    // and the first chunks read: the pass's ledger (below, in its transaction) waits for them
+    const outflowsP = (async () => {
+      const n = await this.recordOutflows(native.id, point.height);
+      // native coin service transactions moved beyond their records (Solana token-account rent), read once final
+      await bookNativeChanges(this.sequelize, this.reader, this.chain.id, native.id, point.height);
+      return n;
+    })();
+    outflowsP.catch(() => undefined); // awaited in the transaction
+    const [custody, touched] = await Promise.all([custodyP, touchedP]);
+    const chosen = new Set(selectAddresses(custody, touched, scope, sliceSize(custody.length, this.settings.intervalSeconds || 300, this.settings.cycleSeconds)));
+    const picked = custody.filter((c) => chosen.has(c.address));
+    const unread = picked.length > 0 ? await this.unreadableTokens(tokens, picked[0]!.address, point) : [];
     lap('point');
 
     const readable = tokens.filter((t) => !unread.some((u) => u.token.id === t.id));
-    const rows: Row[] = picked.flatMap((c) => readable.map((token) => ({
-      c, token, query: { address: c.address, contract: token.contract }, onChain: 0n, ledger: 0n,
-      result: { explained: 0n, unexplained: 0n, explanations: [] }, outcome: { kind: 'AGREE', close: null } as Outcome,
-      prior: { compared: false, agreedHeight: null, suspectHeight: null, open: null } as PriorState, inFlight: [] as string[],
+    // a row starts as agreeing with nothing known (shared frozen values, replaced when the row is explained)
+    const rows: Row[] = picked.flatMap((c) => readable.map((token): Row => ({
+      c, token, query: { address: c.address, contract: token.contract }, onChain: 0n, ledger: 0n, result: NOTHING_EXPLAINED, outcome: AGREED, prior: NOT_COMPARED, inFlight: NONE_IN_FLIGHT,
     })));
     lap('select');
 
@@ -172,6 +174,7 @@ export class ReconcilePass {
     let openings = 0;
     let compared = 0;
     let unexplainedCount = 0;
+    let outflowsRecorded = 0;
     const reads = this.startReads(chunks.map((c) => c.map((r) => r.query)), point);
     const answeredAt = pinned ? Promise.resolve(point) : Promise.all(reads).then((rs) => rs.reduce((m, r) => (r.at.height > m.height ? r.at : m), point));
     answeredAt.catch(() => undefined); // awaited in the transaction
@@ -184,6 +187,7 @@ export class ReconcilePass {
       await this.sequelize.query('DELETE FROM reconcile_touches WHERE chain_id = $1 AND address = ANY($2::text[]) AND touched_at <= $3', {
         bind: [this.chain.id, picked.map((c) => c.address), passStart.toISOString()], transaction: t,
       });
+      outflowsRecorded = await outflowsP;
       await passLedger(this.sequelize, t, this.chain.id, native.id, point.height);
       for (let i = 0; i < chunks.length; i++) {
         const read = await reads[i]!;
