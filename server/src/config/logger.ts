@@ -1,5 +1,6 @@
 import type * as Winston from 'winston';
 import { isChainError } from '@wcs/core';
+import { databaseUnavailable } from '../db/unavailable';
 
 const SENSITIVE_KEY = /(secret|password|passphrase|signature|api[-_]?key|authorization|\bpin\b|seed|mnemonic|private|master[-_]?key|cipher)/i;
 
@@ -32,6 +33,10 @@ export function redact(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return scrubText(value);
   if (Buffer.isBuffer(value)) return `[${value.length} bytes]`;
   if (value instanceof Error) {
+    // A database connectivity failure (Postgres down or restarting, no connection to be had) is
+    // an expected condition too: what failed and why, no stack (db/unavailable.ts).
+    const db = databaseUnavailable(value);
+    if (db) return { name: value.name, code: db.code, message: scrubText(value.message), ...(db.reason !== value.message ? { reason: scrubText(db.reason) } : {}) };
     // A coded error (RPC_UNAVAILABLE, ECONNREFUSED, KEYSTORE_LOGIN, a WcsError below INTERNAL) is an
     // expected condition: its code and message say it all, so no stack. Anything else is a fault
     // worth a stack.

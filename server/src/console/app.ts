@@ -2,6 +2,8 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { CONSOLE_CSS, html, page, type Html } from './html';
 import { CSRF_COOKIE, ConsoleKit, SESSION_COOKIE, type ConsoleDeps, type Signed } from './kit';
 import { PAGE_MODULES } from './pages';
+import { ErrorCodes } from '@wcs/core';
+import { DATABASE_RETRY_AFTER_SECONDS, databaseUnavailable } from '../db/unavailable';
 
 export { CSRF_COOKIE, SESSION_COOKIE } from './kit';
 
@@ -108,6 +110,14 @@ export function createConsoleApp(o: ConsoleDeps): express.Express {
   app.use((e: unknown, _req: Request, res: Response, _next: NextFunction) => {
     if ((e as { type?: string }).type === 'entity.too.large' || (e as { type?: string }).type === 'parameters.too.many') {
       send(res, 413, page('Refused', null, html`<p class="error">The form is too large.</p>`));
+      return;
+    }
+    const db = databaseUnavailable(e);
+    if (db) {
+      // the database is down or restarting: an expected condition, one line without a stack; the page says to retry
+      o.logger.error('console request failed: database unavailable', { databaseCode: db.code, reason: db.reason });
+      res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+      send(res, 503, page('Unavailable', null, html`<p class="error" role="alert">The database is unavailable (${String(ErrorCodes.SERVICE_UNAVAILABLE.code)} SERVICE_UNAVAILABLE): try again in a few seconds.</p>`));
       return;
     }
     o.logger.error('console request failed', { error: e });

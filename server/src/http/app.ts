@@ -8,6 +8,7 @@ import type { Logger } from '../config/logger';
 import type { Authenticator } from '../auth/authenticate';
 import type { AppCredentials } from '../auth/credentials';
 import { sendError, sendOk } from './envelope';
+import { DATABASE_RETRY_AFTER_SECONDS, databaseUnavailable } from '../db/unavailable';
 import { QueryReader } from './query';
 import { API_PREFIX, type ApiRoute } from './routes';
 import type { ApiKeyLimiter } from '../ratelimit/api-key-limiter';
@@ -91,13 +92,23 @@ export function keyStoreUnavailableCause(err: unknown): KeyStoreError | undefine
   return undefined;
 }
 
+/** The Retry-After of a SERVICE_UNAVAILABLE answer that names none (a database outage, a shared rate bucket away). */
+const UNAVAILABLE_HEADERS = Object.freeze({ 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
+
 /**
  * Maps any thrown value to (httpStatus, WcsError); unknown faults become INTERNAL_ERROR. A key
- * store that cannot serve now (locked, device away, wrong PIN...) is KEYSTORE_UNAVAILABLE (503).
+ * store that cannot serve now (locked, device away, wrong PIN...) is KEYSTORE_UNAVAILABLE (503);
+ * a database that cannot be reached (down, restarting, no connection to be had: db/unavailable.ts)
+ * is SERVICE_UNAVAILABLE (503) with Retry-After, wherever it surfaced (a handler, the key or nonce
+ * lookups of authentication, the rate-limit bucket).
  */
 export function toWcsError(err: unknown): { error: WcsError; fault: boolean } {
   if (isWcsError(err) && err.errorClass !== 'INTERNAL') return { error: err, fault: false };
   if (keyStoreUnavailableCause(err)) return { error: new WcsError('KEYSTORE_UNAVAILABLE', { cause: err }), fault: true };
+  if (databaseUnavailable(err)) return { error: new WcsError('SERVICE_UNAVAILABLE', { cause: err, headers: UNAVAILABLE_HEADERS }), fault: true };
+  if (isWcsError(err) && err.errorName === 'SERVICE_UNAVAILABLE' && !err.headers?.['Retry-After']) {
+    return { error: new WcsError('SERVICE_UNAVAILABLE', { message: err.message, cause: err, headers: { ...err.headers, ...UNAVAILABLE_HEADERS } }), fault: true };
+  }
   // An adapter's error (a node down, a crafter's refusal) is a fault with no API code of its own.
   if (isChainError(err)) return { error: new WcsError('INTERNAL_ERROR', { cause: err }), fault: true };
   if (isWcsError(err)) return { error: err, fault: true };
@@ -112,9 +123,6 @@ export function toWcsError(err: unknown): { error: WcsError; fault: boolean } {
     case 'request.size.invalid':
     case 'request.aborted':
       return { error: new WcsError('INVALID_PARAMETER', { message: 'Request body was incomplete', cause: err }), fault: false };
-  }
-  if (e?.name && /^Sequelize(Connection|ConnectionRefused|ConnectionTimedOut|HostNotReachable|ConnectionAcquireTimeout)Error$/.test(e.name)) {
-    return { error: new WcsError('SERVICE_UNAVAILABLE', { cause: err }), fault: true };
   }
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
     return { error: new WcsError('INVALID_PARAMETER', { message: 'Malformed request', cause: err }), fault: false };
@@ -233,8 +241,10 @@ export function createHttpApp(opts: HttpAppOptions): express.Express {
     const requestId = res.locals.requestId as string | undefined;
     if (fault) {
       const ks = keyStoreUnavailableCause(err);
-      // a key-store outage: its code and message (never secret), not a stack per request
+      const db = ks ? null : databaseUnavailable(err);
+      // a key-store or database outage: its code and message (never secret), not a stack per request
       if (ks) logger.error('request failed: key store unavailable', { requestId, method: req.method, path: req.path, code: error.code, keystoreCode: ks.code, reason: ks.message });
+      else if (db) logger.error('request failed: database unavailable', { requestId, method: req.method, path: req.path, code: error.code, databaseCode: db.code, reason: db.reason });
       else logger.error('request failed', { requestId, method: req.method, path: req.path, code: error.code, error: err });
     } else {
       logger.debug('request rejected', { requestId, method: req.method, path: req.path, code: error.code, reason: error.message });
