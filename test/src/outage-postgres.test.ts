@@ -308,6 +308,13 @@ describe('Postgres outage under load: 503 SERVICE_UNAVAILABLE, never 500; worker
     expect(messages, 'API requests logged as database unavailable').to.include('request failed: database unavailable');
     expect(messages, 'an API request failed otherwise').to.not.include('request failed');
     expect(messages, 'a console request failed otherwise').to.not.include('console request failed');
+    // the workers met the outage (and, as shown above, resumed): the scanner's failed steps name the database's code
+    const scanFailures = logLines.filter((l) => l.message === 'deposit scan step failed').map((l) => (l.error as { code?: unknown } | undefined)?.code);
+    expect(scanFailures.length, 'failed scan steps logged during the outage').to.be.greaterThan(0);
+    expect(scanFailures.filter((c) => typeof c !== 'string'), 'failed scan steps without a code').to.deep.equal([]);
+    expect(messages, 'the LISTEN connections were lost and reconnected').to.include.members([
+      'credential change listener lost; cache bypassed until it reconnects', 'callback wake-up listener lost; polling until it reconnects',
+    ]);
     const withStacks = logLines.filter((l) => stacks(l).length > 0).map((l) => `${String(l.message)}: ${stacks(l)[0]!.split('\n')[0]}`);
     expect(withStacks, 'log lines with a stack during the outage').to.deep.equal([]);
     expect(unhandled.map(String), 'unhandled rejections').to.deep.equal([]);

@@ -13,6 +13,7 @@ import { LeaseLost, ScanLease } from './scan-lease';
 import { ChainTokens } from './tokens';
 import { WatchList } from './watch-list';
 import { ChainMonitor } from '../chain-events/monitor';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/unavailable';
 
 export type ScanStatus = 'ENABLED' | 'NO_RPC' | 'NOT_SUPPORTED';
 
@@ -147,7 +148,10 @@ export class ScanWorker implements Worker {
       } catch (e) {
         failures++;
         if (e instanceof LeaseLost) held = false;
-        delay = Math.min(60_000, this.config.pollMs * 2 ** Math.min(failures, 6));
+        // a node that fails is asked less and less often (up to a minute); a database outage is
+        // retried every few seconds, so the scan resumes soon after Postgres is back
+        const most = isDatabaseUnavailable(e) ? Math.max(this.config.pollMs, DATABASE_RETRY_AFTER_SECONDS * 1000) : 60_000;
+        delay = Math.min(most, this.config.pollMs * 2 ** Math.min(failures, 6));
         this.logger.error('deposit scan step failed', { chain, error: e, retryInMs: delay });
         await this.db.sequelize
           .query('UPDATE scan_cursors SET last_error = $2, updated_at = now() WHERE chain_id = $1 AND lease_owner = $3', {
