@@ -26,6 +26,7 @@ import type { ServiceMetrics } from './metrics/service-metrics';
 import { createConsoleApp } from './console/app';
 import { OperatorAuth } from './operators/operator-auth';
 import { Operators } from './operators/operators';
+import { unopenableSecrets } from './secrets/master-key-rotation';
 
 export interface StorageHandle {
   readonly container: DependencyContainer;
@@ -98,6 +99,12 @@ export class WcsService {
     const storage = await openStorage(config, logger, options.extraRoutes);
     const svc = new WcsService(config, logger, storage);
     try {
+      // a process without the key some secrets are sealed under fails those applications' requests (docs/deployment.md, "Rotating the master key")
+      const foreign = await unopenableSecrets(storage.database.sequelize, storage.container.resolve<SecretBox>(TOKENS.SecretBox));
+      if (foreign.length > 0) {
+        logger.error('secrets are sealed under a master key this process does not hold: their applications and operators fail here until it gets that key',
+          { sealed: foreign.map((c) => ({ kind: c.kind, keyId: c.keyId, rows: c.rows })) });
+      }
       svc.metrics = storage.container.resolve<ServiceMetrics | null>(TOKENS.Metrics);
       if (options.api) await svc.startApi();
       if (options.workers) await svc.startWorkers();

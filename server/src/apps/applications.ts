@@ -3,6 +3,7 @@ import { Op, QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { WcsError, invalidParameter, formatLocalDateTime, type AdapterRegistry, type Environment } from '@wcs/core';
 import type { ApplicationRow, Models } from '../db/models';
 import type { SecretBox } from '../crypto/secret-box';
+import { sealingKeyId } from '../crypto/sealing-key';
 import type { Catalogue } from '../catalogue/catalogue';
 import { validateCallbackUrl } from './callback-url';
 import { guardCallbackTarget } from '../callbacks/target-guard';
@@ -99,7 +100,7 @@ export class ApplicationService {
     const apiSecret = newApiSecret();
     const app = await this.sequelize.transaction(async (transaction) => {
       const row = await this.models.Application.create({ name, environment, apiKey: newApiKey(environment), enabledChains: chains }, { transaction });
-      const sealed = this.box.seal(apiSecret, row.id);
+      const sealed = this.box.seal(apiSecret, row.id, await sealingKeyId(this.sequelize, transaction, this.box));
       await this.models.ApplicationSecret.create({ applicationId: row.id, ...sealed, expiresAt: null }, { transaction });
       await this.notify(row.apiKey, transaction); // clears any negative cache entry for the key
       await this.audit(transaction, actor, 'app.create', row.id, null,
@@ -286,7 +287,8 @@ export class ApplicationService {
           WHERE application_id = :id`,
         { replacements: { id, until }, transaction },
       );
-      await this.models.ApplicationSecret.create({ applicationId: id, ...this.box.seal(apiSecret, id), expiresAt: null }, { transaction });
+      const sealed = this.box.seal(apiSecret, id, await sealingKeyId(this.sequelize, transaction, this.box));
+      await this.models.ApplicationSecret.create({ applicationId: id, ...sealed, expiresAt: null }, { transaction });
       row.updatedAt = new Date();
       await row.save({ transaction });
       await this.notify(row.apiKey, transaction);

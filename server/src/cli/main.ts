@@ -19,6 +19,7 @@ type Register = (program: Command, ctx: CliContext) => void;
 export const COMMAND_GROUPS: ReadonlyArray<{ readonly commands: readonly string[]; readonly load: () => Register }> = [
   { commands: ['start', 'migrate', 'keygen', 'config-check'], load: () => (require('./service-commands') as typeof import('./service-commands')).registerServiceCommands },
   { commands: ['keystore'], load: () => (require('./keystore-commands') as typeof import('./keystore-commands')).registerKeystoreCommands },
+  { commands: ['secrets'], load: () => (require('./secrets-commands') as typeof import('./secrets-commands')).registerSecretsCommands },
   { commands: ['app'], load: () => (require('./app-commands') as typeof import('./app-commands')).registerAppCommands },
   { commands: ['callback'], load: () => (require('./callback-commands') as typeof import('./callback-commands')).registerCallbackCommands },
   { commands: ['deposits'], load: () => (require('./deposit-commands') as typeof import('./deposit-commands')).registerDepositCommands },

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { CHAIN_CODE_RE, CHAIN_FAMILY_RE, ENVIRONMENTS, type ChainEndpoint } from '@wcs/core';
 import { KEYSTORE_PACKAGES } from '../plugins/loader';
 import type { BucketPolicy } from '../ratelimit/token-bucket';
+import { resolveSecretSettings } from './secret-settings';
 
 /** Raised when configuration is invalid; the message names the offending key. */
 export class ConfigError extends Error {
@@ -269,23 +270,47 @@ export interface MetricsConfig {
   readonly host: string;
   /** When set, scrapes must send `Authorization: Bearer <token>`. Never logged. */
   readonly token: string | null;
+  /** During a token rotation: the previous token, accepted as well (WCS_METRICS_TOKEN_PREVIOUS / _FILE). Never logged. */
+  readonly previousToken?: string | null;
+  /** The files the tokens came from (the _FILE forms): read again when they change, so a rotation needs no restart. */
+  readonly tokenFile?: string | null;
+  readonly previousTokenFile?: string | null;
 }
 
 const HOSTNAME_RE = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
-/** The metrics settings; the token is checked for shape only and never echoed in an error. */
-export function metricsConfig(env: Env, apiPort: number): MetricsConfig | null {
+/** The metrics settings; the token is checked for shape only and never echoed in an error. `files`: where _FILE forms were read from. */
+export function metricsConfig(env: Env, apiPort: number, files: Readonly<Record<string, string>> = {}): MetricsConfig | null {
   const rawPort = env.WCS_METRICS_PORT;
   if (rawPort === undefined || rawPort === '') return null;
   const port = intVar(env, 'WCS_METRICS_PORT', 0, 0, 65535);
   if (port !== 0 && port === apiPort) throw new ConfigError(`WCS_METRICS_PORT: must differ from PORT (${apiPort}); metrics are served on their own port`);
   const host = env.WCS_METRICS_HOST && env.WCS_METRICS_HOST !== '' ? env.WCS_METRICS_HOST : '127.0.0.1';
   if (net.isIP(host) === 0 && !HOSTNAME_RE.test(host)) throw new ConfigError(`WCS_METRICS_HOST: must be an IP address or a host name, got "${host}"`);
-  const token = env.WCS_METRICS_TOKEN && env.WCS_METRICS_TOKEN !== '' ? env.WCS_METRICS_TOKEN : null;
-  if (token !== null && !/^[\x21-\x7e]{16,512}$/.test(token)) {
-    throw new ConfigError(`WCS_METRICS_TOKEN: must be 16 to 512 printable ASCII characters without spaces (got ${token.length} characters)`);
+  const token = metricsToken(env, 'WCS_METRICS_TOKEN');
+  const previousToken = metricsToken(env, 'WCS_METRICS_TOKEN_PREVIOUS');
+  if (previousToken !== null && token === null) throw new ConfigError('WCS_METRICS_TOKEN_PREVIOUS: set only during a rotation, together with WCS_METRICS_TOKEN (the new token)');
+  const tokenFile = files.WCS_METRICS_TOKEN ?? null;
+  const previousTokenFile = files.WCS_METRICS_TOKEN_PREVIOUS ?? null;
+  return {
+    port, host, token,
+    ...(previousToken !== null ? { previousToken } : {}),
+    ...(tokenFile !== null ? { tokenFile } : {}),
+    ...(previousTokenFile !== null ? { previousTokenFile } : {}),
+  };
+}
+
+/** A metrics bearer token's shape: 16-512 printable ASCII characters without spaces; the token is never echoed. */
+export function checkMetricsToken(name: string, token: string): string {
+  if (!/^[\x21-\x7e]{16,512}$/.test(token)) {
+    throw new ConfigError(`${name}: must be 16 to 512 printable ASCII characters without spaces (got ${token.length} characters)`);
   }
-  return { port, host, token };
+  return token;
+}
+
+function metricsToken(env: Env, name: string): string | null {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? null : checkMetricsToken(name, raw);
 }
 
 /** The operator console (docs/console.md): its own port, loopback by default. */
@@ -314,6 +339,8 @@ export interface ServiceConfig {
   dataDir: string;
   embeddedPgPort: number;
   masterKey: { source: 'env' | 'file' | 'dev-file'; value: string | null; file: string | null };
+  /** During a master key rotation: the key secrets are moving to (WCS_MASTER_KEY_NEXT / _FILE); null otherwise. */
+  masterKeyNext: { source: 'env' | 'file'; value: string; file: string | null } | null;
   configFile: string | null;
   file: ConfigFile;
   bodyLimitBytes: number;
@@ -385,7 +412,9 @@ export function readConfigFile(file: string): ConfigFile {
 }
 
 /** Loads and validates the whole configuration from the environment (and the optional config file). */
-export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): ServiceConfig {
+export function loadConfig(rawEnv: Env = process.env, cwd: string = process.cwd()): ServiceConfig {
+  // every secret setting may name a file instead (<NAME>_FILE); from here on `env` holds the values
+  const { env, files } = resolveSecretSettings(rawEnv, cwd);
   const databaseUrl = env.DATABASE_URL && env.DATABASE_URL.trim() !== '' ? env.DATABASE_URL.trim() : null;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL: must be a postgres:// or postgresql:// URL');
@@ -394,10 +423,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const configFile = env.WCS_CONFIG && env.WCS_CONFIG !== '' ? path.resolve(cwd, env.WCS_CONFIG) : null;
 
   let masterKey: ServiceConfig['masterKey'];
-  if (env.WCS_MASTER_KEY && env.WCS_MASTER_KEY !== '') {
+  if (files.WCS_MASTER_KEY) {
+    masterKey = { source: 'file', value: env.WCS_MASTER_KEY!, file: files.WCS_MASTER_KEY };
+  } else if (env.WCS_MASTER_KEY && env.WCS_MASTER_KEY !== '') {
     masterKey = { source: 'env', value: env.WCS_MASTER_KEY, file: null };
-  } else if (env.WCS_MASTER_KEY_FILE && env.WCS_MASTER_KEY_FILE !== '') {
-    masterKey = { source: 'file', value: null, file: path.resolve(cwd, env.WCS_MASTER_KEY_FILE) };
   } else if (!databaseUrl) {
     masterKey = { source: 'dev-file', value: null, file: path.join(dataDir, 'master.key') };
   } else {
@@ -405,6 +434,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       'WCS_MASTER_KEY: required (or WCS_MASTER_KEY_FILE) when DATABASE_URL is set; generate one with `wcs keygen`',
     );
   }
+
+  const next = env.WCS_MASTER_KEY_NEXT && env.WCS_MASTER_KEY_NEXT !== '' ? env.WCS_MASTER_KEY_NEXT : null;
+  const masterKeyNext: ServiceConfig['masterKeyNext'] = next === null ? null
+    : { source: files.WCS_MASTER_KEY_NEXT ? 'file' : 'env', value: next, file: files.WCS_MASTER_KEY_NEXT ?? null };
 
   const port = intVar(env, 'PORT', 8080, 0, 65535);
   return {
@@ -414,6 +447,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dataDir,
     embeddedPgPort: intVar(env, 'WCS_EMBEDDED_PG_PORT', 54329, 1024, 65535),
     masterKey,
+    masterKeyNext,
     configFile,
     file: configFile ? readConfigFile(configFile) : {},
     bodyLimitBytes: intVar(env, 'WCS_BODY_LIMIT_BYTES', 1048576, 1024, 64 * 1048576),
@@ -439,7 +473,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     reconcile: reconcileConfig(env),
     rateLimits: rateLimitConfig(env),
     keystoreBackend: enumVar(env, 'WCS_KEYSTORE_BACKEND', 'software', Object.keys(KEYSTORE_PACKAGES)),
-    metrics: metricsConfig(env, port),
+    metrics: metricsConfig(env, port, files),
     console: consoleConfig(env, port),
     env: Object.freeze({ ...env }),
   };

@@ -14,6 +14,8 @@ export interface MetricsServerOptions {
   readonly port: number;
   /** When set, `Authorization: Bearer <token>` is required. */
   readonly token: string | null;
+  /** The tokens accepted (current and, during a rotation, previous), read at each request; replaces `token` when given. */
+  readonly tokens?: { readonly required: boolean; digests(): Promise<readonly Buffer[]> } | null;
   readonly render: () => Promise<Exposition>;
   readonly logger: Logger;
 }
@@ -25,13 +27,16 @@ function digest(s: string): Buffer {
 }
 
 /**
- * Whether an Authorization header carries the token, in constant time: both sides are hashed
- * first, so neither the token's content nor its length shows in the time taken.
+ * Whether an Authorization header carries the token (or one of the tokens: during a rotation the
+ * current and the previous), in constant time: both sides are hashed first, so neither a token's
+ * content nor its length shows in the time taken, and every token is compared, whichever matches.
  */
-export function bearerMatches(header: string | undefined, expected: Buffer): boolean {
+export function bearerMatches(header: string | undefined, expected: Buffer | readonly Buffer[]): boolean {
   const m = typeof header === 'string' ? BEARER_RE.exec(header) : null;
   const given = digest(m ? m[1]! : '');
-  return crypto.timingSafeEqual(given, expected) && m !== null;
+  let match = false;
+  for (const e of Buffer.isBuffer(expected) ? [expected] : expected) match = crypto.timingSafeEqual(given, e) || match;
+  return match && m !== null;
 }
 
 /**
@@ -85,7 +90,8 @@ export class MetricsServer {
       res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', ...headers });
       res.end(req.method === 'HEAD' ? undefined : body + '\n');
     };
-    if (this.expected && !bearerMatches(req.headers.authorization, this.expected)) {
+    const expected = this.o.tokens ? (this.o.tokens.required ? await this.o.tokens.digests() : null) : this.expected;
+    if (expected && !bearerMatches(req.headers.authorization, expected)) {
       text(401, 'unauthorized', { 'WWW-Authenticate': 'Bearer realm="wcs-metrics"' });
       return;
     }

@@ -10,6 +10,7 @@ import { HttpMetrics } from './http-metrics';
 import { createRegistry } from './registry';
 import { MetricsServer, type Exposition } from './server';
 import { ReconcileCollector } from './reconcile-collector';
+import { MetricsTokens } from './tokens';
 import { HotWalletCollector, KeyStoreCollector, ScanCollector, WithdrawalQueueCollector } from './state-collectors';
 
 /**
@@ -75,7 +76,8 @@ export class ServiceMetrics {
   }
 
   async start(): Promise<void> {
-    const server = new MetricsServer({ host: this.config.host, port: this.config.port, token: this.config.token, render: () => this.render(), logger: this.logger });
+    const tokens = this.config.token !== null ? new MetricsTokens(this.config, this.logger) : null;
+    const server = new MetricsServer({ host: this.config.host, port: this.config.port, token: this.config.token, tokens, render: () => this.render(), logger: this.logger });
     try {
       await server.start();
     } catch (e) {
@@ -83,7 +85,7 @@ export class ServiceMetrics {
       throw new Error(`WCS_METRICS_PORT / WCS_METRICS_HOST: cannot serve metrics on ${this.config.host}:${this.config.port}: ${(e as Error).message}`, { cause: e });
     }
     this.server = server;
-    this.logger.info(`metrics listening on ${server.url}`, { url: server.url, auth: this.config.token !== null ? 'bearer token' : 'none' });
+    this.logger.info(`metrics listening on ${server.url}`, { url: server.url, auth: this.config.token === null ? 'none' : this.config.previousToken ? 'bearer token (current or previous)' : 'bearer token' });
     if (this.config.token === null && !isLoopback(this.config.host)) {
       this.logger.warn('metrics are served on a non-loopback address without WCS_METRICS_TOKEN', { host: this.config.host });
     }

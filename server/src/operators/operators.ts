@@ -1,5 +1,6 @@
 import { QueryTypes, UniqueConstraintError, type Sequelize, type Transaction } from 'sequelize';
-import type { SecretBox } from '../crypto/secret-box';
+import { operatorTotpBinding, type SecretBox } from '../crypto/secret-box';
+import { sealingKeyId } from '../crypto/sealing-key';
 import { AuditLog, type AuditActor } from './audit';
 import { generatePassword, hashPassword } from './password';
 import { newTotpSecret, otpauthUri } from './totp';
@@ -162,7 +163,7 @@ export class Operators {
       { bind: [id], type: QueryTypes.SELECT },
     );
     if (!r || r.totp_ciphertext === null) return null;
-    return this.box.openBound({ ciphertext: r.totp_ciphertext, iv: r.totp_iv, authTag: r.totp_auth_tag, keyId: r.totp_key_id }, `wcs-operator-totp:${id}`);
+    return this.box.openBound({ ciphertext: r.totp_ciphertext, iv: r.totp_iv, authTag: r.totp_auth_tag, keyId: r.totp_key_id }, operatorTotpBinding(id));
   }
 
   private async locked(t: Transaction, username: string): Promise<OperatorRow> {
@@ -182,7 +183,7 @@ export class Operators {
   private async enrollTotp(t: Transaction, id: number, username: string): Promise<string> {
     const secret = newTotpSecret();
     try {
-      const sealed = this.box.sealBound(secret, `wcs-operator-totp:${id}`);
+      const sealed = this.box.sealBound(secret, operatorTotpBinding(id), await sealingKeyId(this.sequelize, t, this.box));
       await this.sequelize.query(
         'UPDATE operators SET totp_ciphertext = $2, totp_iv = $3, totp_auth_tag = $4, totp_key_id = $5, totp_last_step = NULL WHERE id = $1',
         { bind: [id, sealed.ciphertext, sealed.iv, sealed.authTag, sealed.keyId], transaction: t },
