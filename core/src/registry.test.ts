@@ -28,6 +28,9 @@ describe('adapter registry', () => {
     expect(reg.forChain(eth).chain).to.equal(eth);
     reg.forChain(eth);
     expect(evm.created).to.equal(1);
+    // the package serving a family, to load the same adapter elsewhere (a worker thread); none for a family nobody serves
+    expect(reg.pluginPackage(eth)).to.equal('@x/evm');
+    expect(reg.pluginPackage(chain('solana'))).to.equal(null);
     expect(reg.families()).to.deep.equal(['evm']);
   });
 

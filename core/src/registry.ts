@@ -66,6 +66,11 @@ export class AdapterRegistry {
     return reg;
   }
 
+  /** The npm package of the plugin serving a chain's family (its `name`), for loading the same adapter elsewhere (a worker thread); null when none serves it. */
+  pluginPackage(chain: Pick<ChainDefinition, 'family'>): string | null {
+    return this.byFamily.get(chain.family)?.name ?? null;
+  }
+
   families(): ChainFamily[] {
     return [...this.byFamily.keys()];
   }

@@ -58,10 +58,14 @@ export function registerReconcileCommands(program: Command, ctx: CliContext): vo
             : 'no chain can be reconciled here: none has an RPC endpoint and an adapter with a balance reader');
         }
         const out = [];
-        for (const c of chains) {
-          const p = await r.run(c, 'MANUAL', o.full ? 'FULL' : 'INCREMENTAL');
-          if ('busy' in p) throw new operator.ReconcileCommandError('RECONCILE_BUSY', `${c.code}: another process is running a reconciliation pass now; try again when it ends`);
-          out.push(p);
+        try {
+          for (const c of chains) {
+            const p = await r.run(c, 'MANUAL', o.full ? 'FULL' : 'INCREMENTAL');
+            if ('busy' in p) throw new operator.ReconcileCommandError('RECONCILE_BUSY', `${c.code}: another process is running a reconciliation pass now; try again when it ends`);
+            out.push(p);
+          }
+        } finally {
+          await r.close();
         }
         return out;
       });

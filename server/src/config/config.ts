@@ -141,6 +141,8 @@ export interface ReconcileConfig {
   readonly cycleSeconds: number;
   /** Balance queries handed to the chain's reader per call (WCS_RECONCILE_READ_CHUNK, default 5000); the reader batches them further. */
   readonly readChunk: number;
+  /** Where a chain's balance reader runs (WCS_RECONCILE_READER): 'thread' (default), a worker thread of its own; 'inline', the pass's thread. */
+  readonly reader: 'thread' | 'inline';
 }
 
 export function reconcileConfig(env: Env): ReconcileConfig {
@@ -148,6 +150,7 @@ export function reconcileConfig(env: Env): ReconcileConfig {
     intervalSeconds: intVar(env, 'WCS_RECONCILE_INTERVAL_SECONDS', 300, 0, 86400),
     cycleSeconds: intVar(env, 'WCS_RECONCILE_CYCLE_SECONDS', 86400, 60, 30 * 86400),
     readChunk: intVar(env, 'WCS_RECONCILE_READ_CHUNK', 5000, 1, 100000),
+    reader: enumVar(env, 'WCS_RECONCILE_READER', 'thread', ['thread', 'inline'] as const),
   };
 }
 

@@ -18,6 +18,8 @@ export interface ReconcileSettings {
   readonly cycleSeconds: number;
   /** Balance queries handed to the reader per call (it batches them further: JSON-RPC batches, Multicall3). */
   readonly readChunk: number;
+  /** Where the chain's balance reader runs: 'thread', a worker thread of its own (ThreadedBalanceReader); 'inline', the pass's thread. */
+  readonly reader: 'thread' | 'inline';
 }
 
 export interface PassSummary {
@@ -332,6 +334,7 @@ export class ReconcilePass {
         }
       }
     };
+    void lane();
     void lane();
     return out;
   }

@@ -1,11 +1,30 @@
 import type { Sequelize } from 'sequelize';
-import type { AdapterRegistry, BalanceReader, ChainEndpoint } from '@wcs/core';
+import type { AdapterRegistry, BalanceReader, ChainAdapter, ChainDefinition, ChainEndpoint } from '@wcs/core';
 import type { Logger } from '../config/logger';
 import type { Catalogue, ChainView } from '../catalogue/catalogue';
 import { leaseOwnerName } from '../deposits/scan-worker';
 import { IntervalWorker, type Worker } from '../workers/worker';
 import { ReconcileLease } from './lease';
 import { ReconcilePass, type PassSummary, type ReconcileSettings } from './pass';
+import { ThreadedBalanceReader } from './reader-thread';
+
+/** Whether this process can load a package by name (a worker thread resolves it the same way). */
+function resolvable(pkg: string): boolean {
+  try {
+    require.resolve(pkg);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The chain's definition as plain data (it crosses to the reader's thread). */
+function definitionOf(c: ChainDefinition): ChainDefinition {
+  return {
+    id: c.id, code: c.code, name: c.name, family: c.family, environment: c.environment, network: c.network, curve: c.curve, addressing: c.addressing,
+    nativeSymbol: c.nativeSymbol, decimals: c.decimals, confirmations: c.confirmations, evmChainId: c.evmChainId, options: { ...c.options },
+  };
+}
 
 /** A pass could not start: another process holds the chain's lease. */
 export interface PassBusy {
@@ -56,8 +75,7 @@ export class Reconciler {
     const endpoint = this.endpointOf(chain);
     const adapter = this.registry.forChain(chain);
     if (!endpoint || !adapter.createBalanceReader) throw new Error(`${chain.code}: no RPC endpoint or no balance reader: it cannot be reconciled here`);
-    let reader = this.readers.get(chain.id);
-    if (!reader) this.readers.set(chain.id, (reader = adapter.createBalanceReader(endpoint)));
+    const reader = await this.readerOf(chain, adapter, endpoint);
     const lease = new ReconcileLease(this.sequelize, chain.id, this.owner, LEASE_MS);
     if (!(await lease.acquire())) return { busy: true, chainCode: chain.code };
     try {
@@ -67,10 +85,42 @@ export class Reconciler {
     }
   }
 
+  /**
+   * The chain's reader, kept between passes: in a worker thread of its own when the setting says so
+   * and the adapter's package can be loaded there by name, else in this thread. A thread that
+   * failed (it could not load the adapter, it died) is replaced at the next pass.
+   */
+  private async readerOf(chain: ChainView, adapter: ChainAdapter, endpoint: ChainEndpoint): Promise<BalanceReader> {
+    const known = this.readers.get(chain.id);
+    if (known && !(known instanceof ThreadedBalanceReader && known.broken)) return known;
+    const inline = adapter.createBalanceReader!(endpoint);
+    const pkg = this.settings.reader === 'thread' ? this.registry.pluginPackage(chain) : null;
+    const reader = pkg !== null && resolvable(pkg) ? new ThreadedBalanceReader({ pluginPackage: pkg, chain: definitionOf(chain), endpoint }, inline) : inline;
+    // a new reader starts once per process, before its first pass: the thread loads the adapter,
+    // the reader checks the node's chain and learns how far back it answers (its first head());
+    // a reader that cannot start is not kept
+    try {
+      if (reader instanceof ThreadedBalanceReader) await reader.ready();
+      await reader.head();
+    } catch (e) {
+      if (reader instanceof ThreadedBalanceReader) await reader.close().catch(() => undefined);
+      throw e;
+    }
+    this.readers.set(chain.id, reader);
+    return reader;
+  }
+
+  /** Ends the readers' threads (a process's shutdown). */
+  async close(): Promise<void> {
+    const readers = [...this.readers.values()];
+    this.readers.clear();
+    await Promise.all(readers.map((r) => (r instanceof ThreadedBalanceReader ? r.close() : undefined)));
+  }
+
   /** The scheduled passes (INCREMENTAL) of every chain, every intervalSeconds; none when it is 0. */
   workers(): Worker[] {
     if (this.settings.intervalSeconds === 0) return [];
-    return [new IntervalWorker('reconciliation', this.settings.intervalSeconds * 1000, async () => {
+    const schedule = new IntervalWorker('reconciliation', this.settings.intervalSeconds * 1000, async () => {
       for (const chain of this.chains()) {
         try {
           const r = await this.run(chain, 'SCHEDULE', 'INCREMENTAL');
@@ -79,6 +129,8 @@ export class Reconciler {
           this.logger.error('reconciliation pass failed', { chain: chain.code, error: e });
         }
       }
-    }, this.logger)];
+    }, this.logger);
+    // stopping the schedule ends the readers' threads too
+    return [{ name: schedule.name, start: () => schedule.start(), stop: async () => { await schedule.stop(); await this.close(); } }];
   }
 }
