@@ -7,8 +7,8 @@ import { locateChanges, type LocateItem } from './locate';
 import { outcomeOf, readPoint, recordedComparison, searchFloor, selectAddresses, sliceSize, type Outcome, type PriorState } from './plan';
 import { addAdjustments, passLedger, recordAgreeing, closeDiscrepancy, openDiscrepancy, recordOutflow, saveComparisons, unrecordedOutflows, updateDiscrepancy, type AdjustmentRow, type Comparison, type NewDiscrepancy } from './records';
 import type { ReconcileLease } from './lease';
-import { raiseAlert } from '../deposits/scan-lease';
 import { bookNativeChanges } from './native-reads';
+import { streamReads, unreadableTokens } from './pass-reads';
 
 /** WCS_RECONCILE_* (docs/reconciliation.md, "Settings"). */
 export interface ReconcileSettings {
@@ -150,7 +150,7 @@ export class ReconcilePass {
     const [custody, touched] = await Promise.all([custodyP, touchedP]);
     const chosen = new Set(selectAddresses(custody, touched, scope, sliceSize(custody.length, this.settings.intervalSeconds || 300, this.settings.cycleSeconds)));
     const picked = custody.filter((c) => chosen.has(c.address));
-    const unread = picked.length > 0 ? await this.unreadableTokens(tokens, picked[0]!.address, point) : [];
+    const unread = picked.length > 0 ? await unreadableTokens(this.sequelize, this.reader, this.chain, this.logger, tokens, picked[0]!.address, point) : [];
     lap('point');
 
     const readable = tokens.filter((t) => !unread.some((u) => u.token.id === t.id));
@@ -177,7 +177,7 @@ export class ReconcilePass {
     let compared = 0;
     let unexplainedCount = 0;
     let outflowsRecorded = 0;
-    const reads = this.startReads(chunks.map((c) => c.map((r) => r.query)), point);
+    const reads = streamReads(this.reader, chunks.map((c) => c.map((r) => r.query)), point);
     const answeredAt = pinned ? Promise.resolve(point) : Promise.all(reads).then((rs) => rs.reduce((m, r) => (r.at.height > m.height ? r.at : m), point));
     answeredAt.catch(() => undefined); // awaited in the transaction
     await this.sequelize.transaction(async (t) => {
@@ -281,62 +281,6 @@ export class ReconcilePass {
       address: r.c.address, applicationId: r.c.applicationId, kind: r.c.kind, externalUserId: r.c.externalUserId, tokenId: r.token.id, ledger: rec.ledger, onChain: r.onChain,
       explained: rec.explained, unexplained: rec.unexplained, explanations: r.result.explanations, agreedHeight: rec.agreedHeight, suspectHeight: rec.suspectHeight,
     };
-  }
-
-  /**
-   * Tokens whose balance the node cannot read at the point (a catalogue contract with no code on
-   * this chain, a contract that does not answer balanceOf): one query each. They are left out of
-   * the pass and alerted once per token (RECONCILE_TOKEN_UNREAD) while the alert is open.
-   */
-  private async unreadableTokens(tokens: readonly ChainToken[], address: string, point: BalancePoint): Promise<Array<{ token: ChainToken; reason: string }>> {
-    const probes = await Promise.all(tokens.filter((t) => t.contract !== null).map(async (token) => {
-      try {
-        await this.reader.balancesAt([{ address, contract: token.contract }], point);
-        return null;
-      } catch (e) {
-        return { token, reason: String((e as Error)?.message ?? e).slice(0, 500) };
-      }
-    }));
-    const unread = probes.filter((p): p is { token: ChainToken; reason: string } => p !== null);
-    for (const u of unread) {
-      const [seen] = await this.sequelize.query(
-        `SELECT 1 FROM operator_alerts WHERE kind = 'RECONCILE_TOKEN_UNREAD' AND chain_id = $1 AND (details->>'chainTokenId')::int = $2 AND acknowledged_at IS NULL LIMIT 1`,
-        { bind: [this.chain.id, u.token.id], type: QueryTypes.SELECT },
-      );
-      if (seen) continue;
-      await raiseAlert(this.sequelize, null, this.chain.id, 'RECONCILE_TOKEN_UNREAD',
-        `${this.chain.code}: the node cannot read balances of ${u.token.symbol} (${u.token.contract}); it is left out of reconciliation until it can: ${u.reason}`,
-        { chainTokenId: u.token.id, symbol: u.token.symbol, contract: u.token.contract, reason: u.reason });
-      this.logger.warn('reconciliation: token balances cannot be read; token left out', { chain: this.chain.code, token: u.token.symbol, reason: u.reason });
-    }
-    return unread;
-  }
-
-  /**
-   * The reads of a pass, chunk by chunk at the point, one chunk in flight (the reader runs its own
-   * batches of a chunk in parallel; two chunks at once made the last two arrive together, both
-   * then recorded after the reads): one promise per chunk. After a failed chunk no other is started
-   * (they fail with it).
-   */
-  private startReads(chunks: ReadonlyArray<readonly BalanceQuery[]>, point: BalancePoint): Array<Promise<{ at: BalancePoint; answers: readonly BalanceAnswer[] }>> {
-    const settle = chunks.map(() => ({}) as { resolve: (v: { at: BalancePoint; answers: readonly BalanceAnswer[] }) => void; reject: (e: unknown) => void });
-    const out = settle.map((s) => new Promise<{ at: BalancePoint; answers: readonly BalanceAnswer[] }>((resolve, reject) => Object.assign(s, { resolve, reject })));
-    for (const p of out) p.catch(() => undefined); // each is awaited in turn; a later one may fail first
-    let next = 0;
-    const lane = async () => {
-      while (next < chunks.length) {
-        const i = next++;
-        try {
-          settle[i]!.resolve(await this.reader.balancesAt(chunks[i]!, point));
-        } catch (e) {
-          settle[i]!.reject(e);
-          for (; next < chunks.length; next++) settle[next]!.reject(e);
-        }
-      }
-    };
-    void lane();
-    void lane();
-    return out;
   }
 
   /**
