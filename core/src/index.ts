@@ -9,6 +9,7 @@ export * from './adapter';
 export * from './scanning';
 export * from './balances';
 export * from './transfers';
+export * from './sender-check';
 export * from './define-adapter';
 export * from './registry';
 export * from './lru';

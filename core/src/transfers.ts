@@ -1,5 +1,6 @@
 import { ChainTransferError } from './chain-errors';
 import type { KeySignature, PublicKey } from './keystore';
+import type { SenderCheck, SenderLedger } from './sender-check';
 
 // ---------------------------------------------------------------------------------------------
 // Withdrawals: the adapter crafts payloads, only the KeyStore signs, the adapter combines.
@@ -321,6 +322,16 @@ export interface TransferNode {
    * only after this answered true.
    */
   controls?(address: string, publicKey: PublicKey): Promise<boolean>;
+  /**
+   * The chain check before signing (sender-check.ts): whether the chain holds transactions from
+   * `sender` that the service's database does not know (`ledger`; read the chain first, then the
+   * ledger). The service asks before each signing round for the senders it is about to sign for
+   * and at start, and stops signing for a sender found AHEAD. A node fault is thrown. Absent: the
+   * chain is unchecked (the service signs and says so once in its log).
+   */
+  senderCheck?(sender: string, ledger: SenderLedger): Promise<SenderCheck>;
+  /** senderCheck for many senders in one round trip (one answer or Error per sender, in order). */
+  senderChecks?(senders: readonly string[], ledger: SenderLedger): Promise<Array<SenderCheck | Error>>;
   transferInputs?(requests: readonly TransferIntent[]): Promise<Array<TransferInput | Error>>;
   /** balance for many (address, contract) pairs in one round trip (one answer or Error per pair, in order). */
   balances?(pairs: ReadonlyArray<{ readonly address: string; readonly contract: string | null }>): Promise<Array<bigint | Error>>;

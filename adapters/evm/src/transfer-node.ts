@@ -1,5 +1,5 @@
 import { keccak256, hexlify } from 'ethers';
-import { ChainRpcError, singleAnswer, type BroadcastOutcome, type ChainEndpoint, type JsonRpcClient, type JsonRpcClientOptions, type JsonRpcOutcome, type SequenceTransferNode, type SignedTransaction, type TransactionState, type TransferIntent } from '@wcs/core';
+import { ChainRpcError, sequenceVerdict, singleAnswer, type BroadcastOutcome, type SenderCheck, type SenderLedger, type ChainEndpoint, type JsonRpcClient, type JsonRpcClientOptions, type JsonRpcOutcome, type SequenceTransferNode, type SignedTransaction, type TransactionState, type TransferIntent } from '@wcs/core';
 import { EvmAddressCodec } from './address';
 import { HASH, Reader, chainIdCheck, evmRpcClient, hex, type Json } from './node-json';
 import { INPUT_FORMAT, erc20BalanceOfData, erc20TransferData, type EvmTransferInput } from './transfer';
@@ -148,6 +148,42 @@ export class EvmTransferNode implements SequenceTransferNode {
       } catch (e) {
         return e instanceof Error ? e : new Error(String(e));
       }
+    });
+  }
+
+  /**
+   * The chain check before signing: the sender's nonce on chain, mined (`latest`) and with the
+   * node's pool (`pending`), against the database's next nonce (read after the node answered); a
+   * sender the database has signed nothing from is compared with nonce 0. AHEAD when either is
+   * past it: the chain holds transactions from the sender that the database does not know.
+   */
+  async senderCheck(sender: string, ledger: SenderLedger): Promise<SenderCheck> {
+    return singleAnswer(this.senderChecks([sender], ledger));
+  }
+
+  /** senderCheck for many senders: both nonces of every sender in one JSON-RPC batch, then the ledger once. */
+  async senderChecks(senders: readonly string[], ledger: SenderLedger): Promise<Array<SenderCheck | Error>> {
+    const list = senders.map((a) => this.address(a, 'sender'));
+    if (list.length === 0) return [];
+    await this.checkChain();
+    const outcomes = await this.rpc.batch(list.flatMap((a) => [
+      { method: 'eth_getTransactionCount', params: [a, 'latest'] },
+      { method: 'eth_getTransactionCount', params: [a, 'pending'] },
+    ]));
+    const nonces = list.map((_a, i) => {
+      try {
+        const latest = this.read.quantityResult(this.rpc.unwrap(outcomes[2 * i]!, 'eth_getTransactionCount'), 'eth_getTransactionCount');
+        const pending = this.read.quantityResult(this.rpc.unwrap(outcomes[2 * i + 1]!, 'eth_getTransactionCount'), 'eth_getTransactionCount');
+        return { latest, pending };
+      } catch (e) {
+        return asError(e);
+      }
+    });
+    const known = await ledger.nextSequences(senders);
+    return senders.map((sender, i) => {
+      const n = nonces[i]!;
+      if (n instanceof Error) return n;
+      return sequenceVerdict(sender, known.get(sender) ?? null, n.latest, n.pending, 0n)!;
     });
   }
 

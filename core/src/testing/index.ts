@@ -9,3 +9,4 @@ export {
 export { startReplayServer, fixtureReader, type ReplayServer, type Reply, type SeenRequest } from './replay-server';
 export { rejected } from './rejected';
 export { runChainConformance, signersByAddress, type PayloadSigner, type ChainHarness, type HarnessSession, type DepositCase, type TransferCase, type SweepCase } from './chain-conformance';
+export { memoryLedger, type MemoryLedgerState } from './sender-ledger';
