@@ -182,13 +182,14 @@ function withdrawalWorkers(x: DependencyContainer, db: Database, catalogue: Cata
     new CollectionProcessor(db.sequelize, registry, nodeOf, wallets, new FeeWallets(db.sequelize, registry, keyStore, nodeOf), keyStore, logger,
       { maxInputs: config.withdrawals.collectMaxInputs, maxFeeRates: config.withdrawals.collectMaxFeeRates }), config.withdrawals.collectPlanMs, logger);
   return [
+    // the pipeline first: its chain check at start reads the hot wallets' outputs before the ledger's first sync drops those the node no longer lists
+    new TransferPipeline(db.sequelize, registry, () => ledger.payoutChains(), nodeOf, keyStore, config.withdrawals, logger,
+      [new PayoutOwner(db.sequelize), new CollectionOwner(db.sequelize), new TrustlineOwner(db.sequelize)],
+      [new PayoutIntake(db.sequelize, logger), collection]),
     new IntervalWorker('hot-wallet-ledger', config.withdrawals.ledgerRefreshMs, async () => {
       if (ledger.payoutChains().length === 0) return;
       supervisor.assertReady();
       await ledger.refreshAll();
     }, logger),
-    new TransferPipeline(db.sequelize, registry, () => ledger.payoutChains(), nodeOf, keyStore, config.withdrawals, logger,
-      [new PayoutOwner(db.sequelize), new CollectionOwner(db.sequelize), new TrustlineOwner(db.sequelize)],
-      [new PayoutIntake(db.sequelize, logger), collection]),
   ];
 }

@@ -26,6 +26,7 @@ export const COMMAND_GROUPS: ReadonlyArray<{ readonly commands: readonly string[
   { commands: ['hotwallets'], load: () => (require('./chain-commands') as typeof import('./chain-commands')).registerHotWalletCommands },
   { commands: ['withdraw'], load: () => (require('./withdraw-commands') as typeof import('./withdraw-commands')).registerWithdrawCommands },
   { commands: ['collect'], load: () => (require('./collect-commands') as typeof import('./collect-commands')).registerCollectCommands },
+  { commands: ['transfers'], load: () => (require('./transfer-commands') as typeof import('./transfer-commands')).registerTransferCommands },
   { commands: ['operator', 'alerts', 'audit'], load: () => (require('./operator-commands') as typeof import('./operator-commands')).registerOperatorCommands },
   { commands: ['subscriptions', 'outflows'], load: () => (require('./subscription-commands') as typeof import('./subscription-commands')).registerSubscriptionCommands },
   { commands: ['reconcile'], load: () => (require('./reconcile-commands') as typeof import('./reconcile-commands')).registerReconcileCommands },

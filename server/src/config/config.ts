@@ -131,6 +131,8 @@ export interface WithdrawConfig {
   readonly collectMaxFeeRates: ReadonlyMap<string, bigint>;
   /** Highest fee per unit (EVM: wei per gas) a replacement may pay, "environment:CODE" from WCS_WITHDRAW_FEE_CAP_<ENV>_<CODE>. */
   readonly feeCaps: ReadonlyMap<string, bigint>;
+  /** The chain check before signing (WCS_TRANSFER_CHAIN_CHECK on|off, default on; off for benchmarks and diagnosis only: docs/transfers.md). */
+  readonly chainCheck: boolean;
 }
 
 /** Reconciliation (docs/reconciliation.md, "Settings"). */
@@ -225,6 +227,7 @@ export function withdrawConfig(env: Env): WithdrawConfig {
     collectMaxInputs: intVar(env, 'WCS_COLLECT_MAX_INPUTS', 200, 1, 1400),
     collectMaxFeeRates,
     feeCaps,
+    chainCheck: enumVar(env, 'WCS_TRANSFER_CHAIN_CHECK', 'on', ['on', 'off'] as const) === 'on',
   };
 }
 

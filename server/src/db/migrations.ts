@@ -5,6 +5,7 @@ import { CALLBACK_STORE_MIGRATION } from '../callbacks/schema';
 import { COLLECTION_WAITS_MIGRATION, TRUSTLINE_TRANSFERS_MIGRATION } from '../collection/schema';
 import { RECONCILIATION_MIGRATION, RECONCILIATION_NATIVE_READS_MIGRATION, RECONCILIATION_PASSES_MIGRATION, RECONCILIATION_REWRITES_MIGRATION } from '../reconciliation/schema';
 import { MASTER_KEY_STATE_MIGRATION } from '../secrets/schema';
+import { SENDER_HOLDS_MIGRATION } from '../transfers/schema';
 
 export interface Migration {
   readonly version: number;
@@ -869,6 +870,7 @@ CREATE INDEX audit_log_by_target ON audit_log (target, action, id);
   RECONCILIATION_NATIVE_READS_MIGRATION,
   RECONCILIATION_REWRITES_MIGRATION,
   MASTER_KEY_STATE_MIGRATION,
+  SENDER_HOLDS_MIGRATION,
 ];
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations

@@ -13,6 +13,7 @@ import { TransferTracker } from './tracker';
 import { change, COLUMNS, FROM, type TransferRow } from './rows';
 import { broadcastAll, signTransfer, transferInputs } from './node-calls';
 import { spendStrategy, type Allocatable } from './spend-models';
+import { SenderChainCheck } from './chain-check';
 
 /** Transfers signed per round (and then broadcast together). */
 const SIGN_CHUNK = 200;
@@ -23,6 +24,8 @@ const BROADCAST_CHUNK = 200;
  * a merchant waits on; then sweeps and cold transfers.
  */
 const SIGN_PRIORITY = `CASE x.kind WHEN 'TOP_UP' THEN 0 WHEN 'TRUSTLINE' THEN 0 WHEN 'PAYOUT' THEN 1 ELSE 2 END`;
+/** A round reads no transfer of a held sender (sender-holds.ts). */
+const NOT_HELD = 'NOT EXISTS (SELECT 1 FROM sender_holds h WHERE h.chain_id = x.chain_id AND h.address = x.from_address AND h.released_at IS NULL)';
 
 export interface TransferPipelineConfig {
   /** Steps of each chain this often. */
@@ -33,6 +36,8 @@ export interface TransferPipelineConfig {
   readonly bumpPercent: number;
   /** The highest fee per unit a replacement may pay, per chain code ("environment:CODE"); absent: no replacement. */
   readonly feeCaps: ReadonlyMap<string, bigint>;
+  /** The chain check before signing (chain-check.ts; WCS_TRANSFER_CHAIN_CHECK, default on): false for benchmarks and diagnosis only. */
+  readonly chainCheck?: boolean;
 }
 
 /** A signing round read before its transaction (TransferPipeline.readRound). */
@@ -78,6 +83,8 @@ export class TransferPipeline implements Worker {
   private readonly builder: TransferBuilder;
   private readonly tracker: TransferTracker;
   private readonly owners = new Map<TransferKind, TransferOwner>();
+  /** The chain check before signing: held senders are not signed for (docs/transfers.md). */
+  readonly chainCheck: SenderChainCheck;
 
   constructor(
     private readonly sequelize: Sequelize,
@@ -91,12 +98,15 @@ export class TransferPipeline implements Worker {
     private readonly intakes: readonly TransferIntake[] = [],
   ) {
     for (const o of owners) for (const k of o.kinds) this.owners.set(k, o);
+    this.chainCheck = new SenderChainCheck(sequelize, logger, config.chainCheck ?? true);
     this.builder = new TransferBuilder(keyStore);
     this.tracker = new TransferTracker(sequelize, registry, nodeOf, keyStore, config, logger, this.builder, this);
   }
 
   async start(): Promise<void> {
     this.running = true;
+    // what a restore lost shows before anything is signed (bounded: a node that does not answer is checked again each round)
+    await this.chainCheck.atStartAll(this.chains(), this.nodeOf);
     for (const chain of this.chains()) {
       // what to send is decided while the last decisions are signed, and the signed bytes go out
       // while the next round is signed: each loop waits on the node or the database while the others work
@@ -199,17 +209,20 @@ export class TransferPipeline implements Worker {
     const adapter = this.registry.forChain(chain);
     const node = this.nodeOf(chain);
     const rows = await this.sequelize.query<TransferRow>(
-      `SELECT ${COLUMNS} FROM ${FROM} WHERE x.chain_id = $1 AND x.status = 'READY' AND x.id <> ALL($2::bigint[]) ORDER BY ${SIGN_PRIORITY}, x.id LIMIT ${SIGN_CHUNK}`,
+      `SELECT ${COLUMNS} FROM ${FROM} WHERE x.chain_id = $1 AND x.status = 'READY' AND x.id <> ALL($2::bigint[]) AND ${NOT_HELD}
+        ORDER BY ${SIGN_PRIORITY}, x.id LIMIT ${SIGN_CHUNK}`,
       { bind: [chain.id, skip], type: QueryTypes.SELECT },
     );
     if (rows.length === 0) return null;
     const built = await Promise.all(rows.map(async (r) => ({ r, ...(await this.builder.requestOf(adapter, r)) })));
     const strategy = spendStrategy(this.sequelize, chain, adapter);
-    const [inputs, prepared] = await Promise.all([
+    const [blocked, inputs, prepared] = await Promise.all([
+      this.chainCheck.blocked(chain, node, rows.map((r) => r.from_address)),
       transferInputs(node, built.map((x) => this.builder.inputRequest(x.r, x.base))),
       strategy.prepare(node, built.map((x) => ({ id: x.r.id, applicationId: x.r.application_id, fromAddress: x.r.from_address, fixedInputs: x.fixedInputs }))),
     ]);
     const ready = built.flatMap((x, i) => {
+      if (blocked.has(x.r.from_address)) return [];
       const input = inputs[i]!;
       if (input instanceof Error) {
         this.logger.warn('transfer not signed yet: the node gives no input for it', { chain: chain.code, id: x.r.id, kind: x.r.kind, error: input });
@@ -399,6 +412,11 @@ export class TransferPipeline implements Worker {
   /** Follows broadcast transfers (TransferTracker): CONFIRMING, SUCCESS / FAILED; re-sends, re-signs, replaces. */
   async track(chain: ChainView): Promise<number> {
     return this.tracker.track(chain);
+  }
+
+  /** Whether a transfer from `sender` may be signed again now (not held, and the chain check agrees). */
+  async maySign(chain: ChainView, sender: string): Promise<boolean> {
+    return !(await this.chainCheck.blocked(chain, this.nodeOf(chain), [sender])).has(sender);
   }
 
   /** The alert details of a transfer, from its owner (stuck transactions, sequence gaps). */

@@ -24,6 +24,8 @@ export interface TrackerHost {
   storedInput(id: string, attempt: number): Promise<TransferInput | undefined>;
   markSentAll(sent: ReadonlyArray<{ id: string; attempt: number }>, t?: Transaction): Promise<void>;
   describe(t: Transaction, r: { id: string; kind: TransferKind }): Promise<{ readonly what: string; readonly alertKind: string; readonly details: Record<string, unknown> }>;
+  /** Whether a transfer from `sender` may be signed again now: not held, and the chain check before signing agrees. */
+  maySign(chain: ChainView, sender: string): Promise<boolean>;
 }
 
 /**
@@ -265,6 +267,7 @@ export class TransferTracker {
   private async resign(chain: ChainView, r: TransferRow, input: TransferInput | null, attempts: number): Promise<void> {
     const adapter = this.registry.forChain(chain);
     if (adapter.spendModel === 'utxo') throw new Error(`transfer ${r.id}: utxo transfers are not signed again`);
+    if (!(await this.host.maySign(chain, r.from_address))) return; // held: nothing new is signed for the sender (docs/transfers.md)
     const { base, keys } = await this.builder.requestOf(adapter, r);
     let transfer: AllocatedTransfer;
     if (adapter.spendModel === 'sequence') {
