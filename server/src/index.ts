@@ -16,3 +16,4 @@ export type { CallbackConfig } from './config/config';
 export { PgKeyDirectory } from './custody/key-directory';
 export { Database } from './db/database';
 export { migrate } from './db/migrations';
+export { releaseSender, listHolds, SENDER_CHAIN_AHEAD, type SenderHold, type ReleaseResult } from './transfers/sender-holds';
