@@ -1,6 +1,6 @@
 import { Transaction } from 'bitcoinjs-lib';
 import {
-  ChainRpcError, ChainTransferError, isChainRpcError, type BroadcastOutcome, type ChainEndpoint, type JsonRpcClient, type JsonRpcOutcome, type ListedOutput,
+  AGREES, ChainRpcError, ChainTransferError, isChainRpcError, outpointKey, type BroadcastOutcome, type Outpoint, type SenderCheck, type SenderLedger, type ChainEndpoint, type JsonRpcClient, type JsonRpcOutcome, type ListedOutput,
   type SignedTransaction, type SpendableOutput, type TransactionState, type TransferInput, type TransferIntent, type UtxoTransferNode,
 } from '@wcs/core';
 import { BitcoinAddressCodec } from './address';
@@ -268,6 +268,41 @@ export class BitcoinTransferNode implements UtxoTransferNode {
       const h = height as number;
       return { txHash: hash, vout: index as number, amount: BigInt(value as number), height: h < 0 ? null : BigInt(h), coinbase: c['coinbase'] === true };
     });
+  }
+
+  /**
+   * The chain check before signing: are the outputs the database believes unspent (its hot
+   * wallet's, `ledger.unspentOutputs`) still unspent on the node? One gettxout batch (with the
+   * mempool) for all of them; an output missing there whose own transaction the node still has
+   * (not reorged out or dropped) is spent, and when the database still knows no transaction of
+   * its own spending it (`ledger.spentByService`, read after the node answered) the chain holds a
+   * spend the database does not know: AHEAD with those outputs. Outputs the database never knew
+   * (one a restore lost entirely) cannot be checked this way. Bitcoin Core's gettxout leaves out
+   * an output a mempool transaction spends; bcoin's does not, so there a spend shows once mined.
+   */
+  async senderCheck(sender: string, ledger: SenderLedger): Promise<SenderCheck> {
+    const v = this.codec.validate(sender, null);
+    if (!v.valid) throw new TypeError(`senderCheck: sender: ${v.reason}`);
+    const believed = await ledger.unspentOutputs(sender);
+    if (believed.length === 0) return AGREES;
+    await this.checkNetwork();
+    const answers = await this.rpc.batch(believed.map((o) => ({ method: 'gettxout', params: [o.txHash, o.vout, true] })));
+    const missing: Outpoint[] = [];
+    for (const [i, a] of answers.entries()) {
+      if (!a.ok) throw a.error;
+      if (a.result === null) missing.push(believed[i]!);
+    }
+    const spent: Outpoint[] = [];
+    for (const o of missing) if ((await this.find(o.txHash, true)).state !== 'UNKNOWN') spent.push(o);
+    if (spent.length === 0) return AGREES;
+    const ours = await ledger.spentByService(spent);
+    const unknown = spent.filter((o) => !ours.has(outpointKey(o)));
+    if (unknown.length === 0) return AGREES;
+    return {
+      kind: 'AHEAD',
+      evidence: { kind: 'SPENT_OUTPUTS', outputs: unknown },
+      summary: `${unknown.length} of ${sender}'s outputs the database believes unspent ${unknown.length === 1 ? 'is' : 'are'} spent on chain by a transaction it does not know (${unknown.slice(0, 3).map(outpointKey).join(', ')}${unknown.length > 3 ? ', …' : ''})`,
+    };
   }
 
   /**
