@@ -1,7 +1,7 @@
 import { hashes, isValidClassicAddress } from 'xrpl';
 import {
-  ChainRpcError, ScannerHttp,
-  type BroadcastOutcome, type ChainEndpoint, type RetryPolicy, type SignedTransaction, type SequenceTransferNode, type TransactionState, type TransferIntent,
+  AGREES, ChainRpcError, ScannerHttp, sequenceVerdict,
+  type BroadcastOutcome, type SenderCheck, type SenderLedger, type ChainEndpoint, type RetryPolicy, type SignedTransaction, type SequenceTransferNode, type TransactionState, type TransferIntent,
 } from '@wcs/core';
 import { isObject, judgeRippled, rippledError, validatedLedgerIndex } from './rippled';
 
@@ -29,6 +29,8 @@ export interface XrpTransferNodeOptions {
 const DROPS = /^(0|[1-9][0-9]{0,17})$/;
 const HASH = /^[0-9A-Fa-f]{64}$/;
 const DEFAULT_MAX_FEE_DROPS = 2_000_000n;
+/** account_tx entries read by the sender check when the database has signed nothing from the account. */
+const HISTORY_PAGE = 20;
 
 /** Server text as it may appear in reasons: control characters blanked. */
 function clean(text: string): string {
@@ -109,17 +111,68 @@ export class XrpTransferNode implements SequenceTransferNode {
       if (info.error === 'actNotFound') throw new ChainRpcError('RPC_ERROR', `XRP account_info: account ${account} does not exist on the ledger (fund it first)`, { nodeCode: 'actNotFound' });
       throw new ChainRpcError('RPC_ERROR', `XRP account_info: rippled error ${String(info.error)}`, { nodeCode: String(info.error) });
     }
+    const { current, queued } = this.sequences(info, account);
+    return queued !== null && queued > current ? queued : current;
+  }
+
+  /**
+   * The chain check before signing: `account_info` (current ledger, with the queue) against the
+   * database's next sequence, read after it: AHEAD when the account's Sequence, or the one after
+   * the highest this server queues for it, is past the database's. An account's first Sequence is
+   * the ledger it was created in, so when the database has signed nothing from it the account's
+   * latest `account_tx` entries (20) are read instead: one it sent that the database does not
+   * know is AHEAD; none it sent with no older history is AGREES; none in a page with older
+   * history beyond is UNCHECKED (older ones are not read). An account that does not exist has
+   * sent nothing.
+   */
+  async senderCheck(sender: string, ledger: SenderLedger): Promise<SenderCheck> {
+    const account = this.address(sender);
+    const info = await this.call('account_info', { account, ledger_index: 'current', queue: true }, true);
+    if (info.status === 'error') {
+      if (info.error === 'actNotFound') return AGREES;
+      throw new ChainRpcError('RPC_ERROR', `XRP account_info: rippled error ${String(info.error)}`, { nodeCode: String(info.error) });
+    }
+    const { current, queued } = this.sequences(info, account);
+    const known = (await ledger.nextSequences([sender])).get(sender) ?? null;
+    if (known !== null) return sequenceVerdict(sender, known, current, queued, null)!;
+    const page = await this.call('account_tx', { account, ledger_index_min: -1, ledger_index_max: -1, limit: HISTORY_PAGE, forward: false });
+    if (!Array.isArray(page.transactions)) throw this.bad('account_tx', 'no transactions list');
+    const sent: string[] = [];
+    for (const e of page.transactions as unknown[]) {
+      // API v1: {tx: {…, hash}}; API v2: {tx_json: {…}, hash}
+      const tx = isObject(e) ? (isObject(e.tx) ? e.tx : isObject(e.tx_json) ? e.tx_json : null) : null;
+      const hash = tx && typeof tx.hash === 'string' ? tx.hash : isObject(e) && typeof e.hash === 'string' ? e.hash : null;
+      if (!tx || hash === null || !HASH.test(hash)) throw this.bad('account_tx', 'an entry without a transaction and its hash');
+      if (tx.Account === account) sent.push(hash.toUpperCase());
+    }
+    const knownTxs = await ledger.knownTransactions(sent);
+    const unknown = sent.filter((h) => !knownTxs.has(h));
+    if (unknown.length > 0) {
+      return {
+        kind: 'AHEAD',
+        evidence: { kind: 'UNKNOWN_TRANSACTIONS', transactions: unknown },
+        summary: `${account} sent ${unknown.length} transaction${unknown.length === 1 ? '' : 's'} the database does not know (${unknown.slice(0, 3).join(', ')}${unknown.length > 3 ? ', …' : ''}); the database has signed nothing from it`,
+      };
+    }
+    if (sent.length === 0 && page.marker !== undefined && page.marker !== null) {
+      return { kind: 'UNCHECKED', reason: `the database has signed nothing from ${account} and its latest ${HISTORY_PAGE} transactions include none it sent; older ones are not read` };
+    }
+    return AGREES;
+  }
+
+  /** account_info's Sequence (the current ledger) and the one after the highest this server queues for the account (null: no queue data). */
+  private sequences(info: Record<string, unknown>, account: string): { current: bigint; queued: bigint | null } {
     const data = this.accountData(info, account);
     const seq = data.Sequence;
     if (!Number.isSafeInteger(seq) || (seq as number) < 1) throw this.bad('account_info', 'no account_data.Sequence');
-    let next = BigInt(seq as number);
     const queue = isObject(info.queue_data) ? info.queue_data : null;
+    let queued: bigint | null = null;
     if (queue && queue.highest_sequence !== undefined) {
       const highest = queue.highest_sequence;
       if (!Number.isSafeInteger(highest) || (highest as number) < 0) throw this.bad('account_info', 'a malformed queue_data.highest_sequence');
-      if (BigInt(highest as number) + 1n > next) next = BigInt(highest as number) + 1n;
+      queued = BigInt(highest as number) + 1n;
     }
-    return next;
+    return { current: BigInt(seq as number), queued };
   }
 
   /**
