@@ -1,6 +1,6 @@
 import type * as StellarSdk from '@stellar/stellar-sdk';
 import {
-  ChainRpcError, DEFAULT_RETRY, HttpJsonClient, restFailure, isHttpJsonError, networkErrorCode, parseUnits,
+  AGREES, ChainRpcError, DEFAULT_RETRY, sequenceVerdict, type SenderCheck, type SenderLedger, HttpJsonClient, restFailure, isHttpJsonError, networkErrorCode, parseUnits,
   type BroadcastOutcome, type ChainEndpoint, type HttpJsonAnswer, type HttpJsonRequest, type RetryPolicy, type SignedTransaction,
   type SequenceTransferNode, type TransactionState, type TransferIntent, type Verdict,
 } from '@wcs/core';
@@ -51,6 +51,8 @@ const DEFAULT_MAX_BASE_FEE = 100_000n;
 const HASH = /^[0-9a-fA-F]{64}$/;
 const INTEGER = /^(0|[1-9][0-9]{0,18})$/;
 const DECIMALS = 7;
+/** Transactions of an account read by the sender check when the database has signed nothing from it. */
+const HISTORY_PAGE = 20;
 
 type Json = Record<string, unknown>;
 
@@ -178,6 +180,46 @@ export class StellarTransferNode implements SequenceTransferNode {
     const record = await this.account(account);
     if (record === null) throw new ChainRpcError('RPC_ERROR', `XLM account: ${account} does not exist on the network (fund it first)`);
     return this.sequenceOf(record) + 1n;
+  }
+
+  /**
+   * The chain check before signing: GET /accounts/{id} (sequence + 1) against the database's next
+   * sequence, read after it: AHEAD when the account's is past it. An account's first sequence
+   * comes from the ledger it was created in, so when the database has signed nothing from it its
+   * latest transactions are read instead (GET /accounts/{id}/transactions, newest first, 20): one
+   * whose source is the account and that the database does not know is AHEAD; none with fewer
+   * than 20 records (the whole history) is AGREES; none in a full page is UNCHECKED (older ones
+   * are not read). An account that does not exist has sent nothing. Horizon serves ingested
+   * ledgers only: a transaction still in flight shows once it is in a ledger.
+   */
+  async senderCheck(sender: string, ledger: SenderLedger): Promise<SenderCheck> {
+    const account = this.accountOf(sender, 'sender');
+    const record = await this.account(account);
+    if (record === null) return AGREES;
+    const next = this.sequenceOf(record) + 1n;
+    const known = (await ledger.nextSequences([sender])).get(sender) ?? null;
+    if (known !== null) return sequenceVerdict(sender, known, next, null, null)!;
+    const page = await this.get('XLM account transactions', `/accounts/${encodeURIComponent(account)}/transactions`, false, { order: 'desc', limit: String(HISTORY_PAGE) });
+    const embedded = isObject(page.json) && isObject(page.json._embedded) ? page.json._embedded : null;
+    if (!embedded || !Array.isArray(embedded.records)) throw this.bad('XLM account transactions', 'no records');
+    const sent: string[] = [];
+    for (const r of embedded.records as unknown[]) {
+      if (!isObject(r) || typeof r.hash !== 'string' || !HASH.test(r.hash) || typeof r.source_account !== 'string') throw this.bad('XLM account transactions', 'a record without hash and source_account');
+      if (r.source_account === account) sent.push(r.hash.toLowerCase());
+    }
+    const knownTxs = await ledger.knownTransactions(sent);
+    const unknown = sent.filter((h) => !knownTxs.has(h));
+    if (unknown.length > 0) {
+      return {
+        kind: 'AHEAD',
+        evidence: { kind: 'UNKNOWN_TRANSACTIONS', transactions: unknown },
+        summary: `${account} sent ${unknown.length} transaction${unknown.length === 1 ? '' : 's'} the database does not know (${unknown.slice(0, 3).join(', ')}${unknown.length > 3 ? ', …' : ''}); the database has signed nothing from it`,
+      };
+    }
+    if (sent.length === 0 && embedded.records.length >= HISTORY_PAGE) {
+      return { kind: 'UNCHECKED', reason: `the database has signed nothing from ${account} and its latest ${HISTORY_PAGE} transactions include none it sent; older ones are not read` };
+    }
+    return AGREES;
   }
 
   /**
