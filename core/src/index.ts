@@ -5,6 +5,7 @@ export * from './chain';
 export * from './errors-doc';
 export * from './keystore';
 export * from './keystore-errors';
+export * from './index-marks';
 export * from './adapter';
 export * from './scanning';
 export * from './balances';

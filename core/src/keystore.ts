@@ -1,4 +1,5 @@
 import type { Curve } from './chain';
+import type { KeyIndexMarks } from './index-marks';
 
 /** What a key is for. Deposit keys are per user (HD chains) or per application (memo chains). */
 export type KeyPurpose = 'deposit' | 'hot' | 'fee';
@@ -65,6 +66,13 @@ export interface KeyStore {
   sign(ref: KeyRef, payload: Uint8Array): Promise<KeySignature>;
   /** Operator-facing facts, never secret material (fingerprints, key counts). */
   status(): Promise<Record<string, unknown>>;
+  /**
+   * Optional capability: key-index marks kept in the key store itself, where a database restore
+   * cannot roll them back (index-marks.ts; docs/deployment.md, "Key-index marks"). The server
+   * reserves no deposit index above a mark without raising the mark first. Both built-in
+   * backends have it; a backend without it leaves the service unprotected against a restore.
+   */
+  readonly indexMarks?: KeyIndexMarks;
 }
 
 /** A generated (non-HD) key as the directory records it: the device's object id and its public key. */
@@ -114,6 +122,12 @@ export interface KeyStorePlugin {
   create(options: KeyStoreOptions): KeyStore;
   /** `wcs keystore init`: create key material (software: new encrypted seed) or check the device; returns operator facts, never secrets */
   initialize(options: KeyStoreOptions, params: { mnemonic?: string }): Promise<Record<string, unknown>>;
+  /**
+   * Optional: `wcs keystore change-passphrase` (software: re-encrypt the key-store file under the
+   * new passphrase, atomically); returns operator facts, never secrets. A backend without it has
+   * no passphrase of its own (PKCS#11: the user PIN is changed on the token).
+   */
+  changePassphrase?(options: KeyStoreOptions): Promise<Record<string, unknown>>;
 }
 
 /**

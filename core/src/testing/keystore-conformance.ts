@@ -5,6 +5,7 @@ import { sha256 } from '@noble/hashes/sha2';
 import type { Curve } from '../chain';
 import { PLUGIN_API_VERSION } from '../adapter';
 import type { KeyPurpose, KeyRef, KeySpec, KeyStore } from '../keystore';
+import { runIndexMarksConformance } from './index-marks-conformance';
 
 export interface KeyStoreConformanceOptions {
   /** Curves the backend supports (default: both). */
@@ -23,6 +24,8 @@ export interface KeyStoreConformanceOptions {
    * ref gets the same public key from both.
    */
   readonly persistent?: boolean;
+  /** Whether the backend keeps key-index marks (the indexMarks capability; default true). */
+  readonly indexMarks?: boolean;
 }
 
 const DEFAULT_SPECS: Record<Curve, readonly [KeySpec, KeySpec]> = {
@@ -270,5 +273,7 @@ export function runKeyStoreConformance(name: string, makeStore: () => Promise<Ke
         });
       });
     }
+
+    if (opts.indexMarks ?? true) runIndexMarksConformance(makeStore, () => store, specsFor(curves[0]!)[0], persistent);
   });
 }

@@ -23,6 +23,7 @@ import { Connection, PinGuard, type Handle } from './connection';
 import { describe, SharedModule } from './module';
 import { curveOf, findObjects, generateKeyPair, keyIdentity, readPublicKey, type KeyIdentity } from './objects';
 import { ed25519KeyObject, finishEcdsa, verifyEddsa } from './signature';
+import { Pkcs11IndexMarks } from './index-marks';
 
 export const PACKAGE_NAME = '@wcs/custody-pkcs11';
 export const BACKEND = 'pkcs11';
@@ -39,6 +40,13 @@ interface CachedKey {
   readonly uncompressed?: Uint8Array;
   /** ed25519: the public key for OpenSSL verification */
   edKey?: KeyObject;
+}
+
+/** KEY_NOT_FOUND because no key was ever generated for the ref (not a key that went missing). */
+class KeyAbsent extends KeyStoreError {
+  constructor(message: string) {
+    super('KEY_NOT_FOUND', message);
+  }
 }
 
 function refKey(ref: KeyRef): string {
@@ -78,10 +86,20 @@ export class Pkcs11KeyStore implements KeyStore {
   private readonly keys = new LruCache<string, CachedKey>(KEY_CACHE_SIZE);
   private readonly creating = new Map<string, Promise<CachedKey>>();
   readonly counters = { keysGenerated: 0, keysAdopted: 0, signatures: 0, invalidSignatures: 0, reconnects: 0 };
+  /** Key-index marks, kept in data objects on the token (index-marks.ts). */
+  readonly indexMarks: Pkcs11IndexMarks;
 
   constructor(private readonly options: KeyStoreOptions) {
     this.config = resolveConfig(options);
     this.directory = options.directory ?? null;
+    this.indexMarks = new Pkcs11IndexMarks({
+      keyDomain: this.config.keyDomain,
+      assertOpen: () => {
+        if (!this.module) throw new KeyStoreError('KEYSTORE_LOCKED', 'the PKCS#11 keystore is not open (call init() first)');
+      },
+      withSession: (what, fn) => this.withSession(what, (p, session) => fn(p, session)),
+      existingPublicKey: (ref) => this.existing(ref),
+    });
   }
 
   /** Loads the module, finds the token, opens the session pool and logs in. Idempotent. */
@@ -249,6 +267,39 @@ export class Pkcs11KeyStore implements KeyStore {
     }
   }
 
+  /**
+   * The key of ref if it was generated already (recorded in the directory, or on the token with
+   * the ref's CKA_ID: then recorded), without generating one; null otherwise.
+   */
+  private async existing(ref: KeyRef): Promise<PublicKey | null> {
+    const curve = this.check(ref);
+    const hit = this.keys.get(refKey(ref));
+    if (hit) return copy(this.sameCurve(hit, curve, ref));
+    const identity = keyIdentity(this.config.keyDomain, ref);
+    try {
+      let found: CachedKey;
+      if (this.directory) {
+        const stored = await this.directory.lookup(BACKEND, ref);
+        if (stored) {
+          found = this.cached(stored);
+        } else {
+          let seen: CachedKey | null = null;
+          const record = await this.directory.lookupOrCreate(BACKEND, ref, async () => {
+            seen = await this.onDevice(identity, curve, false, ref);
+            return seen.record;
+          });
+          found = seen && (seen as CachedKey).record === record ? seen : this.cached(record);
+        }
+      } else {
+        found = await this.onDevice(identity, curve, false, ref);
+      }
+      return copy(this.sameCurve(found, curve, ref));
+    } catch (e) {
+      if (e instanceof KeyAbsent) return null;
+      throw e;
+    }
+  }
+
   private sameCurve(k: CachedKey, curve: Curve, ref: KeyRef): CachedKey {
     if (k.record.curve !== curve) {
       throw new KeyStoreError('KEY_CURVE_MISMATCH', `the key of ${ref.spec.namespace} #${ref.index} (application ${ref.applicationId}) is ${k.record.curve}, not ${curve}`);
@@ -281,8 +332,9 @@ export class Pkcs11KeyStore implements KeyStore {
   }
 
   private notFound(ref: KeyRef, identity: KeyIdentity): KeyStoreError {
-    return new KeyStoreError('KEY_NOT_FOUND', `no key was created for ${identity.label} (ref ${ref.spec.namespace}/${ref.purpose}/${ref.applicationId}/${ref.index})`);
+    return new KeyAbsent(`no key was created for ${identity.label} (ref ${ref.spec.namespace}/${ref.purpose}/${ref.applicationId}/${ref.index})`);
   }
+
 
   /**
    * Finds the key pair with the ref's CKA_ID on the token or (create) generates it. A pair left
@@ -411,6 +463,7 @@ export class Pkcs11KeyStore implements KeyStore {
         missingMechanisms: [...conn.missingMechanisms],
         sessions: { size: conn.sessions.length, inUse: conn.inUse, waiting: conn.waiting },
         keysCached: this.keys.size,
+        indexMarkWrites: this.indexMarks.writes,
       };
     } catch (e) {
       return { ...base, unlocked: false, reason: (e as Error).message };

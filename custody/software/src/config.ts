@@ -9,6 +9,9 @@ export const ENV = Object.freeze({
   file: 'WCS_KEYSTORE_FILE',
   passphrase: 'WCS_KEYSTORE_PASSPHRASE',
   passphraseFile: 'WCS_KEYSTORE_PASSPHRASE_FILE',
+  /** `wcs keystore change-passphrase` only: the passphrase the file is re-encrypted under. */
+  newPassphrase: 'WCS_KEYSTORE_NEW_PASSPHRASE',
+  newPassphraseFile: 'WCS_KEYSTORE_NEW_PASSPHRASE_FILE',
 });
 
 /** Name of the generated passphrase file in dataDir (dev set-ups without a passphrase variable). */
@@ -125,4 +128,31 @@ export async function loadPassphrase(options: KeyStoreOptions, config: SoftwareK
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return readPassphraseFile(source.path, 'dev mode');
     throw e;
   }
+}
+
+/** Shortest new passphrase `wcs keystore change-passphrase` accepts (bytes). */
+export const MIN_NEW_PASSPHRASE_BYTES = 12;
+
+/**
+ * The new passphrase of `wcs keystore change-passphrase` (a Buffer the caller wipes), from
+ * WCS_KEYSTORE_NEW_PASSPHRASE or the file WCS_KEYSTORE_NEW_PASSPHRASE_FILE names (trailing CR/LF
+ * ignored), and where it came from.
+ */
+export async function loadNewPassphrase(options: KeyStoreOptions): Promise<{ passphrase: Buffer; source: PassphraseSource }> {
+  const env = options.env ?? {};
+  const inline = envValue(env, ENV.newPassphrase);
+  const fromFile = envValue(env, ENV.newPassphraseFile);
+  if (inline !== undefined && fromFile !== undefined) {
+    throw new KeyStoreError('KEYSTORE_CONFIG', `set either ${ENV.newPassphrase} or ${ENV.newPassphraseFile}, not both`);
+  }
+  if (inline === undefined && fromFile === undefined) {
+    throw new KeyStoreError('KEYSTORE_CONFIG', `set ${ENV.newPassphraseFile} (a file holding the new passphrase) or ${ENV.newPassphrase}`);
+  }
+  const source: PassphraseSource = inline !== undefined ? { kind: 'env', variable: ENV.newPassphrase } : { kind: 'file', path: path.resolve(fromFile!) };
+  const passphrase = inline !== undefined ? Buffer.from(inline, 'utf8') : await readPassphraseFile(path.resolve(fromFile!), ENV.newPassphraseFile);
+  if (passphrase.length < MIN_NEW_PASSPHRASE_BYTES) {
+    passphrase.fill(0);
+    throw new KeyStoreError('KEYSTORE_CONFIG', `the new keystore passphrase is shorter than ${MIN_NEW_PASSPHRASE_BYTES} bytes`);
+  }
+  return { passphrase, source };
 }

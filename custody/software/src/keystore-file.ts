@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes, scrypt as scryptCb, type ScryptOptions } from 'node:crypto';
 import { promises as fs, constants as fsConstants } from 'node:fs';
 import * as path from 'node:path';
+import { checkIndexMark, checkLineage, type KeyIndexMark } from '@wcs/core';
 import { KeyStoreError } from './errors';
 
 /** scrypt work factor for new files (2^15, r = 8, p = 1: 32 MiB, about 0.1 s). */
@@ -26,6 +27,45 @@ export interface KeystoreFileV1 {
   readonly ciphertext: string;
   readonly fingerprint: string;
   readonly createdAt: string;
+  /**
+   * Optional: the key-index marks ([lineage, applicationId, namespace, next] each), public facts
+   * outside the encrypted part (index-marks.ts). Absent in files written before marks existed.
+   */
+  readonly indexMarks?: readonly IndexMarkEntry[];
+}
+
+/** One key-index mark as the file holds it: [lineage, applicationId, namespace, next]. */
+export type IndexMarkEntry = readonly [string, number, string, number];
+
+/** The marks of one lineage in a file. */
+export function lineageMarks(file: KeystoreFileV1, lineage: string): KeyIndexMark[] {
+  return (file.indexMarks ?? []).filter((e) => e[0] === lineage).map(([, applicationId, namespace, next]) => ({ applicationId, namespace, next }));
+}
+
+/** Entries with one per (lineage, application, namespace), the highest, in a stable order. */
+export function normalizeMarks(entries: readonly IndexMarkEntry[]): IndexMarkEntry[] {
+  const all = new Map<string, IndexMarkEntry>();
+  for (const e of entries) {
+    const k = JSON.stringify([e[0], e[1], e[2]]);
+    const had = all.get(k);
+    if (!had || e[3] > had[3]) all.set(k, e);
+  }
+  const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  return [...all.values()].sort((a, b) => cmp(a[0], b[0]) || a[1] - b[1] || cmp(a[2], b[2]));
+}
+
+/** The file's marks with `marks` of `lineage` raised into them (highest wins). */
+export function withRaisedMarks(file: KeystoreFileV1, lineage: string, marks: readonly KeyIndexMark[]): IndexMarkEntry[] {
+  return normalizeMarks([...(file.indexMarks ?? []), ...marks.map((m): IndexMarkEntry => [lineage, m.applicationId, m.namespace, m.next])]);
+}
+
+/** The file's text: the header as indented JSON, one mark per line. */
+export function serializeKeystore(file: KeystoreFileV1): string {
+  const { indexMarks, ...rest } = file;
+  const head = JSON.stringify(rest, null, 2);
+  if (!indexMarks || indexMarks.length === 0) return `${head}\n`;
+  const lines = indexMarks.map((e) => `    ${JSON.stringify(e)}`).join(',\n');
+  return `${head.slice(0, -2)},\n  "indexMarks": [\n${lines}\n  ]\n}\n`;
 }
 
 function scrypt(passphrase: Uint8Array, salt: Uint8Array, N: number, r: number, p: number): Promise<Buffer> {
@@ -148,6 +188,22 @@ export function parseKeystore(text: string, where: string): KeystoreFileV1 {
   }
   if (typeof f.fingerprint !== 'string' || !/^[0-9a-f]{8}$/.test(f.fingerprint)) throw bad('fingerprint must be 8 hex digits');
   if (typeof f.createdAt !== 'string' || Number.isNaN(Date.parse(f.createdAt))) throw bad('createdAt must be an ISO date');
+  let indexMarks: IndexMarkEntry[] | undefined;
+  if (f.indexMarks !== undefined) {
+    if (!Array.isArray(f.indexMarks)) throw bad('indexMarks must be a list');
+    const entries: IndexMarkEntry[] = [];
+    for (const e of f.indexMarks as unknown[]) {
+      if (!Array.isArray(e) || e.length !== 4) throw bad('each indexMarks entry is [lineage, applicationId, namespace, next]');
+      try {
+        const lineage = checkLineage(e[0]);
+        const m = checkIndexMark({ applicationId: e[1] as number, namespace: e[2] as string, next: e[3] as number });
+        entries.push([lineage, m.applicationId, m.namespace, m.next]);
+      } catch (err) {
+        throw bad(`indexMarks entry ${JSON.stringify(e)}: ${(err as Error).message}`);
+      }
+    }
+    indexMarks = normalizeMarks(entries);
+  }
   return {
     version: 1,
     kdf: 'scrypt',
@@ -158,6 +214,7 @@ export function parseKeystore(text: string, where: string): KeystoreFileV1 {
     ciphertext: f.ciphertext,
     fingerprint: f.fingerprint,
     createdAt: f.createdAt,
+    ...(indexMarks ? { indexMarks } : {}),
   };
 }
 
@@ -228,4 +285,45 @@ export async function writeFileExclusive(file: string, content: string): Promise
   } catch {
     // directory fsync is best effort (not supported everywhere)
   }
+}
+
+/** fsync of a directory, so a rename in it is durable (best effort: not supported everywhere). */
+async function syncDirectory(dir: string): Promise<void> {
+  try {
+    const d = await fs.open(dir, 'r');
+    try {
+      await d.sync();
+    } finally {
+      await d.close();
+    }
+  } catch {
+    // directory fsync is not supported everywhere
+  }
+}
+
+/**
+ * Replaces `file` with `content` atomically, mode 0600: the data goes to a new temporary file in
+ * the same directory (flag wx, fsync), which is then renamed over the file, and the directory is
+ * fsync'd. A crash at any point leaves either the old file or the new one, never a mix; at worst a
+ * temporary file `.<name>.<pid>.<random>.tmp` is left beside it.
+ */
+export async function replaceFileAtomic(file: string, content: string): Promise<void> {
+  const dir = path.dirname(file);
+  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  let renamed = false;
+  try {
+    const handle = await fs.open(tmp, 'wx', 0o600);
+    try {
+      await handle.chmod(0o600);
+      await handle.writeFile(content, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.rename(tmp, file);
+    renamed = true;
+  } finally {
+    if (!renamed) await fs.rm(tmp, { force: true });
+  }
+  await syncDirectory(dir);
 }

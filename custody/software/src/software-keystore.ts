@@ -17,9 +17,10 @@ import { entropyFromMnemonic, generateEntropy, seedFromEntropy, wordCount } from
 import { describePassphraseSource, loadPassphrase, resolveConfig, type SoftwareKeyStoreConfig } from './config';
 import { KeyStoreError } from './errors';
 import { HdKeys } from './hd';
-import { decryptKeystore, encryptKeystore, fileExists, readKeystore, SCRYPT_N, writeFileExclusive } from './keystore-file';
+import { decryptKeystore, encryptKeystore, fileExists, readKeystore, SCRYPT_N, serializeKeystore, writeFileExclusive } from './keystore-file';
 import { parseTemplate, resolvePath } from './path';
 import { nativeSecp256k1, SECP256K1_BACKEND } from './secp-native';
+import { SoftwareIndexMarks } from './index-marks';
 
 export const PACKAGE_NAME = '@wcs/custody-software';
 export const BACKEND = 'software';
@@ -35,7 +36,8 @@ export interface SoftwareKeyStoreTuning {
   readonly insecureTestScryptN?: number;
 }
 
-function scryptN(tuning: SoftwareKeyStoreTuning): number {
+/** The scrypt N of files this process writes (and the least it reads), from the tuning. */
+export function scryptN(tuning: SoftwareKeyStoreTuning): number {
   const n = tuning.insecureTestScryptN;
   if (n === undefined) return SCRYPT_N;
   if (!Number.isInteger(n) || n < 16 || n > SCRYPT_N || (n & (n - 1)) !== 0) {
@@ -44,7 +46,8 @@ function scryptN(tuning: SoftwareKeyStoreTuning): number {
   return n;
 }
 
-function fingerprintOfSeed(seed: Uint8Array): string {
+/** The BIP-32 master fingerprint of a seed (8 hex digits), as the key-store file records it. */
+export function fingerprintOfSeed(seed: Uint8Array): string {
   const master = HDKey.fromMasterSeed(seed);
   try {
     return master.fingerprint.toString(16).padStart(8, '0');
@@ -81,7 +84,7 @@ export async function initializeSoftwareKeystore(
       seed.fill(0);
     }
     const content = await encryptKeystore(entropy, passphrase, fingerprint, { N });
-    await writeFileExclusive(config.file, `${JSON.stringify(content, null, 2)}\n`);
+    await writeFileExclusive(config.file, serializeKeystore(content));
     return {
       backend: BACKEND,
       file: config.file,
@@ -120,6 +123,8 @@ export class SoftwareKeyStore implements KeyStore {
   /** Namespace -> curve; namespace + purpose -> template (see resolve). */
   private readonly namespaceCurves = new NamespaceCurves();
   private readonly purposeTemplates = new Map<string, string>();
+  /** Key-index marks, kept in the key-store file (index-marks.ts). */
+  readonly indexMarks: SoftwareIndexMarks;
 
   constructor(
     private readonly options: KeyStoreOptions,
@@ -127,6 +132,14 @@ export class SoftwareKeyStore implements KeyStore {
   ) {
     this.config = resolveConfig(options);
     scryptN(tuning);
+    this.indexMarks = new SoftwareIndexMarks({
+      file: this.config.file,
+      unlockedFingerprint: () => {
+        if (!this.keys || !this.meta) throw new KeyStoreError('KEYSTORE_LOCKED', 'the software keystore is not unlocked (call init() first)');
+        return this.meta.fingerprint;
+      },
+      getPublicKey: (ref) => this.getPublicKey(ref),
+    });
   }
 
   get file(): string {
@@ -283,6 +296,7 @@ export class SoftwareKeyStore implements KeyStore {
       curves: [...CURVES],
       secp256k1Backend: SECP256K1_BACKEND,
       unlocked: this.keys !== null,
+      indexMarkWrites: this.indexMarks.writes,
     };
     if (this.keys && this.meta) {
       return { ...base, initialized: true, fingerprint: this.meta.fingerprint, createdAt: this.meta.createdAt, cache: this.keys.cacheSizes, derivations: { ...this.keys.counters } };
