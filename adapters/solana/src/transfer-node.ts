@@ -1,9 +1,10 @@
 import { PublicKey as SolanaPublicKey, SystemProgram, TransactionMessage } from '@solana/web3.js';
 import {
   singleAnswer, ChainRpcError, jsonBigInt,
-  type BroadcastOutcome, type ChainEndpoint, type JsonRpcClient, type SignedTransaction, type TransactionState,
+  type BroadcastOutcome, type ChainEndpoint, type JsonRpcClient, type SenderCheck, type SenderLedger, type SignedTransaction, type TransactionState,
   type TransferInput, type TransferIntent, type TransferNode,
 } from '@wcs/core';
+import { SolanaSenderCheck } from './sender-check';
 import { validateSolanaAddress } from './address';
 import { solanaRpc, TRANSIENT_RPC_CODES, type SolanaRpcOptions } from './rpc';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from './scanner';
@@ -119,6 +120,7 @@ export class SolanaTransferNode implements TransferNode {
   private readonly computeUnitPrice: bigint | null;
   private readonly nativeLimit: number;
   private readonly tokenLimit: number;
+  private readonly senders: SolanaSenderCheck;
 
   constructor(endpoint: ChainEndpoint, options: SolanaTransferNodeOptions = {}) {
     this.rpc = solanaRpc(endpoint, options, { redirect: 'error' });
@@ -131,6 +133,15 @@ export class SolanaTransferNode implements TransferNode {
     this.computeUnitPrice = price;
     this.nativeLimit = limit(options.computeUnitLimits?.native, 1_000, 'computeUnitLimits.native');
     this.tokenLimit = limit(options.computeUnitLimits?.token, 80_000, 'computeUnitLimits.token');
+    this.senders = new SolanaSenderCheck(async (calls) => (await this.batch(calls, true)).map((item, i) => this.unwrap(item, calls[i]!.method)), this.label);
+  }
+
+  /**
+   * The chain check before signing (sender-check.ts): the sender's recent signatures against the
+   * transactions the database has; one the sender signed that the database does not know is AHEAD.
+   */
+  async senderCheck(sender: string, ledger: SenderLedger): Promise<SenderCheck> {
+    return this.senders.check(address(sender, 'sender'), ledger);
   }
 
   // ------------------------------------------------------------------ transfer input
