@@ -3,11 +3,12 @@ import { KeyType, stringToPublicKey } from 'eosjs/dist/eosjs-numeric';
 import {
   singleAnswer, settleLimit,
   ChainRpcError, HttpJsonClient, isTransientStatus, jsonBigInt, parseJsonExact,
-  type BroadcastOutcome, type ChainEndpoint, type HttpJsonAnswer, type HttpJsonOptions, type RetryOptions, type HttpJsonRequest, type PublicKey,
+  type BroadcastOutcome, type SenderCheck, type SenderLedger, type ChainEndpoint, type HttpJsonAnswer, type HttpJsonOptions, type RetryOptions, type HttpJsonRequest, type PublicKey,
   type SignedTransaction, type TransactionState, type TransferInput, type TransferIntent, type TransferNode, type Verdict,
 } from '@wcs/core';
 import { checkK1PublicKey } from './keys';
 import { isEosAccountName } from './name';
+import { ACTION_PAGE, eosSenderCheck } from './sender-check';
 import { eosError, eosHttpError } from './rpc-error';
 import { parseEosQuantity } from './scanner';
 import { tokenOf, type EosTransferInput } from './transfer';
@@ -368,6 +369,26 @@ export class EosTransferNode implements TransferNode {
     const blockId = answer.block_id;
     if (blockNum === null || blockNum <= 0n || typeof blockId !== 'string' || !HEX64.test(blockId)) throw this.bad('get_transaction_status', `${answer.state} without block_number / block_id`);
     return { state: answer.state, blockNum, blockId };
+  }
+
+  /**
+   * The chain check before signing (sender-check.ts): the account's latest actions (Hyperion
+   * get_actions, newest first) against the transactions the database has; one it authorized that
+   * the database does not know is AHEAD. An endpoint without Hyperion's history API (HTTP 404)
+   * cannot tell: UNCHECKED.
+   */
+  async senderCheck(sender: string, ledger: SenderLedger): Promise<SenderCheck> {
+    if (!isEosAccountName(sender)) throw new TypeError(`senderCheck: ${JSON.stringify(String(sender).slice(0, 20))} is not an EOS account name`);
+    let page: unknown;
+    try {
+      page = await this.call('get_actions', { method: 'GET', path: '/v2/history/get_actions', query: { account: sender, sort: 'desc', limit: String(ACTION_PAGE) } });
+    } catch (e) {
+      if (e instanceof ChainRpcError && e.responseStatus === 404) return { kind: 'UNCHECKED', reason: `${this.http.host} has no Hyperion history API (/v2/history/get_actions): the account's history cannot be read` };
+      throw e;
+    }
+    const err = nodeosError(page);
+    if (err) throw this.nodeFault('get_actions', err);
+    return eosSenderCheck(sender, page, ledger, (why) => this.bad('get_actions', why));
   }
 
   /** Hyperion get_transaction; null when the endpoint has no history API (HTTP 404). */
