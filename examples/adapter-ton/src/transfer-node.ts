@@ -1,6 +1,7 @@
 import { Address, Cell, beginCell, loadMessage, storeMessage, type Message, type Transaction } from '@ton/core';
+import { sequenceVerdict } from '@wcs/core';
 import type {
-  BroadcastOutcome, ChainEndpoint, SignedTransaction, SequenceTransferNode, TransactionState, TransferInput, TransferIntent,
+  BroadcastOutcome, ChainEndpoint, SenderCheck, SenderLedger, SignedTransaction, SequenceTransferNode, TransactionState, TransferInput, TransferIntent,
 } from '@wcs/core';
 import { TonApi, TonNodeRefusal, addressSlice, stackAddress, stackNum, type ApiTransaction } from './api';
 import { TonAddresses, canonicalJettonMaster } from './address';
@@ -129,6 +130,19 @@ export class TonTransferNode implements SequenceTransferNode {
     const r = await this.api.runGetMethod(wallet, 'seqno');
     if (r.exitCode !== 0) throw new Error(`TON seqno of ${address}: exit code ${r.exitCode}`);
     return stackNum(r.stack[0], 'seqno');
+  }
+
+  /**
+   * The chain check before signing (docs/transfers.md): the wallet's seqno (nextSequence: 0 before
+   * it is deployed) against the database's next sequence, read after it; a wallet the database has
+   * signed nothing from is compared with 0. AHEAD when the seqno is past it: the wallet sent
+   * messages the database does not know. The node API shows applied transactions only: a message
+   * still in flight shows once applied.
+   */
+  async senderCheck(sender: string, ledger: SenderLedger): Promise<SenderCheck> {
+    const chainNext = await this.nextSequence(sender);
+    const known = (await ledger.nextSequences([sender])).get(sender) ?? null;
+    return sequenceVerdict(sender, known, chainNext, null, 0n)!;
   }
 
   async balance(address: string, contract: string | null): Promise<bigint> {
