@@ -14,6 +14,9 @@
  *    receipt at 3 confirmations) on the same anvil in the same run (goal >= 50 %). anvil mines
  *    on an interval (a block every BENCH_WD_BLOCK_MS, 50 ms, with every transaction waiting in its
  *    pool) during both runs.
+ * 3. The chain check before signing (docs/transfers.md): the payouts of (2) by the service with
+ *    WCS_TRANSFER_CHAIN_CHECK=on as a ratio to the same with it off, back to back in each round
+ *    (goal >= 90 %). Part `chaincheck`.
  *
  * Every answer, order, transaction and callback is checked. See bench/README.md.
  *
@@ -41,6 +44,8 @@ import { createAppViaCli, prepareBenchStorage, printProfiles, setCallbackViaCli,
 
 const GOAL_ACCEPT_PERCENT = 30;
 const GOAL_PAYOUT_PERCENT = 50;
+/** The payout figure with the chain check before signing on, as a share of the same with it off (WCS_TRANSFER_CHAIN_CHECK). */
+const GOAL_CHAIN_CHECK_PERCENT = 90;
 const NOISE_WARN_PERCENT = 20;
 const CHAINS_PATH = '/api/v1/wallet/support/chains';
 const BATCH_PATH = '/api/v1/wallet/withdraw/batch-create';
@@ -74,12 +79,12 @@ interface Settings extends LoadSettings {
   warmupOrders: number;
   pollMs: number;
   blockMs: number;
-  parts: { accept: boolean; payout: boolean };
+  parts: { accept: boolean; payout: boolean; chaincheck: boolean };
   pgss: boolean;
 }
 
 function readSettings(): Settings {
-  const parts = (process.env.BENCH_WD_PARTS ?? 'accept,payout').split(',').map((x) => x.trim());
+  const parts = (process.env.BENCH_WD_PARTS ?? 'accept,payout,chaincheck').split(',').map((x) => x.trim());
   const batchItems = intEnv('BENCH_WD_BATCH', 50, 1, 100);
   return {
     ...readLoadSettings(),
@@ -89,7 +94,7 @@ function readSettings(): Settings {
     warmupOrders: intEnv('BENCH_WD_WARMUP_ORDERS', 30, 0, 10_000),
     pollMs: intEnv('BENCH_WD_POLL_MS', 50, 10, 600_000),
     blockMs: intEnv('BENCH_WD_BLOCK_MS', 50, 10, 60_000),
-    parts: { accept: parts.includes('accept'), payout: parts.includes('payout') },
+    parts: { accept: parts.includes('accept'), payout: parts.includes('payout'), chaincheck: parts.includes('chaincheck') },
     pgss: process.env.BENCH_PGSS === '1',
   };
 }
@@ -209,7 +214,7 @@ const perItem = (pct: number | null, wallS: number, n: number) => (pct === null 
 
 interface PayoutRun {
   round: number;
-  target: 'bare loop' | 'service';
+  target: 'bare loop' | 'service' | 'check on' | 'check off';
   orders: number;
   seconds: number;
   perS: number;
@@ -491,7 +496,9 @@ async function main(): Promise<number> {
     // ------------------------------------------------------------ figure 2: payouts
     const payoutRuns: PayoutRun[] = [];
     let payoutSummary: Record<string, unknown> | null = null;
-    if (st.parts.payout) {
+    const checkRuns: PayoutRun[] = [];
+    let checkSummary: Record<string, unknown> | null = null;
+    if (st.parts.payout || st.parts.chaincheck) {
       const anvilPid = anvil.process.pid;
       const apiPid = api.child.proc.pid;
       const provider = new JsonRpcProvider(url, EVM_CHAIN_ID, { staticNetwork: true, batchMaxCount: 1 });
@@ -579,17 +586,22 @@ async function main(): Promise<number> {
       const callbacksOf = (prefix: string, since: number) =>
         receiver.arrivals.slice(since).filter((x) => x.path === CALLBACK_PATH && x.body.includes(`"appOrderNo":"${prefix}`));
 
-      const serviceRun = async (round: number): Promise<PayoutRun> => {
+      /**
+       * One service run of the payout workers. `check`: WCS_TRANSFER_CHAIN_CHECK of the process
+       * (the chaincheck part; absent: the default, on), its orders' prefixes tagged with it.
+       */
+      const serviceRun = async (round: number, check?: 'on' | 'off'): Promise<PayoutRun> => {
+        const tag = check === undefined ? '' : check;
         await resetScan();
         const [{ now: before }] = await q<{ now: Date }>('SELECT clock_timestamp() AS now');
-        const w = startWorkersProc({ WCS_WITHDRAW_POLL_MS: String(st.pollMs) }, `payout-r${round}`, st.cpuProf);
+        const w = startWorkersProc({ WCS_WITHDRAW_POLL_MS: String(st.pollMs), ...(check ? { WCS_TRANSFER_CHAIN_CHECK: check } : {}) }, `payout-r${round}${tag}`, st.cpuProf);
         // up: its ledger has read the hot wallet (the ledger refreshes once at start, then every WCS_HOT_WALLET_REFRESH_MS)
         await waitFor('the workers to read the ledger', async () => {
           const l = await ledgerOf(appB.id!);
           return l?.observed_at != null && l.observed_at > before!;
         }, 60_000, 20);
-        if (st.warmupOrders > 0) await waitSettled(`w${round}.`, await acceptOrders(`w${round}.`, st.warmupOrders), settleTimeout(st.warmupOrders));
-        const prefix = `p${round}.`;
+        if (st.warmupOrders > 0) await waitSettled(`w${round}${tag}.`, await acceptOrders(`w${round}${tag}.`, st.warmupOrders), settleTimeout(st.warmupOrders));
+        const prefix = `p${round}${tag}.`;
         const since = receiver.arrivals.length;
         const n0 = await pendingNonce(url, hotB.address);
         const a = cpuMark(w.proc.pid, anvilPid, apiPid);
@@ -609,7 +621,7 @@ async function main(): Promise<number> {
           await waitFor(`${expectedCb} callbacks`, () => callbacksOf(prefix, since).length >= expectedCb, 60_000, 10);
           callbacksDoneS = (Math.max(...callbacksOf(prefix, since).map((x) => x.at)) - t0) / 1000;
         } catch (e) {
-          failures.push(`service round ${round}: ${(e as Error).message}`);
+          failures.push(`service round ${round}${tag}: ${(e as Error).message}`);
         }
         // The deposit scan of the same process follows the chain through the payouts' blocks, reading
         // their traces (the default): a scan that stopped (e.g. a node that cannot trace) is a failure.
@@ -621,13 +633,13 @@ async function main(): Promise<number> {
             return scan?.height != null && Number(scan.height) >= endTip;
           }, 30_000, 50);
         } catch (e) {
-          failures.push(`service round ${round}: ${(e as Error).message} (cursor ${scan?.height ?? 'none'}, last error: ${scan?.last_error ?? 'none'})`);
+          failures.push(`service round ${round}${tag}: ${(e as Error).message} (cursor ${scan?.height ?? 'none'}, last error: ${scan?.last_error ?? 'none'})`);
         }
         await sleep(300); // nothing more should arrive
         await stopWorkersProc();
 
         // Checks: every order SUCCESS with one transaction; nonces contiguous from the hot wallet's next one; on chain as ordered; 3 signed callbacks each.
-        const label = `service round ${round}`;
+        const label = `service round ${round}${check ? ` (chain check ${check})` : ''}`;
         const rows = await q<{ id: string; app_order_no: string; status: string; sequence: string | null; tx_hash: string | null; to_address: string; amount: string; txs: number; created_ms: string; signed_ms: string | null; broadcast_ms: string | null; finished_ms: string | null }>(
           `SELECT w.id::text AS id, w.app_order_no, w.status, w.sequence::text AS sequence, w.tx_hash, w.to_address, w.amount::text AS amount,
                   (SELECT count(*)::int FROM withdraw_transactions x WHERE x.withdrawal_id = w.id) AS txs,
@@ -677,7 +689,7 @@ async function main(): Promise<number> {
         const first = Math.min(...ms((r) => r.created_ms));
         const lat = rows.filter((r) => r.finished_ms !== null).map((r) => Number(r.finished_ms) - Number(r.created_ms)).sort((x, y) => x - y);
         return {
-          round, target: 'service', orders: st.payouts, seconds, perS: st.payouts / seconds, acceptedS,
+          round, target: check === undefined ? 'service' : `check ${check}`, orders: st.payouts, seconds, perS: st.payouts / seconds, acceptedS,
           lastSignedS: (Math.max(...ms((r) => r.signed_ms)) - first) / 1000,
           lastBroadcastS: (Math.max(...ms((r) => r.broadcast_ms)) - first) / 1000,
           lastSuccessS: (Math.max(...ms((r) => r.finished_ms)) - first) / 1000,
@@ -689,13 +701,13 @@ async function main(): Promise<number> {
       };
 
       const show = (r: PayoutRun) =>
-        progress(`  ${r.target}: ${fmtInt(r.perS)}/s (${r.orders} in ${r.seconds.toFixed(2)} s${r.target === 'service' ? `, all signed ${r.lastSignedS!.toFixed(2)} s, broadcast ${r.lastBroadcastS!.toFixed(2)} s, SUCCESS ${r.lastSuccessS!.toFixed(2)} s after the first order was written` : ''})`);
-      if (st.warmupOrders > 0) {
+        progress(`  ${r.target}: ${fmtInt(r.perS)}/s (${r.orders} in ${r.seconds.toFixed(2)} s${r.target !== 'bare loop' ? `, all signed ${r.lastSignedS!.toFixed(2)} s, broadcast ${r.lastBroadcastS!.toFixed(2)} s, SUCCESS ${r.lastSuccessS!.toFixed(2)} s after the first order was written` : ''})`);
+      if (st.warmupOrders > 0 && st.parts.payout) {
         progress(`payouts: bare loop warm-up (${st.warmupOrders} transactions)`);
         await bareSend(st.warmupOrders, 0, false);
       }
       if (pgss) await resetStatementStats(pg);
-      for (let round = 1; round <= st.payoutRounds; round++) {
+      for (let round = 1; round <= (st.parts.payout ? st.payoutRounds : 0); round++) {
         progress(`payouts round ${round}/${st.payoutRounds}: bare loop (${st.payouts} transactions)`);
         const b = (await bareSend(st.payouts, round, true))!;
         show(b);
@@ -705,7 +717,35 @@ async function main(): Promise<number> {
         show(s);
         payoutRuns.push(s);
       }
-      if (pgss) statements['payout rounds (bare loop and service)'] = await topStatements(pg, 15);
+      if (pgss && st.parts.payout) statements['payout rounds (bare loop and service)'] = await topStatements(pg, 15);
+      // the chain check before signing on vs off, the same service run back to back (the order alternates per round)
+      for (let round = 1; round <= (st.parts.chaincheck ? st.payoutRounds : 0); round++) {
+        for (const check of (round % 2 === 1 ? ['on', 'off'] : ['off', 'on']) as Array<'on' | 'off'>) {
+          progress(`chain check round ${round}/${st.payoutRounds}: service with WCS_TRANSFER_CHAIN_CHECK=${check} (${st.warmupOrders} warm-up orders, then ${st.payouts})`);
+          const r = await serviceRun(round, check);
+          show(r);
+          checkRuns.push(r);
+        }
+      }
+      if (st.parts.chaincheck) {
+        const on = checkRuns.filter((r) => r.target === 'check on');
+        const off = checkRuns.filter((r) => r.target === 'check off');
+        const onMedian = median(on.map((r) => r.perS));
+        const offMedian = median(off.map((r) => r.perS));
+        const ratio = (onMedian / offMedian) * 100;
+        checkSummary = {
+          onMedianPerS: onMedian,
+          offMedianPerS: offMedian,
+          ratioPercent: Math.round(ratio * 10) / 10,
+          perRoundRatioPercent: on.map((r) => Math.round((r.perS / off.find((x) => x.round === r.round)!.perS) * 1000) / 10),
+          goalPercent: GOAL_CHAIN_CHECK_PERCENT,
+          goalMet: ratio >= GOAL_CHAIN_CHECK_PERCENT,
+          onWorkersUsPerOrderMedian: medianOrNull(on.map((r) => r.senderUsPerOrder)),
+          offWorkersUsPerOrderMedian: medianOrNull(off.map((r) => r.senderUsPerOrder)),
+        };
+      }
+    }
+    if (st.parts.payout) {
       const bareRuns = payoutRuns.filter((r) => r.target === 'bare loop');
       const svcRuns = payoutRuns.filter((r) => r.target === 'service');
       const bareMedian = median(bareRuns.map((r) => r.perS));
@@ -821,6 +861,34 @@ async function main(): Promise<number> {
       );
       out('');
     }
+    if (checkSummary) {
+      out(`chain check before signing: the same service payout run (${fmtInt(st.payouts)} orders, one hot wallet) with WCS_TRANSFER_CHAIN_CHECK=on and =off, back to back in each round`);
+      out(
+        table(
+          ['round', 'check', 'orders', 's', 'per s', 'signed s', 'broadcast s', 'success s', 'order p50 ms', 'order p99 ms', 'cpu workers', 'cpu pg', 'cpu anvil', 'cpu other', 'workers µs/order', 'pg µs/order'],
+          checkRuns.map((r) => [
+            String(r.round), r.target.replace('check ', ''), fmtInt(r.orders), r.seconds.toFixed(2), fmtInt(r.perS),
+            r.lastSignedS === null ? '-' : r.lastSignedS.toFixed(2), r.lastBroadcastS === null ? '-' : r.lastBroadcastS.toFixed(2), r.lastSuccessS === null ? '-' : r.lastSuccessS.toFixed(2),
+            r.orderLatencyMs?.p50 == null ? '-' : fmtInt(r.orderLatencyMs.p50), r.orderLatencyMs?.p99 == null ? '-' : fmtInt(r.orderLatencyMs.p99),
+            fmtPct(r.cpuPercent.target), fmtPct(r.cpuPercent.postgres), fmtPct(r.cpuPercent.anvil), fmtPct(r.cpuPercent.other), fmtUs(r.senderUsPerOrder), fmtUs(r.postgresUsPerOrder),
+          ]),
+          [false, false, true, true, true, true, true, true, true, true, true, true, true, true, true, true],
+        ),
+      );
+      const C = checkSummary as { onMedianPerS: number; offMedianPerS: number; ratioPercent: number; perRoundRatioPercent: number[]; goalMet: boolean };
+      out('');
+      out(
+        table(
+          ['target', 'median per s', 'per round', 'vs check off', 'per round', 'goal', 'result'],
+          [
+            ['service, chain check off', fmtInt(C.offMedianPerS), checkRuns.filter((r) => r.target === 'check off').map((r) => fmtInt(r.perS)).join(', '), '100 %', '-', '-', '-'],
+            ['service, chain check on', fmtInt(C.onMedianPerS), checkRuns.filter((r) => r.target === 'check on').map((r) => fmtInt(r.perS)).join(', '), `${C.ratioPercent.toFixed(1)} %`, C.perRoundRatioPercent.map((p) => p.toFixed(1)).join(', '), `>= ${GOAL_CHAIN_CHECK_PERCENT} %`, C.goalMet ? 'met' : 'NOT MET'],
+          ],
+          [false, true, false, true, false, false, false],
+        ),
+      );
+      out('');
+    }
     for (const [part, lines] of Object.entries(statements)) {
       out(`Postgres statements by total execution time, ${part} (BENCH_PGSS):`);
       for (const l of lines) out(`  ${l}`);
@@ -828,8 +896,9 @@ async function main(): Promise<number> {
     }
     if (acceptSummary) out(`goal acceptance items/s >= ${GOAL_ACCEPT_PERCENT} % of the baseline req/s: ${(acceptSummary.ratioPercent as number).toFixed(1)} %, ${acceptSummary.goalMet ? 'met' : 'not met'}`);
     if (payoutSummary) out(`goal payouts confirmed/s >= ${GOAL_PAYOUT_PERCENT} % of the bare ethers loop: ${(payoutSummary.ratioPercent as number).toFixed(1)} %, ${payoutSummary.goalMet ? 'met' : 'not met'}`);
+    if (checkSummary) out(`goal payouts confirmed/s with the chain check on >= ${GOAL_CHAIN_CHECK_PERCENT} % of the same with it off: ${(checkSummary.ratioPercent as number).toFixed(1)} %, ${checkSummary.goalMet ? 'met' : 'not met'}`);
     const noisy = noiseWarning(
-      [...runs, ...payoutRuns.map((r) => ({ target: r.target, round: r.round, cpuPercent: r.cpuPercent }))],
+      [...runs, ...[...payoutRuns, ...checkRuns].map((r) => ({ target: r.target, round: r.round, cpuPercent: r.cpuPercent }))],
       NOISE_WARN_PERCENT,
     );
     if (noisy) out(noisy.line);
@@ -842,9 +911,10 @@ async function main(): Promise<number> {
       settings: { ...st, autocannon: AUTOCANNON_VERSION, anvilArgs: anvilArgs(keptStatesWd(st.blockMs)), database: dbMode, amount: AMOUNT, fundedWei: FUND_WEI.toString(), feeQuoteWei: quote },
       // warmups/runs at the top (every run with its target and windowUs), for cpuprofile-top --results --target
       warmups,
-      runs: [...runs, ...payoutRuns],
+      runs: [...runs, ...payoutRuns, ...checkRuns],
       acceptance: acceptSummary ? { summary: acceptSummary, database: acceptDb } : null,
       payouts: payoutSummary ? { summary: payoutSummary } : null,
+      chainCheck: checkSummary ? { summary: checkSummary } : null,
       ...(pgss ? { topStatements: statements } : {}),
       correctness: { ok: failures.length === 0, failures },
       noisyRuns: (noisy?.runs ?? []).map((r) => ({ target: r.target, round: r.round, otherCpuPercent: r.cpuPercent.other })),
@@ -852,7 +922,7 @@ async function main(): Promise<number> {
     });
     out(`results: ${resultsFile}`);
     if (failures.length) return 1;
-    const goals = [acceptSummary ? Boolean(acceptSummary.goalMet) : true, payoutSummary ? Boolean(payoutSummary.goalMet) : true];
+    const goals = [acceptSummary ? Boolean(acceptSummary.goalMet) : true, payoutSummary ? Boolean(payoutSummary.goalMet) : true, checkSummary ? Boolean(checkSummary.goalMet) : true];
     if (st.enforceGoal && !goals.every(Boolean)) return 1;
     return 0;
   } finally {
