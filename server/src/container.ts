@@ -15,6 +15,8 @@ import type { ApiRoute } from './http/routes';
 import { IntervalWorker, type Worker } from './workers/worker';
 import { addressRoutes } from './http/address-routes';
 import { AddressService } from './addresses/address-service';
+import { KeyIndexMarkGuard } from './addresses/index-marks';
+import { LostWindowChecker } from './addresses/lost-window';
 import { keyStoreOptions, loadAdapters, loadKeyStorePlugin } from './plugins/loader';
 import { CallbackService } from './callbacks/callback-service';
 import { CallbackDispatcher } from './callbacks/dispatcher';
@@ -64,6 +66,10 @@ export const TOKENS = {
   KeyStore: Symbol('KeyStore'),
   KeyStoreSupervisor: Symbol('KeyStoreSupervisor'),
   AddressService: Symbol('AddressService'),
+  /** The key store's key-index marks over the deposit allocator (docs/deployment.md, "Key-index marks"). */
+  KeyIndexMarkGuard: Symbol('KeyIndexMarkGuard'),
+  /** Looks up on chain the addresses of windows a restore lost. */
+  LostWindowChecker: Symbol('LostWindowChecker'),
   Workers: Symbol('Workers'),
   CallbackService: Symbol('CallbackService'),
   RechargeService: Symbol('RechargeService'),
@@ -119,7 +125,24 @@ export function registerStorageDependents(c: DependencyContainer, models: Models
   c.register(TOKENS.AddressService, {
     useFactory: instanceCachingFactory((x) => {
       const supervisor = x.resolve<KeyStoreSupervisor>(TOKENS.KeyStoreSupervisor);
-      return new AddressService(db, catalogue, x.resolve(TOKENS.AdapterRegistry), supervisor.store, { keyStoreReady: () => supervisor.assertReady() });
+      return new AddressService(db, catalogue, x.resolve(TOKENS.AdapterRegistry), supervisor.store,
+        { keyStoreReady: () => supervisor.assertReady(), marks: x.resolve<KeyIndexMarkGuard>(TOKENS.KeyIndexMarkGuard) });
+    }),
+  });
+  c.register(TOKENS.LostWindowChecker, {
+    useFactory: instanceCachingFactory((x) => {
+      const supervisor = x.resolve<KeyStoreSupervisor>(TOKENS.KeyStoreSupervisor);
+      return new LostWindowChecker(db.sequelize, catalogue, x.resolve(TOKENS.AdapterRegistry), config.deposits.endpoints, supervisor.store, logger,
+        { keyStoreReady: () => supervisor.assertReady() });
+    }),
+  });
+  c.register(TOKENS.KeyIndexMarkGuard, {
+    useFactory: instanceCachingFactory((x) => {
+      const supervisor = x.resolve<KeyStoreSupervisor>(TOKENS.KeyStoreSupervisor);
+      return new KeyIndexMarkGuard(db.sequelize, supervisor.store, {
+        ahead: config.keyIndexMarkAhead, logger, keyStoreReady: () => supervisor.assertReady(),
+        onGaps: () => x.resolve<LostWindowChecker>(TOKENS.LostWindowChecker).kick(),
+      });
     }),
   });
   c.register(TOKENS.CallbackService, { useFactory: instanceCachingFactory(() => new CallbackService(db.sequelize)) });

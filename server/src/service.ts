@@ -17,6 +17,8 @@ import type { ApplicationService } from './apps/applications';
 import type { SecretBox } from './crypto/secret-box';
 import type { AdapterRegistry, KeyStore } from '@wcs/core';
 import type { KeyStoreSupervisor } from './custody/keystore-supervisor';
+import type { KeyIndexMarkGuard } from './addresses/index-marks';
+import type { LostWindowChecker } from './addresses/lost-window';
 import { payoutChains } from './withdrawals/hot-wallets';
 import { ApiKeyLimiter } from './ratelimit/api-key-limiter';
 import { AuthFailureLimiter } from './ratelimit/auth-failure-limiter';
@@ -86,6 +88,7 @@ export class WcsService {
   private stopping: Promise<void> | null = null;
   private redisBuckets: RedisBucketStore | null = null;
   private metrics: ServiceMetrics | null = null;
+  private lostWindow: LostWindowChecker | null = null;
   /** Requests whose handlers have not finished; shutdown waits for them before closing the key store and pool. */
   private readonly inFlight = { count: 0 };
 
@@ -173,6 +176,7 @@ export class WcsService {
     this.keystoreSupervisor = c.resolve<KeyStoreSupervisor>(TOKENS.KeyStoreSupervisor);
     this.keystore = this.keystoreSupervisor.store;
     await this.keystoreSupervisor.start();
+    await this.checkIndexMarks();
     this.credentials = c.resolve<CredentialStore>(TOKENS.CredentialStore);
     await this.credentials.start();
     const routes = c.resolve<ApiRoute[]>(TOKENS.ApiRoutes);
@@ -196,6 +200,21 @@ export class WcsService {
       this.server = server;
     });
     this.logger.info(`API listening on ${this.url}`, { url: this.url, database: this.storage.database.mode });
+  }
+
+  /**
+   * The key store's key-index marks against the database (docs/deployment.md, "Key-index marks"):
+   * after a restore the allocator continues above the marks and the lost window's addresses are
+   * looked up on chain. A key store that is not open yet is checked before the first reservation.
+   */
+  private async checkIndexMarks(): Promise<void> {
+    const c = this.storage.container;
+    this.lostWindow = c.resolve<LostWindowChecker>(TOKENS.LostWindowChecker);
+    if (this.keystoreSupervisor?.ready) {
+      await c.resolve<KeyIndexMarkGuard>(TOKENS.KeyIndexMarkGuard).check()
+        .catch((e: unknown) => this.logger.error('key-index marks check failed; it runs again before the first address is created', { error: (e as Error).message }));
+    }
+    this.lostWindow.kick();
   }
 
   private async startConsole(): Promise<void> {
@@ -296,6 +315,7 @@ export class WcsService {
     for (const w of this.workers) await w.stop();
     await this.metrics?.stop();
     if (this.credentials) await this.credentials.stop();
+    await this.lostWindow?.stop();
     if (this.keystore) await this.keystore.destroy().catch((e: unknown) => this.logger.error('keystore destroy failed', { error: e }));
     await this.storage.close();
     this.logger.info('stopped');

@@ -8,7 +8,7 @@ import type { Catalogue, ChainView } from '../catalogue/catalogue';
 import type { AppCredentials } from '../auth/credentials';
 import type { Database } from '../db/database';
 import { Batcher } from '../db/batcher';
-import { KeyIndexReserve } from './key-index-reserve';
+import { KeyIndexReserve, type ReserveMarks } from './key-index-reserve';
 import { HdAddressWriter, type AddressRow } from './hd-address-writer';
 
 /** externalUserId: 1-64 characters of letters, digits and _ - . @ : + = (docs/api.md). */
@@ -100,13 +100,19 @@ export class AddressService {
        * and an outage would leave one per attempt (beyond a seed scan's gap limit).
        */
       keyStoreReady?: () => void;
+      /**
+       * The key store's key-index marks (KeyIndexMarkGuard): the counter starts at least at the mark
+       * read at start, and no index is handed out before the mark covers it (docs/deployment.md,
+       * "Key-index marks").
+       */
+      marks?: ReserveMarks;
     } = {},
   ) {
     this.keyStoreReady = options.keyStoreReady ?? (() => undefined);
     this.sequelize = database.sequelize;
     this.cache = new LruCache(options.cacheSize ?? DEFAULT_ADDRESS_CACHE_SIZE);
     this.writer = new HdAddressWriter(database);
-    this.indices = new KeyIndexReserve(database);
+    this.indices = new KeyIndexReserve(database, options.marks ?? null);
     this.lookups = new Batcher((qs) => this.lookUp(qs), { maxBatch: 500, maxInFlight: 8 });
   }
 

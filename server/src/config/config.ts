@@ -361,6 +361,12 @@ export interface ServiceConfig {
   reconcile: ReconcileConfig;
   rateLimits: RateLimitConfig;
   keystoreBackend: string;
+  /**
+   * How far above a reserved block the key store's key-index mark is raised (WCS_KEY_INDEX_MARK_AHEAD,
+   * default 3): fewer durable key-store writes for a larger gap after a restart or a restore
+   * (docs/deployment.md, "Key-index marks").
+   */
+  keyIndexMarkAhead: number;
   /** Prometheus metrics on their own port (null: off). */
   metrics: MetricsConfig | null;
   console: ConsoleConfig;
@@ -479,6 +485,7 @@ export function loadConfig(rawEnv: Env = process.env, cwd: string = process.cwd(
     reconcile: reconcileConfig(env),
     rateLimits: rateLimitConfig(env),
     keystoreBackend: enumVar(env, 'WCS_KEYSTORE_BACKEND', 'software', Object.keys(KEYSTORE_PACKAGES)),
+    keyIndexMarkAhead: intVar(env, 'WCS_KEY_INDEX_MARK_AHEAD', 3, 0, 1_000_000),
     metrics: metricsConfig(env, port, files),
     console: consoleConfig(env, port),
     env: Object.freeze({ ...env }),

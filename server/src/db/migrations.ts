@@ -6,6 +6,7 @@ import { COLLECTION_WAITS_MIGRATION, TRUSTLINE_TRANSFERS_MIGRATION } from '../co
 import { RECONCILIATION_MIGRATION, RECONCILIATION_NATIVE_READS_MIGRATION, RECONCILIATION_PASSES_MIGRATION, RECONCILIATION_REWRITES_MIGRATION } from '../reconciliation/schema';
 import { MASTER_KEY_STATE_MIGRATION } from '../secrets/schema';
 import { SENDER_HOLDS_MIGRATION } from '../transfers/schema';
+import { KEY_INDEX_MARKS_MIGRATION } from '../addresses/schema';
 
 export interface Migration {
   readonly version: number;
@@ -870,6 +871,7 @@ CREATE INDEX audit_log_by_target ON audit_log (target, action, id);
   RECONCILIATION_NATIVE_READS_MIGRATION,
   RECONCILIATION_REWRITES_MIGRATION,
   MASTER_KEY_STATE_MIGRATION,
+  KEY_INDEX_MARKS_MIGRATION,
   SENDER_HOLDS_MIGRATION,
 ];
 

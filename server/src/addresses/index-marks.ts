@@ -1,0 +1,240 @@
+import { QueryTypes, type Sequelize } from 'sequelize';
+import { KEY_INDEX_LIMIT, indexMarkKey, type KeyIndexMark, type KeyStore } from '@wcs/core';
+import type { Logger } from '../config/logger';
+import { raiseAlert } from '../deposits/scan-lease';
+
+/** Advisory lock of the start check's database side (one process at a time). */
+const CHECK_LOCK = 7_420_023;
+
+/** A window of deposit indices a restore lost (see schema.ts). */
+export interface KeyIndexGap {
+  readonly applicationId: number;
+  readonly namespace: string;
+  readonly fromIndex: number;
+  readonly toIndex: number;
+  readonly applicationKnown: boolean;
+}
+
+/** What a check found and did. */
+export interface MarksCheckReport {
+  readonly lineage: string;
+  /** Whether the key store keeps marks at all (a backend without the capability leaves the service unprotected). */
+  readonly protected: boolean;
+  /** Marks the key store held for this database's lineage. */
+  readonly marks: number;
+  /** Windows this check found (the database was behind the key store): the counters now continue above them. */
+  readonly gaps: readonly KeyIndexGap[];
+  /** Marks raised to meet the database's counters (the key store was behind: first start with marks, a restored key-store file, a crash between the two). */
+  readonly raised: readonly KeyIndexMark[];
+}
+
+/** What the database says of one (application, namespace). */
+export interface DatabaseCounter {
+  readonly applicationId: number;
+  readonly namespace: string;
+  /** The next index the counter hands out (or above the highest user key, if that is higher). */
+  readonly next: number;
+  /** Above the highest user key the database holds (0 when none). */
+  readonly issued: number;
+  /** The key store's mark as the database last knew it (key_counters.marked, or a window recorded up to it). */
+  readonly marked: number;
+}
+
+/** The database's deposit counters per (application, namespace). */
+export async function databaseCounters(sequelize: Sequelize, transaction?: import('sequelize').Transaction): Promise<Map<string, DatabaseCounter>> {
+  const rows = await sequelize.query<{ application_id: number; namespace: string; next: string; issued: string; marked: string }>(
+    `SELECT application_id, namespace, max(n)::text AS next, max(issued)::text AS issued, max(marked)::text AS marked FROM (
+       SELECT application_id, namespace, next_index AS n, 0 AS issued, marked FROM key_counters WHERE purpose = 'deposit'
+       UNION ALL
+       SELECT application_id, namespace, max(key_index) + 1, max(key_index) + 1, 0 FROM user_keys GROUP BY application_id, namespace
+       UNION ALL
+       -- a window recorded for an application missing from the database: that mark is known
+       SELECT application_id, namespace, 0, 0, max(to_index) FROM key_index_gaps GROUP BY application_id, namespace
+     ) c GROUP BY application_id, namespace`,
+    { type: QueryTypes.SELECT, ...(transaction ? { transaction } : {}) },
+  );
+  return new Map(rows.map((r) => [indexMarkKey(r.application_id, r.namespace), {
+    applicationId: r.application_id, namespace: r.namespace, next: Number(r.next), issued: Number(r.issued), marked: Number(r.marked),
+  }]));
+}
+
+export async function databaseLineage(sequelize: Sequelize): Promise<string> {
+  const [row] = await sequelize.query<{ lineage: string }>('SELECT lineage FROM database_lineage WHERE id = 1', { type: QueryTypes.SELECT });
+  if (!row) throw new Error('database_lineage has no row (migration 23)');
+  return row.lineage;
+}
+
+/**
+ * Keeps the deposit allocator (KeyIndexReserve) consistent with the key store's key-index marks,
+ * which a database restore cannot roll back (docs/deployment.md, "Key-index marks"):
+ *
+ * - cover(): before any index of a reserved block [.., end) is handed out, the mark is raised to
+ *   end + ahead, durably, unless it is there already (so a mark write serves `ahead` indices
+ *   more); then the database records the mark it now knows (key_counters.marked).
+ * - check(), once per process before the first reservation (and at start): reads the marks of this
+ *   database's lineage. A mark above the one the database knew means the database lost a raise
+ *   (a restore): the window from above its highest user key up to the mark may have been handed
+ *   out. The counter is moved up to the mark, the window recorded in key_index_gaps and alerted
+ *   (KEY_INDEX_ROLLBACK); the lost-window checker then looks its addresses up on chain. Where the
+ *   database is ahead (a restored key-store file, marks new to the key store), the mark is raised.
+ * - floor(): the mark as read at the check: every reservation moves the counter to at least it, so
+ *   indices handed out after a backup but within a raise the backup already held are skipped too,
+ *   and an application missing from the restored copy (its id handed out again) starts above it.
+ */
+export class KeyIndexMarkGuard {
+  private lineage: string | null = null;
+  private checking: Promise<MarksCheckReport> | null = null;
+  private report: MarksCheckReport | null = null;
+  /** The marks as read at the check (floors). */
+  private floors = new Map<string, number>();
+  /** The marks as this process last knew them (after its raises). */
+  private known = new Map<string, number>();
+  private warned = false;
+
+  constructor(
+    private readonly sequelize: Sequelize,
+    private readonly keystore: KeyStore,
+    private readonly options: {
+      readonly ahead: number;
+      readonly logger: Logger;
+      /** Throws when the key store cannot serve now (the supervisor's assertReady). */
+      readonly keyStoreReady?: () => void;
+      /** Called after a check that found gaps (the lost-window checker). */
+      readonly onGaps?: () => void;
+    },
+  ) {}
+
+  /** The last successful check's report, or null before one. */
+  get lastReport(): MarksCheckReport | null {
+    return this.report;
+  }
+
+  /** The start check (once per process; a failed one is tried again on the next call). */
+  check(): Promise<MarksCheckReport> {
+    if (this.report) return Promise.resolve(this.report);
+    if (!this.checking) {
+      const pending = this.runCheck().then(
+        (r) => {
+          this.report = r;
+          return r;
+        },
+        (e: unknown) => {
+          if (this.checking === pending) this.checking = null;
+          throw e;
+        },
+      );
+      this.checking = pending;
+    }
+    return this.checking;
+  }
+
+  async floor(applicationId: number, namespace: string): Promise<number> {
+    await this.check();
+    return this.floors.get(indexMarkKey(applicationId, namespace)) ?? 0;
+  }
+
+  /** Makes the mark cover every index below `end` (durably) before the caller hands any out. */
+  async cover(applicationId: number, namespace: string, end: number): Promise<void> {
+    const marks = this.keystore.indexMarks;
+    if (!marks) return;
+    const { lineage } = await this.check();
+    const k = indexMarkKey(applicationId, namespace);
+    if ((this.known.get(k) ?? 0) >= end) return;
+    const target = Math.min(end + this.options.ahead, KEY_INDEX_LIMIT);
+    const [after] = await marks.raise(lineage, [{ applicationId, namespace, next: target }]);
+    if (!after || after.next < Math.min(end, KEY_INDEX_LIMIT)) throw new Error(`the key store did not raise the key-index mark of ${namespace} (application ${applicationId}) to ${end}`);
+    this.known.set(k, Math.max(this.known.get(k) ?? 0, after.next));
+    await this.recordMarked([after]);
+  }
+
+  /** The database learns the marks the key store now holds (after the raise is durable). */
+  private async recordMarked(marks: readonly KeyIndexMark[], transaction?: import('sequelize').Transaction): Promise<void> {
+    if (marks.length === 0) return;
+    await this.sequelize.query(
+      `UPDATE key_counters k SET marked = GREATEST(k.marked, m.next)
+         FROM unnest($1::int[], $2::text[], $3::bigint[]) AS m(application_id, namespace, next)
+        WHERE k.application_id = m.application_id AND k.namespace = m.namespace AND k.purpose = 'deposit'`,
+      { bind: [marks.map((m) => m.applicationId), marks.map((m) => m.namespace), marks.map((m) => String(m.next))], ...(transaction ? { transaction } : {}) },
+    );
+  }
+
+  private async runCheck(): Promise<MarksCheckReport> {
+    const lineage = this.lineage ?? (this.lineage = await databaseLineage(this.sequelize));
+    const marks = this.keystore.indexMarks;
+    if (!marks) {
+      if (!this.warned) {
+        this.warned = true;
+        this.options.logger.warn('the key store keeps no key-index marks: after a database restore, deposit addresses handed out since the backup can be handed out again', { keyStore: this.keystore.name });
+      }
+      return { lineage, protected: false, marks: 0, gaps: [], raised: [] };
+    }
+    this.options.keyStoreReady?.();
+    const stored = await marks.read(lineage);
+    const gaps = await this.closeGaps(stored);
+    // the key store behind the database: raise its marks to meet what the database knows (and `ahead` above its counter)
+    const db = await databaseCounters(this.sequelize);
+    const storedBy = new Map(stored.map((m) => [indexMarkKey(m.applicationId, m.namespace), m.next]));
+    const behind = [...db.values()]
+      .filter((d) => (storedBy.get(indexMarkKey(d.applicationId, d.namespace)) ?? 0) < Math.max(d.next, d.marked))
+      .map((d) => ({ applicationId: d.applicationId, namespace: d.namespace, next: Math.min(Math.max(d.next + this.options.ahead, d.marked), KEY_INDEX_LIMIT) }));
+    const raised = behind.length > 0 ? await marks.raise(lineage, behind) : [];
+    await this.recordMarked(raised);
+    this.floors = new Map(storedBy);
+    for (const m of [...stored, ...raised]) {
+      const k = indexMarkKey(m.applicationId, m.namespace);
+      this.known.set(k, Math.max(this.known.get(k) ?? 0, m.next));
+    }
+    if (gaps.length > 0) {
+      this.options.logger.error('the database is behind the key store\'s key-index marks (a restore?): the allocator continues above them; addresses of the lost window are checked on chain', {
+        lineage, gaps,
+      });
+      this.options.onGaps?.();
+    } else if (raised.length > 0) {
+      this.options.logger.info('key-index marks raised to the database\'s counters', { lineage, raised: raised.length });
+    }
+    return { lineage, protected: true, marks: stored.length, gaps, raised };
+  }
+
+  /**
+   * In one transaction under an advisory lock (processes starting together do this once): for each
+   * mark above the one the database knew, moves the counter up to the mark, records the window
+   * (from above the highest user key the database holds) and alerts.
+   */
+  private async closeGaps(stored: readonly KeyIndexMark[]): Promise<KeyIndexGap[]> {
+    const lost = (db: Map<string, DatabaseCounter>) => stored.filter((m) => m.next > (db.get(indexMarkKey(m.applicationId, m.namespace))?.marked ?? 0));
+    if (lost(await databaseCounters(this.sequelize)).length === 0) return [];
+    return this.sequelize.transaction(async (transaction) => {
+      await this.sequelize.query('SELECT pg_advisory_xact_lock($1)', { bind: [CHECK_LOCK], transaction });
+      const now = await databaseCounters(this.sequelize, transaction);
+      const apps = new Set((await this.sequelize.query<{ id: number }>('SELECT id FROM applications', { type: QueryTypes.SELECT, transaction })).map((r) => r.id));
+      const gaps: KeyIndexGap[] = [];
+      for (const m of lost(now)) {
+        const d = now.get(indexMarkKey(m.applicationId, m.namespace));
+        const from = d?.issued ?? 0;
+        const known = apps.has(m.applicationId);
+        if (known) {
+          await this.sequelize.query(
+            `INSERT INTO key_counters (application_id, namespace, purpose, next_index, marked) VALUES ($1, $2, 'deposit', $3, $3)
+             ON CONFLICT (application_id, namespace, purpose) DO UPDATE SET next_index = GREATEST(key_counters.next_index, EXCLUDED.next_index), marked = GREATEST(key_counters.marked, EXCLUDED.marked)`,
+            { bind: [m.applicationId, m.namespace, m.next], transaction },
+          );
+        }
+        // the database holds user keys up to the mark: nothing of it was lost (only the mark it knew)
+        if (from >= m.next) continue;
+        await this.sequelize.query(
+          `INSERT INTO key_index_gaps (application_id, namespace, from_index, to_index, application_known) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (application_id, namespace, from_index) DO UPDATE SET to_index = GREATEST(key_index_gaps.to_index, EXCLUDED.to_index), checked_at = NULL`,
+          { bind: [m.applicationId, m.namespace, from, m.next, known], transaction },
+        );
+        gaps.push({ applicationId: m.applicationId, namespace: m.namespace, fromIndex: from, toIndex: m.next, applicationKnown: known });
+      }
+      if (gaps.length > 0) {
+        await raiseAlert(this.sequelize, transaction, null, 'KEY_INDEX_ROLLBACK',
+          `The database is behind the key store's key-index marks (a restore?): ${gaps.length} window(s) of deposit key indices may have been handed out after the backup. `
+          + 'They are never handed out again; their addresses are looked up on chain, each one with history is alerted (ADDRESS_IN_LOST_WINDOW).',
+          { gaps });
+      }
+      return gaps;
+    });
+  }
+}
