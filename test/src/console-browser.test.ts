@@ -13,6 +13,7 @@ import { Client } from 'pg';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { createTestDatabase, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
+import { pastFirstLogin } from './support/first-login';
 import { cliJson, runCli } from './support/processes';
 import { totp } from './support/totp';
 
@@ -52,6 +53,8 @@ describe('operator console in Chromium (login, pages, refusals, safe display, sc
       const made = await wcs(['operator', 'create', '--username', username, '--role', role]);
       accounts[username] = { password: made.password, secret: made.totpUri ? new URL(made.totpUri).searchParams.get('secret') : null };
     }
+    // ada makes the forced change below; the others stand for operators past it (the rule itself: console-first-login-browser.test.ts)
+    await pastFirstLogin(db.url, ['vic', 'lou', 'olga']);
     const c = new Client({ connectionString: db.url });
     await c.connect();
     await c.query(`INSERT INTO operator_alerts (kind, message, details) VALUES ('COLLECTION_FAILED', 'collection item 7 failed: <b>SWEEP_REVERTED</b>', '{"item": "7"}')`);

@@ -17,6 +17,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { createTestDatabase, testConfig, testEnv, testLogger, TEST_ACTOR, type TestDatabase } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
+import { pastFirstLogin } from './support/first-login';
 import { cliJson, runCli } from './support/processes';
 import { SigningClient } from './client/signing-client';
 
@@ -98,6 +99,8 @@ describe('console: applications, callback URLs and callback tasks in Chromium', 
       const made = await wcs(['operator', 'create', '--username', username, '--role', role]);
       accounts[username] = { password: made.password };
     }
+    // past the first login: this file is about other pages (the first-login rule: console-first-login-browser.test.ts)
+    await pastFirstLogin(db.url, ['olga', 'vic']);
     receiver = await new CallbackReceiver().start();
     receiver.reply = (r) => (evil && r.target.startsWith('/evil')
       ? { status: 500, body: EVIL, headers: { 'content-type': 'text/html; charset=utf-8' } }

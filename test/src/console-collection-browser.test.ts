@@ -16,6 +16,7 @@ import { Client } from 'pg';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { createTestDatabase, testConfig, testEnv, testLogger, type TestDatabase } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
+import { pastFirstLogin } from './support/first-login';
 import { cliJson, describeCli, runCli } from './support/processes';
 import { totp } from './support/totp';
 
@@ -115,6 +116,8 @@ describe('console wallets, collection and key store pages in Chromium (policy fo
       const made = await wcs(['operator', 'create', '--username', username, '--role', role]);
       accounts[username] = { password: made.password, secret: made.totpUri ? new URL(made.totpUri).searchParams.get('secret') : null };
     }
+    // past the first login: this file is about other pages (the first-login rule: console-first-login-browser.test.ts)
+    await pastFirstLogin(db.url, ['olga', 'vic', 'abe']);
     appId = (await wcs(['app', 'create', '--name', 'shop <one>', '--env', 'test', '--chains', 'ETH,BTC'])).id;
     pg = new Client({ connectionString: db.url });
     await pg.connect();

@@ -20,6 +20,7 @@ import { createTestDatabase, prepareTestKeystore, TEST_ACTOR, testConfig, testEn
 import { WcsService, type CreatedApplication } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
 import { expectOk } from './support/expect';
+import { pastFirstLogin } from './support/first-login';
 import { cliJson, runCli } from './support/processes';
 import { ADDRESS_CREATE } from './support/recharge-types';
 
@@ -78,6 +79,8 @@ describe('console deposits pages in Chromium (recharge list and detail, unattrib
     for (const [username, role] of [['olga', 'operator'], ['vic', 'viewer']] as const) {
       accounts[username] = { password: (await wcs(['operator', 'create', '--username', username, '--role', role])).password };
     }
+    // past the first login: this file is about other pages (the first-login rule: console-first-login-browser.test.ts)
+    await pastFirstLogin(db.url, ['olga', 'vic']);
     svc = await WcsService.start(testConfig(db.url, { WCS_CONSOLE_PORT: '0' }), testLogger(), { api: true, workers: false, console: true });
     base = svc.consoleUrl;
     app = await svc.storage.applications.create(TEST_ACTOR, { name: 'memo merchant', environment: 'test', chains: ['XRP'] });

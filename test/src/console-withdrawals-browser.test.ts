@@ -25,6 +25,7 @@ import { SigningClient } from './client/signing-client';
 import { CallbackReceiver } from './support/callback-receiver';
 import { expectOk, pollUntil } from './support/expect';
 import { freshEvmAddress, settleOnAnvil, waitForFunded, waitForHotWallet, type Withdraw } from './support/payouts';
+import { pastFirstLogin } from './support/first-login';
 import { cliJson, runCli } from './support/processes';
 import { totp } from './support/totp';
 
@@ -110,6 +111,8 @@ describe('console withdrawals pages in Chromium on anvil (risk rules, held order
       const made = await wcs(['operator', 'create', '--username', username, '--role', role]);
       accounts[username] = { password: made.password, secret: made.totpUri ? new URL(made.totpUri).searchParams.get('secret') : null };
     }
+    // past the first login: this file is about other pages (the first-login rule: console-first-login-browser.test.ts)
+    await pastFirstLogin(db.url, ['olga', 'ann', 'vic']);
     svc = await WcsService.start(testConfig(db.url, {
       WCS_RPC_TEST_ETH: anvil.url, WCS_CALLBACK_POLL_MS: '50', WCS_CALLBACK_ALLOW_PRIVATE: '1', WCS_CONSOLE_PORT: '0',
       WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '200',

@@ -25,6 +25,7 @@ import { freePort, prepareTestKeystore, testConfig, testEnv, TEST_ACTOR } from '
 import { rawRequest, SigningClient, type ClientResponse } from './client/signing-client';
 import { CallbackReceiver } from './support/callback-receiver';
 import { Codes, expectOk, pollUntil, sleep } from './support/expect';
+import { pastFirstLogin } from './support/first-login';
 import { cliJson, runCli } from './support/processes';
 import { ADDRESS_CREATE, RECHARGE_LIST, type RechargeEvent } from './support/recharge-types';
 import { tempDir } from './support/temp';
@@ -188,6 +189,7 @@ describe('Postgres outage under load: 503 SERVICE_UNAVAILABLE, never 500; worker
     const made = await runCli(['operator', 'create', '--username', 'olive', '--role', 'viewer', '--json'], { ...process.env, ...testEnv(cluster.url(DATABASE)) });
     expect(made.code, made.stdout + made.stderr).to.equal(0);
     const password = cliJson(['operator', 'create'], made).password as string;
+    await pastFirstLogin(cluster.url(DATABASE), ['olive']); // its pages are served only once past the first login
     const login = await fetch(`${svc.consoleUrl}/login`, {
       method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ username: 'olive', password, totp: '' }).toString(),

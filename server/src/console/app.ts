@@ -2,10 +2,16 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { CONSOLE_CSS, html, page, type Html } from './html';
 import { CSRF_COOKIE, ConsoleKit, SESSION_COOKIE, type ConsoleDeps, type Signed } from './kit';
 import { PAGE_MODULES } from './pages';
+import { passwordFirstGate } from './password-first';
 import { ErrorCodes } from '@wcs/core';
 import { DATABASE_RETRY_AFTER_SECONDS, databaseUnavailable } from '../db/unavailable';
 
 export { CSRF_COOKIE, SESSION_COOKIE } from './kit';
+
+/** A lockout's end as the login page states it: the database's time in UTC, rounded up to the second (never before it ends). */
+export function lockedUntil(until: Date): string {
+  return `${new Date(Math.ceil(until.getTime() / 1000) * 1000).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
 
 /**
  * The operator console (docs/console.md): server-rendered pages on their own port. Every page
@@ -40,6 +46,8 @@ export function createConsoleApp(o: ConsoleDeps): express.Express {
   const signedIn = (req: Request, res: Response) => kit.signedIn(req, res);
   const change = kit.change.bind(kit);
   const wrap = kit.wrap.bind(kit);
+  // ahead of every route: a session whose password must be changed reaches only the password page and logout
+  app.use(passwordFirstGate(kit));
 
   const loginPage = (message: Html | null) => page('Log in', null, html`<form method="post" action="/login" class="card">
     ${message ?? ''}
@@ -53,13 +61,14 @@ export function createConsoleApp(o: ConsoleDeps): express.Express {
     const b = req.body as Record<string, unknown>;
     const r = await o.auth.login({ username: String(b.username ?? ''), password: String(b.password ?? ''), totp: typeof b.totp === 'string' && b.totp !== '' ? b.totp : null, source: source(req) });
     if (!r.ok) {
-      const why = {
-        RATE_LIMITED: 'Too many failed attempts from your address: wait a minute and try again.',
-        INVALID_CREDENTIALS: 'Wrong username or password.',
-        TOTP_INVALID: 'The authenticator code is missing, wrong or already used.',
-        LOCKED: 'This account is locked after repeated failures: try again later or ask an admin to reset it.',
-        DISABLED: 'This account is disabled.',
-      }[r.reason];
+      const why = r.reason === 'LOCKED'
+        ? `This account is locked after repeated failures until ${lockedUntil(r.until)}: try again then, or ask an admin to reset it (wcs operator reset-password).`
+        : {
+          RATE_LIMITED: 'Too many failed attempts from your address: wait a minute and try again.',
+          INVALID_CREDENTIALS: 'Wrong username or password.',
+          TOTP_INVALID: 'The authenticator code is missing, wrong or already used.',
+          DISABLED: 'This account is disabled.',
+        }[r.reason];
       if (r.reason === 'RATE_LIMITED') res.setHeader('Retry-After', String(Math.ceil(r.retryAfterMs / 1000)));
       o.logger.info('console login refused', { reason: r.reason, source: source(req) });
       send(res, r.reason === 'RATE_LIMITED' ? 429 : 401, loginPage(html`<p class="error" role="alert">${why}</p>`));
@@ -73,7 +82,7 @@ export function createConsoleApp(o: ConsoleDeps): express.Express {
     const s = await signedIn(req, res);
     if (!s) return;
     if (!o.auth.checkCsrf(s.session, (req.body as Record<string, unknown>)?._csrf)) {
-      send(res, 403, page('Refused', s.session.operator, html`<p class="error">The form's security token is missing or wrong (CSRF).</p>`, s.csrf));
+      send(res, 403, page('Refused', kit.pageOperator(s), html`<p class="error">The form's security token is missing or wrong (CSRF).</p>`, s.csrf));
       return;
     }
     await o.auth.logout(s.session);
@@ -83,7 +92,7 @@ export function createConsoleApp(o: ConsoleDeps): express.Express {
 
   for (const register of PAGE_MODULES) register(app, kit);
 
-  const passwordPage = (s: Signed, message: Html | null) => page('Change your password', s.session.operator, html`<form method="post" action="/password" class="card">
+  const passwordPage = (s: Signed, message: Html | null) => page('Change your password', kit.pageOperator(s), html`<form method="post" action="/password" class="card">
     ${message ?? ''}<input type="hidden" name="_csrf" value="${s.csrf}">
     <label for="current">Current password</label><input id="current" name="current" type="password" autocomplete="current-password" required>
     <label for="next">New password (12 to 256 characters)</label><input id="next" name="next" type="password" autocomplete="new-password" minlength="12" required>
@@ -102,7 +111,9 @@ export function createConsoleApp(o: ConsoleDeps): express.Express {
       send(res, 400, passwordPage(s, html`<p class="error" role="alert">${messages[r]}</p>`));
       return;
     }
-    send(res, 200, passwordPage(s, html`<p class="ok" role="status">Password changed; your other sessions are logged out.</p>`));
+    // changed: this session may now do what its role allows (the next request reads the cleared flag)
+    const changed: Signed = { ...s, session: { ...s.session, mustChangePassword: false } };
+    send(res, 200, passwordPage(changed, html`<p class="ok" role="status">Password changed; your other sessions are logged out.</p>`));
   }));
 
   app.use((_req: Request, res: Response) => send(res, 404, page('Not found', null, html`<p>No such page. <a href="/">Overview</a></p>`)));

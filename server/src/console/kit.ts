@@ -10,7 +10,7 @@ import type { AuditActor } from '../operators/audit';
 import type { OperatorAuth, Session } from '../operators/operator-auth';
 import type { Operators } from '../operators/operators';
 import { may, type Action } from '../operators/permissions';
-import { html, page, type Html } from './html';
+import { html, page, type Html, type PageOperator } from './html';
 
 export const SESSION_COOKIE = 'wcs_session';
 export const CSRF_COOKIE = 'wcs_csrf';
@@ -80,9 +80,14 @@ export class ConsoleKit {
     res.status(status).type('html').send(body);
   }
 
+  /** Who the page is for: the operator and whether the password must be changed first (the banner, the short navigation). */
+  pageOperator(s: Signed): PageOperator {
+    return { username: s.session.operator.username, role: s.session.operator.role, mustChangePassword: s.session.mustChangePassword };
+  }
+
   /** A full page for a signed-in operator. */
   render(res: Response, s: Signed, title: string, body: Html, status = 200): void {
-    this.send(res, status, page(title, s.session.operator, body, s.csrf));
+    this.send(res, status, page(title, this.pageOperator(s), body, s.csrf));
   }
 
   /** A refusal page: the message is shown escaped, nothing was changed. */
@@ -90,16 +95,25 @@ export class ConsoleKit {
     this.render(res, s, 'Refused', html`<p class="error" role="alert">${message}</p><p><a href="/">Overview</a></p>`, status);
   }
 
-  /** The request's session, or a redirect to the login page (null). */
-  async signedIn(req: Request, res: Response): Promise<Signed | null> {
+  /**
+   * The request's session or null, authenticated once per request (the console's middleware does
+   * it first, console/password-first.ts) and kept for the route in `res.locals`.
+   */
+  async current(req: Request, res: Response): Promise<Signed | null> {
+    const locals = res.locals as { wcsSigned?: Signed | null };
+    if (locals.wcsSigned !== undefined) return locals.wcsSigned;
     const c = cookies(req);
     const token = c[SESSION_COOKIE];
     const session = token ? await this.deps.auth.authenticate(token) : null;
-    if (!session) {
-      res.redirect(303, '/login');
-      return null;
-    }
-    return { session, csrf: c[CSRF_COOKIE] ?? '' };
+    locals.wcsSigned = session ? { session, csrf: c[CSRF_COOKIE] ?? '' } : null;
+    return locals.wcsSigned;
+  }
+
+  /** The request's session, or a redirect to the login page (null). */
+  async signedIn(req: Request, res: Response): Promise<Signed | null> {
+    const s = await this.current(req, res);
+    if (!s) res.redirect(303, '/login');
+    return s;
   }
 
   may(s: Signed, action: Action): boolean {

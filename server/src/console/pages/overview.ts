@@ -21,9 +21,8 @@ export function registerOverviewPages(app: express.Express, kit: ConsoleKit): vo
       { type: QueryTypes.SELECT },
     );
     const ready = await kit.deps.readiness().catch((e: unknown) => ({ ready: false, checks: { readiness: String((e as Error)?.message ?? e) } }));
-    const must = s.session.mustChangePassword ? html`<p class="error">Your password must be changed: <a href="/password">change it now</a>.</p>` : '';
     const st = stats!;
-    kit.render(res, s, 'Overview', html`${must}
+    kit.render(res, s, 'Overview', html`
       <h2>Health and readiness</h2>
       <p>This process is <b class="${ready.ready ? 'ok' : 'error'}">${ready.ready ? 'ready' : 'not ready'}</b> (the checks of the API's <code>/readyz</code>, made now).</p>
       <dl class="kv">${Object.entries(ready.checks).map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
