@@ -102,6 +102,19 @@ describe('SolanaTransferNode.senderCheck (litesvm): the sender\'s recent signatu
     expect(await node.senderCheck(hot.address, memoryLedger({ known: new Set([first, mine]) }))).to.deep.equal({ kind: 'AGREES' });
   });
 
+  it('senderChecks: many senders in one batch, the database read once; what is not one sender\'s may be another\'s', async () => {
+    const paid = transfer(other, hot.address); // other's: a payment hot received
+    const ledger = memoryLedger();
+    expect(await node.senderCheck(hot.address, ledger)).to.deep.equal({ kind: 'AGREES' });
+    const before = server.requests.length;
+    const answers = await node.senderChecks([hot.address, other.address, funder.address], ledger);
+    expect(answers.map((a) => (a instanceof Error ? a.message : a.kind))).to.deep.equal(['AGREES', 'AHEAD', 'AGREES']);
+    expect((answers[1] as Extract<SenderCheck, { kind: 'AHEAD' }>).evidence).to.deep.equal({ kind: 'UNKNOWN_TRANSACTIONS', transactions: [paid] });
+    expect(server.requests.length - before, 'two round trips: the signatures, then the one transaction not read yet for other').to.equal(2);
+    expect(ledger.calls).to.deep.equal(['knownTransactions', 'knownTransactions']);
+    expect(await node.senderChecks([], ledger)).to.deep.equal([]);
+  });
+
   it('refuses a sender that is not a Solana address; a node fault is thrown', async () => {
     await rejected(node.senderCheck('0xnot-solana', memoryLedger()), TypeError);
     const dead = new SolanaTransferNode({ url: 'http://127.0.0.1:1', timeoutMs: 300 });

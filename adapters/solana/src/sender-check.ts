@@ -2,14 +2,17 @@ import { AGREES, ChainRpcError, LruCache, type SenderCheck, type SenderLedger } 
 
 /** Signatures of a sender read per check (one getSignaturesForAddress page). */
 export const SIGNATURE_PAGE = 100;
-/** Transactions found not signed by the sender (received ones), remembered so each is read once. */
+/** (sender, transaction) pairs found not signed by the sender (received ones), remembered so each is read once. */
 const FOREIGN_CACHE = 10_000;
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** A read through the node's client: the result of each call, in order, or its error thrown. */
-export type SolanaReads = (calls: ReadonlyArray<{ readonly method: string; readonly params: unknown[] }>) => Promise<unknown[]>;
+/**
+ * A read through the node's client: the result of each call, in order; a call the node answered
+ * with an error throws it, or (`perCall`) is that call's Error.
+ */
+export type SolanaReads = (calls: ReadonlyArray<{ readonly method: string; readonly params: unknown[] }>, perCall?: boolean) => Promise<unknown[]>;
 
 /**
  * The Solana sender check (TransferNode.senderCheck; docs/transfers.md): Solana has no sequence,
@@ -30,36 +33,67 @@ export class SolanaSenderCheck {
   constructor(private readonly read: SolanaReads, private readonly label: string) {}
 
   async check(sender: string, ledger: SenderLedger): Promise<SenderCheck> {
-    const [page] = await this.read([{ method: 'getSignaturesForAddress', params: [sender, { limit: SIGNATURE_PAGE, commitment: 'confirmed' }] }]);
-    if (!Array.isArray(page)) throw this.bad('getSignaturesForAddress', 'no list of signatures');
-    const signatures = page.map((e) => {
-      if (!isObject(e) || typeof e.signature !== 'string') throw this.bad('getSignaturesForAddress', 'an entry without a signature');
-      return e.signature;
+    const [answer] = await this.checkMany([sender], ledger);
+    if (answer instanceof Error) throw answer;
+    return answer!;
+  }
+
+  /**
+   * check for many senders in three round trips at most: every sender's signatures in one batch,
+   * the database once for all of them, the unknown transactions in one batch. A sender whose
+   * signatures the node did not give is that sender's Error.
+   */
+  async checkMany(senders: readonly string[], ledger: SenderLedger): Promise<Array<SenderCheck | Error>> {
+    if (senders.length === 0) return [];
+    const pages = await this.read(senders.map((s) => ({ method: 'getSignaturesForAddress', params: [s, { limit: SIGNATURE_PAGE, commitment: 'confirmed' }] })), true);
+    const lists = pages.map((page): string[] | Error => {
+      if (page instanceof Error) return page;
+      if (!Array.isArray(page)) return this.bad('getSignaturesForAddress', 'no list of signatures');
+      const out: string[] = [];
+      for (const e of page) {
+        if (!isObject(e) || typeof e.signature !== 'string') return this.bad('getSignaturesForAddress', 'an entry without a signature');
+        out.push(e.signature);
+      }
+      return out;
     });
-    if (signatures.length === 0) return AGREES;
-    const known = await ledger.knownTransactions(signatures);
-    const open = signatures.filter((s) => !known.has(s) && this.foreign.get(s) === undefined);
-    const sent: string[] = [];
+    const all = [...new Set(lists.flatMap((l) => (l instanceof Error ? [] : l)))];
+    const known = all.length === 0 ? new Set<string>() : await ledger.knownTransactions(all);
+    const mine = (sender: string, sig: string) => `${sender} ${sig}`;
+    const open = [...new Set(senders.flatMap((sender, i) => {
+      const list = lists[i]!;
+      return list instanceof Error ? [] : list.filter((sig) => !known.has(sig) && this.foreign.get(mine(sender, sig)) === undefined);
+    }))];
+    const signers = new Map<string, Set<string>>();
     if (open.length > 0) {
-      const txs = await this.read(open.map((s) => ({ method: 'getTransaction', params: [s, { encoding: 'jsonParsed', commitment: 'confirmed', maxSupportedTransactionVersion: 0 }] })));
+      const txs = await this.read(open.map((sig) => ({ method: 'getTransaction', params: [sig, { encoding: 'jsonParsed', commitment: 'confirmed', maxSupportedTransactionVersion: 0 }] })));
       for (const [i, tx] of txs.entries()) {
         if (tx === null || tx === undefined) continue; // listed, not returned yet: the next check reads it
-        const signers = this.signersOf(tx, open[i]!);
-        if (signers.has(sender)) sent.push(open[i]!);
-        else this.foreign.set(open[i]!, true);
+        signers.set(open[i]!, this.signersOf(tx, open[i]!));
       }
     }
-    if (sent.length > 0) {
-      return {
-        kind: 'AHEAD',
-        evidence: { kind: 'UNKNOWN_TRANSACTIONS', transactions: sent },
-        summary: `${sender} signed ${sent.length} transaction${sent.length === 1 ? '' : 's'} on chain that the database does not know (${sent.slice(0, 3).join(', ')}${sent.length > 3 ? ', …' : ''})`,
-      };
-    }
-    if (signatures.length >= SIGNATURE_PAGE && known.size === 0) {
-      return { kind: 'UNCHECKED', reason: `the latest ${SIGNATURE_PAGE} transactions naming ${sender} include none the database knows and none it signed; older ones are not read` };
-    }
-    return AGREES;
+    const answers = senders.map((sender, i): SenderCheck | Error => {
+      const list = lists[i]!;
+      if (list instanceof Error) return list;
+      const sent: string[] = [];
+      for (const sig of list) {
+        const who = signers.get(sig);
+        if (who === undefined) continue;
+        if (who.has(sender)) sent.push(sig);
+        else this.foreign.set(mine(sender, sig), true); // not the sender's (a payment received): not read again for it
+      }
+      if (sent.length > 0) {
+        return {
+          kind: 'AHEAD',
+          evidence: { kind: 'UNKNOWN_TRANSACTIONS', transactions: sent },
+          summary: `${sender} signed ${sent.length} transaction${sent.length === 1 ? '' : 's'} on chain that the database does not know (${sent.slice(0, 3).join(', ')}${sent.length > 3 ? ', …' : ''})`,
+        };
+      }
+      if (list.length >= SIGNATURE_PAGE && !list.some((sig) => known.has(sig))) {
+        return { kind: 'UNCHECKED', reason: `the latest ${SIGNATURE_PAGE} transactions naming ${sender} include none the database knows and none it signed; older ones are not read` };
+      }
+      return AGREES;
+    });
+    return answers;
   }
 
   /** The signing accounts of a jsonParsed transaction (accountKeys with signer: true). */

@@ -133,7 +133,14 @@ export class SolanaTransferNode implements TransferNode {
     this.computeUnitPrice = price;
     this.nativeLimit = limit(options.computeUnitLimits?.native, 1_000, 'computeUnitLimits.native');
     this.tokenLimit = limit(options.computeUnitLimits?.token, 80_000, 'computeUnitLimits.token');
-    this.senders = new SolanaSenderCheck(async (calls) => (await this.batch(calls, true)).map((item, i) => this.unwrap(item, calls[i]!.method)), this.label);
+    this.senders = new SolanaSenderCheck(async (calls, perCall) => (await this.batch(calls, true)).map((item, i) => {
+      if (!perCall) return this.unwrap(item, calls[i]!.method);
+      try {
+        return this.unwrap(item, calls[i]!.method);
+      } catch (e) {
+        return asError(e);
+      }
+    }), this.label);
   }
 
   /**
@@ -142,6 +149,11 @@ export class SolanaTransferNode implements TransferNode {
    */
   async senderCheck(sender: string, ledger: SenderLedger): Promise<SenderCheck> {
     return this.senders.check(address(sender, 'sender'), ledger);
+  }
+
+  /** senderCheck for many senders: their signatures in one batch, the database once, the unknown transactions in one batch. */
+  async senderChecks(senders: readonly string[], ledger: SenderLedger): Promise<Array<SenderCheck | Error>> {
+    return this.senders.checkMany(senders.map((s) => address(s, 'sender')), ledger);
   }
 
   // ------------------------------------------------------------------ transfer input
