@@ -11,7 +11,10 @@
  * (Postgres 18), and a template copy is the same restore without a file in between.
  */
 import { expect } from 'chai';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Client, Pool } from 'pg';
+import { startRegtest, type RegtestNode } from '@wcs/adapter-bitcoin/regtest';
 import { anvilRpc, sendNative, startAnvil, startBlockClock, type AnvilDevnet, type BlockClock } from '@wcs/adapter-evm/devnet';
 import { WcsService, releaseSender, SENDER_CHAIN_AHEAD, type CreatedApplication } from '@wcs/server';
 import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
@@ -19,6 +22,26 @@ import { SigningClient } from './client/signing-client';
 import { freshEvmAddress, waitForFunded, waitForHotWallet, type Withdraw } from './support/payouts';
 import { expectOk, pollUntil, sleep } from './support/expect';
 import { cliJson, runCli } from './support/processes';
+import { sendOutputs } from './support/regtest-wallet';
+import { tempDir } from './support/temp';
+
+/** Runs SQL on the cluster's maintenance database of `db` (database copies need no connection open to the database copied). */
+async function admin(db: TestDatabase, sql: string): Promise<void> {
+  const u = new URL(db.url);
+  u.pathname = '/postgres';
+  const c = new Client({ connectionString: u.toString() });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+/** `wcs transfers holds --json` of the database. */
+async function cliHolds(db: TestDatabase, extra: Record<string, string> = {}) {
+  const args = ['transfers', 'holds', '--json'];
+  return (cliJson(args, await runCli(args, { ...process.env, ...testEnv(db.url, extra) })) as { holds: Array<{ chainCode: string; address: string; summary: string; evidence: Record<string, unknown>; releasedTime: string | null }> }).holds;
+}
 
 const ETH_TEST_CHAIN_ID = 102;
 const ETH_TOKEN_ID = 10200;
@@ -56,18 +79,7 @@ describe('the chain ahead of a restored database: the sender is held, nothing is
     await svc?.stop();
     svc = null;
   };
-  /** Runs SQL on the cluster's maintenance database (database copies). */
-  const admin = async (sql: string) => {
-    const u = new URL(db.url);
-    u.pathname = '/postgres';
-    const c = new Client({ connectionString: u.toString() });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
+  const sql = (text: string) => admin(db, text);
   const nonce = async () => Number(BigInt(await anvilRpc<string>(anvil.url, 'eth_getTransactionCount', [hot, 'pending'])));
   const order = async (client: SigningClient, appOrderNo: string): Promise<Withdraw> =>
     expectOk(await client.post('/api/v1/wallet/withdraw/create', { appOrderNo, chainCode: 'ETH', chainTokenId: ETH_TOKEN_ID, toAddress: freshEvmAddress(), amount: '0.01' })) as Withdraw;
@@ -79,11 +91,6 @@ describe('the chain ahead of a restored database: the sender is held, nothing is
   };
   const aheadAlerts = () => q<{ id: string; message: string; details: { address: string; evidence: Record<string, string> } }>(
     'SELECT id::text AS id, message, details FROM operator_alerts WHERE kind = $1 ORDER BY id', [SENDER_CHAIN_AHEAD]);
-  const cliHolds = async () => {
-    const args = ['transfers', 'holds', '--json'];
-    return (cliJson(args, await runCli(args, { ...process.env, ...testEnv(db.url) })) as { holds: Array<{ chainCode: string; address: string; summary: string; evidence: Record<string, string>; releasedTime: string | null }> }).holds;
-  };
-
   before(async () => {
     anvil = await startAnvil({ chainId: 11155111 });
     clock = await startBlockClock(anvil.url, 100);
@@ -93,7 +100,7 @@ describe('the chain ahead of a restored database: the sender is held, nothing is
   after(async () => {
     await stop();
     await closePool();
-    await admin(`DROP DATABASE IF EXISTS ${copy} WITH (FORCE)`).catch(() => undefined);
+    await sql(`DROP DATABASE IF EXISTS ${copy} WITH (FORCE)`).catch(() => undefined);
     await db?.drop();
     await clock?.stop();
     await anvil?.stop();
@@ -117,7 +124,7 @@ describe('the chain ahead of a restored database: the sender is held, nothing is
     expect(b.status).to.equal('PROCESSING');
     await stop();
     await closePool();
-    await admin(`CREATE DATABASE ${copy} TEMPLATE ${db.name}`); // the backup
+    await sql(`CREATE DATABASE ${copy} TEMPLATE ${db.name}`); // the backup
 
     client = await start();
     const paid = await until(client, b.id, 'SUCCESS');
@@ -129,8 +136,8 @@ describe('the chain ahead of a restored database: the sender is held, nothing is
   });
 
   it('after the restore, the second order is not signed again: the sender is held, one alert, listed by wcs transfers holds, and stays held across a restart', async () => {
-    await admin(`DROP DATABASE ${db.name} WITH (FORCE)`);
-    await admin(`CREATE DATABASE ${db.name} TEMPLATE ${copy}`); // the restore
+    await sql(`DROP DATABASE ${db.name} WITH (FORCE)`);
+    await sql(`CREATE DATABASE ${db.name} TEMPLATE ${copy}`); // the restore
     let client = await start();
     const restored = await get(client, paidB.id);
     expect(restored.status, 'the restored copy knows nothing of the payment').to.equal('PROCESSING');
@@ -155,7 +162,7 @@ describe('the chain ahead of a restored database: the sender is held, nothing is
     expect(alerts[0]!.details.evidence).to.deep.equal({ kind: 'SEQUENCE', databaseNext: '1', chainNext: '2', pendingNext: '2' });
     expect(alerts[0]!.message).to.contain(hot);
 
-    const holds = await cliHolds();
+    const holds = await cliHolds(db);
     expect(holds.map((h) => [h.chainCode, h.address, h.releasedTime])).to.deep.equal([['ETH', hot, null]]);
     expect(holds[0]!.summary).to.contain("database's next is 1");
 
@@ -165,7 +172,7 @@ describe('the chain ahead of a restored database: the sender is held, nothing is
     await sleep(2000);
     expect(await nonce()).to.equal(2);
     expect(await aheadAlerts()).to.have.length(1);
-    expect((await cliHolds()).map((h) => h.address)).to.deep.equal([hot]);
+    expect((await cliHolds(db)).map((h) => h.address)).to.deep.equal([hot]);
     cOrder = c.id;
   });
 
@@ -187,9 +194,137 @@ describe('the chain ahead of a restored database: the sender is held, nothing is
     expect(await nonce(), 'one more transaction: C\'s').to.equal(3);
     const tx = await anvilRpc<{ nonce: string; from: string }>(anvil.url, 'eth_getTransactionByHash', [c.txHash]);
     expect([Number(BigInt(tx.nonce)), tx.from.toLowerCase()]).to.deep.equal([2, hot.toLowerCase()]);
-    expect(await cliHolds()).to.deep.equal([]);
+    expect(await cliHolds(db)).to.deep.equal([]);
     expect(await aheadAlerts()).to.have.length(1);
     const [audit] = await q<{ action: string }>('SELECT action FROM audit_log WHERE target = $1', [`sender:ETH:${hot}`]);
     expect(audit).to.deep.equal({ action: 'transfers.release-sender' });
+  });
+});
+
+describe('the chain ahead of a restored database on bitcoin: outputs it believes unspent are spent, the hot wallet is held (bcoin regtest)', function () {
+  this.timeout(300_000);
+  const CHAIN_ID = 150;
+  const CODE = 'BTCREG';
+  const TOKEN_ID = CHAIN_ID * 100;
+  let node: RegtestNode;
+  let db: TestDatabase;
+  let svc: WcsService | null = null;
+  let pool: Pool | null = null;
+  let app: CreatedApplication;
+  let hot: string;
+  let configFile: string;
+  const copy = `wcs_copy_${Math.random().toString(16).slice(2, 10)}`;
+  const env = () => ({
+    [`WCS_RPC_TEST_${CODE}`]: node.url, WCS_CONFIG: configFile, WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '200',
+  });
+  const q = async <T>(text: string, params: unknown[] = []): Promise<T[]> => {
+    pool ??= new Pool({ connectionString: db.url, max: 2 });
+    return (await pool.query(text, params)).rows as T[];
+  };
+  const closePool = async () => {
+    await pool?.end();
+    pool = null;
+  };
+  const start = async (workers = true) => {
+    svc = await WcsService.start(testConfig(db.url, env()), testLogger(), { api: true, workers });
+    return new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
+  };
+  const stop = async () => {
+    await svc?.stop();
+    svc = null;
+  };
+  const order = async (client: SigningClient, appOrderNo: string): Promise<Withdraw> =>
+    expectOk(await client.post('/api/v1/wallet/withdraw/create', { appOrderNo, chainCode: CODE, chainTokenId: TOKEN_ID, toAddress: await node.newAddress(), amount: '0.01' })) as Withdraw;
+  const get = async (client: SigningClient, id: number) => expectOk(await client.get(`/api/v1/wallet/withdraw/get?id=${id}`)) as Withdraw;
+  /** Transactions in the mempool or mined since `height` that spend an output of the hot wallet's funding `txid`. */
+  const spendsOf = async (txid: string, height: number): Promise<string[]> => {
+    const tip = await node.rpc<number>('getblockcount');
+    const found = new Set<string>();
+    const look = async (ids: string[]) => {
+      for (const id of ids) {
+        const t = await node.rpc<{ vin: Array<{ txid?: string }> }>('getrawtransaction', [id, true]);
+        if (t.vin.some((i) => i.txid === txid)) found.add(id);
+      }
+    };
+    await look(await node.rpc<string[]>('getrawmempool'));
+    for (let h = height; h <= tip; h++) {
+      const b = await node.rpc<{ tx: Array<string | { txid: string }> }>('getblock', [await node.rpc<string>('getblockhash', [h]), true, false]);
+      await look(b.tx.map((x) => (typeof x === 'string' ? x : x.txid)));
+    }
+    return [...found];
+  };
+
+  before(async function () {
+    this.timeout(120_000);
+    node = await startRegtest();
+    configFile = path.join(tempDir('wcs-ahead-btc-'), 'config.json');
+    fs.writeFileSync(configFile, JSON.stringify({
+      chains: [{ id: CHAIN_ID, code: CODE, name: 'Bitcoin regtest (bcoin)', family: 'bitcoin', environment: 'test', network: 'regtest', nativeSymbol: 'BTC', decimals: 8, confirmations: 2, options: { bech32Hrp: 'rb' } }],
+      tokens: [{ id: TOKEN_ID, chainCode: CODE, environment: 'test', symbol: 'BTC', name: 'Bitcoin regtest native coin', contract: null, decimals: 8 }],
+    }));
+    await prepareTestKeystore();
+    db = await createTestDatabase();
+  });
+  after(async () => {
+    await stop();
+    await closePool();
+    await admin(db, `DROP DATABASE IF EXISTS ${copy} WITH (FORCE)`).catch(() => undefined);
+    await db?.drop();
+    await node?.stop();
+  });
+
+  it('a payout lost by the restore is not made again: the hot wallet is held with the spent outputs as evidence, one alert, listed', async () => {
+    svc = await WcsService.start(testConfig(db.url, env()), testLogger(), { api: true, workers: true });
+    app = await svc.storage.applications.create(TEST_ACTOR, { name: 'restore-btc', environment: 'test', chains: [CODE] });
+    hot = await waitForHotWallet(q, app.id, CHAIN_ID, 30_000);
+    const funding = await sendOutputs(node, [{ address: hot, sats: 3_000_000n }, { address: hot, sats: 2_000_000n }]);
+    await node.mine(1);
+    const seen = await pollUntil(() => q<{ n: number }>(
+      'SELECT count(*)::int AS n FROM hot_wallet_utxos u JOIN hot_wallets h ON h.id = u.hot_wallet_id WHERE h.chain_id = $1 AND u.confirmations >= 1', [CHAIN_ID]), (r) => r[0]!.n === 2, 30_000, 50);
+    expect(seen.ok, 'the ledger lists both funding outputs, confirmed').to.equal(true);
+    await waitForFunded(q, app.id, [TOKEN_ID]);
+    await stop();
+
+    // the order is accepted while no worker runs; the copy holds it unsigned and both outputs unspent
+    let client = await start(false);
+    const b = await order(client, 'btc-b');
+    await stop();
+    await closePool();
+    await admin(db, `CREATE DATABASE ${copy} TEMPLATE ${db.name}`);
+    const height = await node.rpc<number>('getblockcount');
+
+    client = await start();
+    const r = await pollUntil(async () => {
+      await node.mine(1);
+      return get(client, b.id);
+    }, (w) => w.status === 'SUCCESS' || w.status === 'FAILED', 90_000, 300);
+    expect(r.result.status).to.equal('SUCCESS');
+    const paid = r.result.txHash!;
+    expect(await spendsOf(funding, height)).to.deep.equal([paid]);
+    await stop();
+    await closePool();
+
+    await admin(db, `DROP DATABASE ${db.name} WITH (FORCE)`);
+    await admin(db, `CREATE DATABASE ${db.name} TEMPLATE ${copy}`);
+    client = await start();
+    expect((await get(client, b.id)).status, 'the restored copy knows nothing of the payment').to.equal('PROCESSING');
+    const raised = await pollUntil(() => q<{ details: { address: string; evidence: { kind: string; outputs: Array<{ txHash: string }> } } }>(
+      'SELECT details FROM operator_alerts WHERE kind = $1', [SENDER_CHAIN_AHEAD]), (rows) => rows.length > 0, 30_000, 100);
+    expect(raised.ok, 'a SENDER_CHAIN_AHEAD alert').to.equal(true);
+    await sleep(3000); // 30 signing rounds, a block each second
+    for (let i = 0; i < 3; i++) await node.mine(1);
+    await sleep(1000);
+
+    expect((await get(client, b.id)).status).to.equal('PROCESSING');
+    expect(await spendsOf(funding, height), 'no second transaction spends the hot wallet\'s outputs').to.deep.equal([paid]);
+    expect(await q('SELECT 1 FROM transfer_attempts a JOIN withdrawals w ON w.transfer_id = a.transfer_id WHERE w.id = $1', [b.id])).to.deep.equal([]);
+    const alerts = await q<{ details: { address: string; evidence: { kind: string; outputs: Array<{ txHash: string }> } } }>('SELECT details FROM operator_alerts WHERE kind = $1', [SENDER_CHAIN_AHEAD]);
+    expect(alerts).to.have.length(1);
+    expect(alerts[0]!.details.address).to.equal(hot);
+    expect(alerts[0]!.details.evidence.kind).to.equal('SPENT_OUTPUTS');
+    expect(alerts[0]!.details.evidence.outputs.map((o) => o.txHash)).to.include(funding);
+    const holds = await cliHolds(db, { WCS_CONFIG: configFile });
+    expect(holds.map((h) => [h.chainCode, h.address, h.releasedTime])).to.deep.equal([[CODE, hot, null]]);
+    await stop();
   });
 });

@@ -28,6 +28,10 @@ const [USD_CODE, USD_ISSUER] = RECORDED_USD.split(':') as [string, string];
  *   submitted, and the swept amount less what it paid out once the sweep (and a cold transfer) was.
  * - GET /accounts/{cold with}: the same record with id and account_id changed, the USD line kept.
  * - GET /accounts/{any other}: the recorded 404.
+ * - GET /accounts/{any}/transactions (the chain check before signing, read while the database has
+ *   signed nothing from the account): the two recorded GBVFTZ… transactions paying GAYOLL…
+ *   (horizon-account-transactions-GBVFTZ-excerpt.json), newest first, in a page envelope
+ *   (TEST-MADE): payments received, none the account sent.
  * - GET /fee_stats (fee_charged p99 199), GET /ledgers (the recorded ledger 27146933, base reserve
  *   5000000) as recorded.
  * - POST /transactions: the recorded success (horizon-submit-success-8ef0c6d6.json) with hash, id
@@ -81,6 +85,7 @@ export async function horizonTrustNode(networkPassphrase: string, cold: { withou
       const mine = d !== null && pays[1] === d.address && (after === null || BigInt(joined.paging_token as string) > BigInt(after));
       return { status: 200, body: JSON.stringify({ _links: {}, _embedded: { records: mine ? [joined] : [] } }) };
     }
+    if (req.method === 'GET' && /^\/accounts\/G[A-Z2-7]{55}\/transactions$/.test(req.path)) return { status: 200, body: JSON.stringify({ _links: {}, _embedded: { records: [...txs.values()].reverse() } }) };
     const acct = /^\/accounts\/(G[A-Z2-7]{55})$/.exec(req.path);
     if (req.method === 'GET' && acct) {
       const id = acct[1]!;

@@ -538,6 +538,10 @@ export function horizonRecordings() {
  *   like Horizon: strictly after `cursor`.
  * - GET /accounts/{deposit}: horizon-account-GAYOLL.json with ONLY `id` and `account_id` changed
  *   (→ the deposit account): 72.8563792 XLM, no selling liabilities, 5 subentries, sequence 120192344791187470.
+ * - GET /accounts/{deposit}/transactions (the chain check before signing, while the database has
+ *   signed nothing from the account): the two recorded GBVFTZ… transactions paying GAYOLL…
+ *   (horizon-account-transactions-GBVFTZ-excerpt.json), newest first, in a page envelope
+ *   (TEST-MADE): payments received, none the account sent.
  * - GET /accounts/{any other} (the hot wallet: not created yet): the recorded 404 problem document.
  * - GET /fee_stats: horizon-fee-stats.json (fee_charged p99 199). GET /ledgers?order=desc&limit=1:
  *   the recorded ledger 27146933 as the one record of a page (base reserve 5000000 stroops), as the
@@ -569,6 +573,7 @@ export async function horizonCollectionNode(networkPassphrase: string): Promise<
       return { status: 200, body: JSON.stringify({ _links: {}, _embedded: { records } }) };
     }
     if (d !== null && req.method === 'GET' && req.path === `/accounts/${d.address}`) return { status: 200, body: JSON.stringify({ ...account, id: d.address, account_id: d.address }) };
+    if (d !== null && req.method === 'GET' && req.path === `/accounts/${d.address}/transactions`) return { status: 200, body: JSON.stringify({ _links: {}, _embedded: { records: [...txs.values()].reverse() } }) };
     if (req.method === 'POST' && req.path === '/transactions') {
       const envelope = new URLSearchParams(req.body).get('tx')!;
       state.submitted.push(envelope);
