@@ -113,8 +113,12 @@ describe('rate limiters', () => {
 
     it('refills at the rate, capped at the burst', async () => {
       const policy = { ratePerSecond: 100, burst: 10 };
+      // what comes back between the two takes: one token per 10 ms (more on a loaded machine)
+      const t0 = performance.now();
       expect((await store.take('r2', 10, policy)).granted).to.equal(10);
-      expect((await store.take('r2', 10, policy)).granted).to.be.below(3);
+      const second = (await store.take('r2', 10, policy)).granted;
+      expect(second).to.be.at.most(Math.min(10, Math.ceil(((performance.now() - t0) + 20) / 10)));
+      expect(second).to.be.below(10);
       await new Promise((r) => setTimeout(r, 300));
       expect((await store.take('r2', 100, policy)).granted).to.equal(10);
     });
