@@ -1,6 +1,6 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import {
-  KEY_INDEX_LIMIT,
+  KEY_INDEX_LIMIT, isChainRpcError,
   type AdapterRegistry, type ChainAdapter, type ChainEndpoint, type KeyStore, type PublicKey, type SequenceTransferNode, type TransferNode,
 } from '@wcs/core';
 import type { Catalogue, ChainView } from '../catalogue/catalogue';
@@ -46,9 +46,18 @@ function hasSequence(node: TransferNode): node is SequenceTransferNode {
   return typeof (node as Partial<SequenceTransferNode>).nextSequence === 'function';
 }
 
-/** Whether an address has history on a chain: a used sequence / nonce, or any balance of the native coin or a listed token. */
-async function evidenceOf(node: TransferNode, chain: ChainView, addresses: readonly string[]): Promise<Array<Record<string, string>>> {
-  const contracts: Array<string | null> = [null, ...chain.tokens.filter((t) => t.contract !== null).map((t) => t.contract)];
+/** Node answers that concern one token contract (it does not answer balanceOf), not the node: that token is left out. */
+function tokenFault(e: unknown): boolean {
+  return isChainRpcError(e) && (e.errorName === 'RPC_BAD_RESPONSE' || e.errorName === 'RPC_ERROR');
+}
+
+/**
+ * Whether each address has history on a chain: a used sequence / nonce, or any balance of the
+ * native coin or a listed token. A token whose contract does not answer (not deployed on this
+ * node's chain, not an ERC-20) is left out and named in `unreadable`; any other failure is thrown
+ * (the window is looked at again later).
+ */
+async function evidenceOf(node: TransferNode, chain: ChainView, addresses: readonly string[], unreadable: Map<string, string>): Promise<Array<Record<string, string>>> {
   const out: Array<Record<string, string>> = addresses.map(() => ({}));
   if (hasSequence(node)) {
     const seqs = node.nextSequences ? await node.nextSequences(addresses) : await Promise.all(addresses.map((a) => node.nextSequence(a)));
@@ -57,11 +66,21 @@ async function evidenceOf(node: TransferNode, chain: ChainView, addresses: reado
       if (s > 0n) out[i]!.sequence = s.toString();
     });
   }
+  const contracts: Array<string | null> = [null, ...chain.tokens.map((t) => t.contract).filter((c): c is string => c !== null && !unreadable.has(`${chain.code}:${c}`))];
   const pairs = addresses.flatMap((address, i) => contracts.map((contract) => ({ i, address, contract })));
-  const balances = node.balances ? await node.balances(pairs) : await Promise.all(pairs.map((p) => node.balance(p.address, p.contract)));
+  const balances: Array<bigint | Error> = node.balances
+    ? await node.balances(pairs)
+    : (await Promise.allSettled(pairs.map((p) => node.balance(p.address, p.contract)))).map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error)));
   balances.forEach((b, k) => {
-    if (b instanceof Error) throw b;
-    if (b > 0n) out[pairs[k]!.i]![pairs[k]!.contract ?? 'native'] = b.toString();
+    const { i, contract } = pairs[k]!;
+    if (b instanceof Error) {
+      if (contract !== null && tokenFault(b)) {
+        unreadable.set(`${chain.code}:${contract}`, b.message);
+        return;
+      }
+      throw b;
+    }
+    if (b > 0n) out[i]![contract ?? 'native'] = b.toString();
   });
   return out;
 }
@@ -197,6 +216,7 @@ export class LostWindowChecker {
     const to = Math.min(Number(gap.to_index), from + MAX_WINDOW, KEY_INDEX_LIMIT);
     if (Number(gap.to_index) > to) unchecked.push(`indices ${to} to ${Number(gap.to_index) - 1}: beyond the ${MAX_WINDOW} looked at`);
     const used: UsedAddress[] = [];
+    const unreadable = new Map<string, string>();
     const spec = chains[0]?.adapter.keySpec('deposit');
     if (spec && askable.length > 0) {
       for (let start = from; start < to; start += BATCH) {
@@ -208,7 +228,7 @@ export class LostWindowChecker {
         if (keys.length === 0) continue;
         for (const { chain, adapter, node } of askable) {
           const addresses = keys.map((k) => adapter.address.addressFromPublicKey(k.pub));
-          const evidence = await evidenceOf(node, chain, addresses);
+          const evidence = await evidenceOf(node, chain, addresses, unreadable);
           evidence.forEach((ev, i) => {
             if (Object.keys(ev).length === 0) return;
             used.push({ applicationId: gap.application_id, namespace: gap.namespace, keyIndex: keys[i]!.index, chainCode: chain.code, chainId: chain.id, address: addresses[i]!, evidence: ev });
@@ -216,6 +236,7 @@ export class LostWindowChecker {
         }
       }
     }
+    for (const [token, why] of unreadable) unchecked.push(`${token}: token balance unreadable (${why.slice(0, 200)})`);
     for (const u of used) {
       await raiseAlert(this.sequelize, t, u.chainId, 'ADDRESS_IN_LOST_WINDOW',
         `Deposit address ${u.address} (application ${u.applicationId}, ${u.namespace} key index ${u.keyIndex}) has history on ${u.chainCode} but is not in the restored database: `

@@ -14,6 +14,8 @@ export interface Io {
 export class CliContext {
   /** Set by the command's --json option (and, before parsing, by --json anywhere in argv). */
   json = false;
+  /** A command that printed its report but found a problem sets this (e.g. 1); main returns it. */
+  exitCode = 0;
 
   constructor(
     readonly env: NodeJS.ProcessEnv,

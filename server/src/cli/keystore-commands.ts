@@ -4,8 +4,9 @@ import { loadConfig, type ServiceConfig } from '../config/config';
 import { KEYSTORE_PACKAGES, keyStoreOptions, loadKeyStorePlugin } from '../plugins/loader';
 import { jsonOpt, type CliContext } from './context';
 import { factLines } from './output';
+import { registerKeystoreRestoreCommands } from './keystore-restore-commands';
 
-/** wcs keystore init|status. */
+/** wcs keystore init|status|change-passphrase|verify-backup|marks. */
 export function registerKeystoreCommands(program: Command, ctx: CliContext): void {
   const keystore = program.command('keystore').description('the key store holding every private key');
   const backendOpt = () =>
@@ -43,4 +44,5 @@ export function registerKeystoreCommands(program: Command, ctx: CliContext): voi
         await store.destroy();
       }
     });
+  registerKeystoreRestoreCommands(keystore, ctx, keystoreConfig, backendOpt);
 }

@@ -84,7 +84,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
 
   try {
     await program.parseAsync(argv);
-    return EXIT.OK;
+    return ctx.exitCode || EXIT.OK;
   } catch (e) {
     if (e instanceof CommanderError) {
       // help or version asked for: not an error
