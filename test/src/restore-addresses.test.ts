@@ -7,7 +7,8 @@
  * names the windows, and the funded address of the lost window is alerted
  * (ADDRESS_IN_LOST_WINDOW) while the unfunded ones are not. Once with the software key store
  * (marks in the key-store file), once with the PKCS#11 key store on SoftHSM2 (marks in a token
- * data object), each also through `wcs keystore marks` and `wcs keystore verify-backup`.
+ * data object, and the runbook's `wcs keystore marks --apply` before the restart), each also
+ * through `wcs keystore marks` and `wcs keystore verify-backup`.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -44,7 +45,7 @@ async function query<R>(url: string, sql: string, bind: unknown[] = []): Promise
   }
 }
 
-function scenario(label: string, keyStoreEnv: () => Record<string, string>): void {
+function scenario(label: string, keyStoreEnv: () => Record<string, string>, options: { applyWithCli: boolean }): void {
   describe(`a database restore never hands out a deposit address twice (${label})`, function () {
     this.timeout(300_000);
     let anvil: AnvilDevnet;
@@ -119,6 +120,22 @@ function scenario(label: string, keyStoreEnv: () => Record<string, string>): voi
       expect(b!.lineage).to.equal(a!.lineage);
       // the restored copy knows only the first five users
       expect((await query<{ n: number }>(restored.url, 'SELECT count(*)::int AS n FROM user_keys'))[0]!.n).to.equal(10);
+      if (options.applyWithCli) {
+        // the runbook's step before any start: the database is behind (exit 1), then --apply
+        const look = ['keystore', 'marks', '--json'];
+        const r = await runCli(look, cliEnv(restored.url));
+        expect(r.code, describeCli(look, r)).to.equal(1);
+        expect(cliJson(look, r).marks.map((m: { namespace: string; state: string }) => [m.namespace, m.state])).to.deep.equal([['evm', 'DATABASE_BEHIND'], ['sol', 'DATABASE_BEHIND']]);
+        const apply = ['keystore', 'marks', '--apply', '--json'];
+        const a = await runCli(apply, cliEnv(restored.url));
+        expect(a.code, describeCli(apply, a)).to.equal(0);
+        const out = cliJson(apply, a);
+        expect(out.applied.gaps.map((g: { namespace: string }) => g.namespace)).to.deep.equal(['evm', 'sol']);
+        expect(out.lookedUp.map((g: { used: unknown[] }) => g.used.length).sort()).to.deep.equal([0, 1]);
+        expect(out.marks.map((m: { state: string }) => m.state)).to.deep.equal(['OK', 'OK']);
+        const audit = await query<{ action: string }>(restored.url, `SELECT action FROM audit_log WHERE action = 'keystore.marks-apply'`);
+        expect(audit).to.have.length(1);
+      }
       svc = await start(restored.url);
       const highest = Math.max(...lost.map((i) => i.keyIndex));
       const gaps = await query<{ namespace: string; from_index: number; to_index: number; application_known: boolean }>(restored.url,
@@ -200,8 +217,9 @@ function scenario(label: string, keyStoreEnv: () => Record<string, string>): voi
   });
 }
 
-scenario('software key store: marks in the key-store file', () => ({}));
+// the software scenario lets the service's start apply the marks; the PKCS#11 one runs the runbook's `wcs keystore marks --apply` first
+scenario('software key store: marks in the key-store file', () => ({}), { applyWithCli: false });
 scenario('PKCS#11 key store on SoftHSM2: marks in a token data object', () => {
   const { SOFTHSM2_CONF: _conf, ...tokenEnv } = createTestToken().env;
   return tokenEnv;
-});
+}, { applyWithCli: true });
