@@ -89,6 +89,8 @@ export class KeyIndexMarkGuard {
   private floors = new Map<string, number>();
   /** The marks as this process last knew them (after its raises). */
   private known = new Map<string, number>();
+  /** The marks this process has recorded in the database (key_counters.marked), where it raised them. */
+  private recorded = new Map<string, number>();
   private warned = false;
 
   constructor(
@@ -139,11 +141,17 @@ export class KeyIndexMarkGuard {
     if (!marks) return;
     const { lineage } = await this.check();
     const k = indexMarkKey(applicationId, namespace);
-    if ((this.known.get(k) ?? 0) >= end) return;
+    const known = this.known.get(k) ?? 0;
+    if (known >= end) {
+      // a raise whose recording in the database failed: record it before going on
+      if ((this.recorded.get(k) ?? known) < known) await this.recordMarked([{ applicationId, namespace, next: known }]);
+      return;
+    }
     const target = Math.min(end + this.options.ahead, KEY_INDEX_LIMIT);
     const [after] = await marks.raise(lineage, [{ applicationId, namespace, next: target }]);
     if (!after || after.next < Math.min(end, KEY_INDEX_LIMIT)) throw new Error(`the key store did not raise the key-index mark of ${namespace} (application ${applicationId}) to ${end}`);
-    this.known.set(k, Math.max(this.known.get(k) ?? 0, after.next));
+    this.known.set(k, Math.max(known, after.next));
+    this.recorded.set(k, this.recorded.get(k) ?? known);
     await this.recordMarked([after]);
   }
 
@@ -156,6 +164,10 @@ export class KeyIndexMarkGuard {
         WHERE k.application_id = m.application_id AND k.namespace = m.namespace AND k.purpose = 'deposit'`,
       { bind: [marks.map((m) => m.applicationId), marks.map((m) => m.namespace), marks.map((m) => String(m.next))], ...(transaction ? { transaction } : {}) },
     );
+    for (const m of marks) {
+      const k = indexMarkKey(m.applicationId, m.namespace);
+      this.recorded.set(k, Math.max(this.recorded.get(k) ?? 0, m.next));
+    }
   }
 
   private async runCheck(): Promise<MarksCheckReport> {
