@@ -80,12 +80,14 @@ export class SenderChainCheck {
 
   /**
    * The senders among `senders` not to sign for now: held ones, those the chain is found ahead of
-   * now (held here, alert raised), and those whose check could not be read.
+   * now (held here, alert raised), and those whose check could not be read. `readUnheld`: the
+   * senders were read as not held (a signing round's read leaves held senders out, and its
+   * signing transaction does again): the holds are not read again.
    */
-  async blocked(chain: ChainView, node: TransferNode, senders: readonly string[]): Promise<Set<string>> {
+  async blocked(chain: ChainView, node: TransferNode, senders: readonly string[], readUnheld = false): Promise<Set<string>> {
     const unique = [...new Set(senders)];
     if (unique.length === 0) return new Set();
-    const blocked = await heldAmong(this.sequelize, chain.id, unique);
+    const blocked = readUnheld ? new Set<string>() : await heldAmong(this.sequelize, chain.id, unique);
     if (!this.enabled) return blocked;
     const open = unique.filter((s) => !blocked.has(s));
     if (open.length === 0) return blocked;

@@ -217,7 +217,7 @@ export class TransferPipeline implements Worker {
     const built = await Promise.all(rows.map(async (r) => ({ r, ...(await this.builder.requestOf(adapter, r)) })));
     const strategy = spendStrategy(this.sequelize, chain, adapter);
     const [blocked, inputs, prepared] = await Promise.all([
-      this.chainCheck.blocked(chain, node, rows.map((r) => r.from_address)),
+      this.chainCheck.blocked(chain, node, rows.map((r) => r.from_address), true),
       transferInputs(node, built.map((x) => this.builder.inputRequest(x.r, x.base))),
       strategy.prepare(node, built.map((x) => ({ id: x.r.id, applicationId: x.r.application_id, fromAddress: x.r.from_address, fixedInputs: x.fixedInputs }))),
     ]);
@@ -256,7 +256,7 @@ export class TransferPipeline implements Worker {
     const keyStore = this.keyStore();
     return this.sequelize.transaction(async (t) => {
       const locked = await this.sequelize.query<{ id: string }>(
-        `SELECT id::text AS id FROM transfers WHERE id = ANY($1::bigint[]) AND status = 'READY' ORDER BY id FOR UPDATE SKIP LOCKED`,
+        `SELECT id::text AS id FROM transfers x WHERE id = ANY($1::bigint[]) AND status = 'READY' AND ${NOT_HELD} ORDER BY id FOR UPDATE OF x SKIP LOCKED`,
         { bind: [ready.map((x) => x.r.id)], type: QueryTypes.SELECT, transaction: t },
       );
       const lockedIds = new Set(locked.map((l) => l.id));
