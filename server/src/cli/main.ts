@@ -29,6 +29,7 @@ export const COMMAND_GROUPS: ReadonlyArray<{ readonly commands: readonly string[
   { commands: ['transfers'], load: () => (require('./transfer-commands') as typeof import('./transfer-commands')).registerTransferCommands },
   { commands: ['operator', 'alerts', 'audit'], load: () => (require('./operator-commands') as typeof import('./operator-commands')).registerOperatorCommands },
   { commands: ['subscriptions', 'outflows'], load: () => (require('./subscription-commands') as typeof import('./subscription-commands')).registerSubscriptionCommands },
+  { commands: ['recover'], load: () => (require('./recover-commands') as typeof import('./recover-commands')).registerRecoverCommands },
   { commands: ['reconcile'], load: () => (require('./reconcile-commands') as typeof import('./reconcile-commands')).registerReconcileCommands },
   { commands: ['chains'], load: () => (require('./chain-commands') as typeof import('./chain-commands')).registerChainsCommand },
 ];
