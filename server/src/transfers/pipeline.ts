@@ -24,7 +24,7 @@ const BROADCAST_CHUNK = 200;
  * a merchant waits on; then sweeps and cold transfers.
  */
 const SIGN_PRIORITY = `CASE x.kind WHEN 'TOP_UP' THEN 0 WHEN 'TRUSTLINE' THEN 0 WHEN 'PAYOUT' THEN 1 ELSE 2 END`;
-/** A round reads no transfer of a held sender (sender-holds.ts). */
+/** Neither a signing round nor the broadcast step takes a transfer of a held sender (sender-holds.ts). */
 const NOT_HELD = 'NOT EXISTS (SELECT 1 FROM sender_holds h WHERE h.chain_id = x.chain_id AND h.address = x.from_address AND h.released_at IS NULL)';
 
 export interface TransferPipelineConfig {
@@ -335,7 +335,7 @@ export class TransferPipeline implements Worker {
     const rows = await this.sequelize.query<TransferRow & { raw_tx: Buffer; attempt: number; sent_hash: string }>(
       `SELECT ${COLUMNS}, a.raw_tx, a.tx_hash AS sent_hash, a.attempt FROM ${FROM}
          JOIN transfer_attempts a ON a.transfer_id = x.id AND a.attempt = (SELECT max(attempt) FROM transfer_attempts b WHERE b.transfer_id = x.id)
-        WHERE x.chain_id = $1 AND x.status = 'SIGNED' ORDER BY x.sequence NULLS LAST, x.id LIMIT ${BROADCAST_CHUNK}`,
+        WHERE x.chain_id = $1 AND x.status = 'SIGNED' AND ${NOT_HELD} ORDER BY x.sequence NULLS LAST, x.id LIMIT ${BROADCAST_CHUNK}`,
       { bind: [chain.id], type: QueryTypes.SELECT },
     );
     if (rows.length === 0) return 0;
