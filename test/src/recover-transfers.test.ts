@@ -17,6 +17,7 @@ import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { freshEvmAddress, waitForFunded, waitForHotWallet, type Withdraw, type WithdrawEvent } from './support/payouts';
 import { expectOk, pollUntil } from './support/expect';
 import { dumpHost, type DumpableDatabase, type DumpHost } from './support/pg-dump';
+import { pastFirstLogin } from './support/first-login';
 import { cliJson, describeCli, runCli } from './support/processes';
 
 const ETH_TEST_CHAIN_ID = 102;
@@ -58,8 +59,8 @@ describe('wcs recover transfers: a restored database\'s held hot wallet recovere
     await pool?.end();
     pool = null;
   };
-  const start = async (workers = true) => {
-    svc = await WcsService.start(testConfig(db.url, env()), testLogger(), { api: true, workers });
+  const start = async (workers = true, console = false) => {
+    svc = await WcsService.start(testConfig(db.url, { ...env(), ...(console ? { WCS_CONSOLE_PORT: '0' } : {}) }), testLogger(), { api: true, workers, console });
     return new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
   };
   const stop = async () => {
@@ -144,7 +145,7 @@ describe('wcs recover transfers: a restored database\'s held hot wallet recovere
     const original = db;
     db = await host.restore(dump);
     await original.drop();
-    const client = await start();
+    const client = await start(true, true);
     const raised = await pollUntil(() => q('SELECT 1 FROM operator_alerts WHERE kind = $1', [SENDER_CHAIN_AHEAD]), (rows) => rows.length > 0, 30_000, 100);
     expect(raised.ok, 'a SENDER_CHAIN_AHEAD alert').to.equal(true);
     // D is approved by another operator than the one who set the threshold (four eyes): it becomes a transfer, held too
@@ -170,6 +171,32 @@ describe('wcs recover transfers: a restored database\'s held hot wallet recovere
     const text = await cli(['recover', 'transfers']);
     expect(text.code).to.equal(0);
     expect(text.stdout).to.include('dry run').and.include('MATCHED (1)').and.include('UNMATCHED_ON_CHAIN (1)').and.include('UNMATCHED_IN_DATABASE (1)');
+
+    // the console's page: the held sender, its evidence and the same plan, read-only; a generated password is changed first
+    const viewer = cliJson(['operator', 'create'], await cli(['operator', 'create', '--username', 'vic', '--role', 'viewer', '--json'])) as { password: string };
+    const cookies = new Map<string, string>();
+    const request = async (method: 'GET' | 'POST', path: string, form?: Record<string, string>) => {
+      const res = await fetch(svc!.consoleUrl + path, {
+        method, redirect: 'manual',
+        headers: { cookie: [...cookies].map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('; '), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+        ...(form ? { body: new URLSearchParams(form).toString() } : {}),
+      });
+      for (const c of res.headers.getSetCookie()) {
+        const [pair] = c.split(';');
+        const i = pair!.indexOf('=');
+        cookies.set(pair!.slice(0, i), decodeURIComponent(pair!.slice(i + 1)));
+      }
+      return { status: res.status, text: await res.text() };
+    };
+    expect((await request('POST', '/login', { username: 'vic', password: viewer.password, totp: '' })).status).to.equal(303);
+    expect((await request('GET', '/recovery')).status, 'refused until the password is changed').to.equal(403);
+    await pastFirstLogin(db.url, ['vic']);
+    const page = await request('GET', '/recovery');
+    expect(page.status, page.text).to.equal(200);
+    for (const part of [hot, 'SEQUENCE'.toLowerCase(), paidB.txHash!, paidC.txHash!, 'Matched (1)', 'Unmatched on chain (1)', 'Unmatched in the database (1)', 'wcs recover transfers --apply --release']) {
+      expect(page.text, part).to.include(part);
+    }
+    expect(page.text).to.not.include('<form method="post" action="/recovery');
 
     expect((await get(client, orders.b.id)).status).to.equal('PROCESSING');
     expect(await q(`SELECT 1 FROM audit_log WHERE action = 'transfers.recover'`)).to.deep.equal([]);

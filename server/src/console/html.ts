@@ -46,7 +46,7 @@ const MUST_CHANGE_BANNER = html`<p class="must-change" role="note" id="must-chan
 export function page(title: string, operator: PageOperator | null, body: Html, csrf: string | null = null): string {
   const must = operator?.mustChangePassword === true;
   const links = must ? html`<a href="/password">Password</a>` : html`<a href="/">Overview</a> <a href="/applications">Applications</a> <a href="/callbacks">Callbacks</a> <a href="/deposits">Deposits</a> <a href="/withdrawals">Withdrawals</a>
-    <a href="/wallets">Wallets</a> <a href="/collection">Collection</a> <a href="/reconciliation">Reconciliation</a> <a href="/keystore">Key store</a> <a href="/alerts">Alerts</a> <a href="/audit">Audit log</a>
+    <a href="/wallets">Wallets</a> <a href="/collection">Collection</a> <a href="/reconciliation">Reconciliation</a> <a href="/recovery">Recovery</a> <a href="/keystore">Key store</a> <a href="/alerts">Alerts</a> <a href="/audit">Audit log</a>
     <a href="/operators">Operators</a> <a href="/password">Password</a>`;
   const nav = operator === null ? html`` : html`<nav>
     ${links}

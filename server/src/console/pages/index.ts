@@ -10,6 +10,7 @@ import { registerKeyStorePages } from './keystore';
 import { registerOperatorPages } from './operators';
 import { registerOverviewPages } from './overview';
 import { registerReconciliationPages } from './reconciliation';
+import { registerRecoveryPages } from './recovery';
 import { registerWalletPages } from './wallets';
 import { registerWithdrawalPages } from './withdrawals';
 
@@ -23,6 +24,7 @@ export const PAGE_MODULES: readonly ((app: express.Express, kit: ConsoleKit) => 
   registerWalletPages,
   registerCollectionPages,
   registerReconciliationPages,
+  registerRecoveryPages,
   registerKeyStorePages,
   registerAlertPages,
   registerAuditPages,
