@@ -9,6 +9,7 @@ import type { AppCredentials } from '../auth/credentials';
 import type { Database } from '../db/database';
 import { Batcher } from '../db/batcher';
 import { KeyIndexReserve, type ReserveMarks } from './key-index-reserve';
+import { memoMarkNamespace } from './index-marks';
 import { HdAddressWriter, type AddressRow } from './hd-address-writer';
 
 /** externalUserId: 1-64 characters of letters, digits and _ - . @ : + = (docs/api.md). */
@@ -86,6 +87,7 @@ export class AddressService {
   private readonly lookups: Batcher<Lookup, LookupRow>;
   private readonly sequelize: Sequelize;
   private readonly keyStoreReady: () => void;
+  private readonly marks: ReserveMarks | null;
 
   constructor(
     private readonly database: Database,
@@ -103,7 +105,7 @@ export class AddressService {
       /**
        * The key store's key-index marks (KeyIndexMarkGuard): the counter starts at least at the mark
        * read at start, and no index is handed out before the mark covers it (docs/deployment.md,
-       * "Key-index marks").
+       * "Key-index marks"). Memos too, under the namespace `memo:<CHAIN_CODE>`.
        */
       marks?: ReserveMarks;
     } = {},
@@ -112,7 +114,8 @@ export class AddressService {
     this.sequelize = database.sequelize;
     this.cache = new LruCache(options.cacheSize ?? DEFAULT_ADDRESS_CACHE_SIZE);
     this.writer = new HdAddressWriter(database);
-    this.indices = new KeyIndexReserve(database, options.marks ?? null);
+    this.marks = options.marks ?? null;
+    this.indices = new KeyIndexReserve(database, this.marks);
     this.lookups = new Batcher((qs) => this.lookUp(qs), { maxBatch: 500, maxInFlight: 8 });
   }
 
@@ -292,19 +295,25 @@ export class AddressService {
   private async createMemo(app: AppCredentials, chain: ChainView, adapter: ChainAdapter, userId: string): Promise<AddressRow> {
     const memoCodec = adapter.memo;
     if (!memoCodec) throw new Error(`adapter for ${chain.code} is a memo chain without a memo codec`);
+    // the key store's memo mark: the counter stands at least at the mark read at start, and a memo
+    // is written (and returned) only once the mark covers it, durably (docs/deployment.md, "Key-index marks")
+    const namespace = memoMarkNamespace(chain.code);
+    const floor = this.marks ? await this.marks.floor(app.applicationId, namespace) : 0;
     return this.sequelize.transaction(async (transaction) => {
       await this.lock(`memo:${app.applicationId}:${chain.id}:${userId}`, transaction);
       const again = await this.find(app.applicationId, chain.id, userId, transaction);
       if (again) return again;
       const account = await this.depositAccount(app, chain, adapter, transaction);
       const rows = await this.sequelize.query<{ idx: string }>(
-        `INSERT INTO memo_counters (chain_id, address, next_index) VALUES ($1, $2, 2)
-         ON CONFLICT (chain_id, address) DO UPDATE SET next_index = memo_counters.next_index + 1
+        `INSERT INTO memo_counters (chain_id, address, next_index) VALUES ($1, $2, GREATEST($3::numeric, 1) + 1)
+         ON CONFLICT (chain_id, address) DO UPDATE SET next_index = GREATEST(memo_counters.next_index, $3::numeric) + 1
          RETURNING (next_index - 1)::text AS idx`,
-        { bind: [chain.id, account.address], type: QueryTypes.SELECT, transaction },
+        { bind: [chain.id, account.address, floor], type: QueryTypes.SELECT, transaction },
       );
       const index = BigInt(rows[0]!.idx);
       if (index > memoCodec.maxIndex) throw new WcsError('ADDRESS_MEMO_EXHAUSTED');
+      // a failed raise rolls the memo back (the counter with it): an outage uses up no memos
+      if (this.marks) await this.marks.cover(app.applicationId, namespace, Number(index) + 1);
       const memo = memoCodec.format(index);
       await this.sequelize.query(
         `INSERT INTO addresses (application_id, chain_id, chain_code, external_user_id, address, memo, deposit_account_id)

@@ -6,7 +6,27 @@ import { raiseAlert } from '../deposits/scan-lease';
 /** Advisory lock of the start check's database side (one process at a time). */
 const CHECK_LOCK = 7_420_023;
 
-/** A window of deposit indices a restore lost (see schema.ts). */
+/** What a memo window's row says instead of a lookup (key_index_gaps.unchecked_chains). */
+const MEMO_WINDOW_NOTE = 'memos: not looked up on chain; deposits with these memos are kept unattributed (MEMO_ROLLBACK)';
+
+/**
+ * Memo chains keep their marks beside the key indices, under the namespace `memo:<CHAIN_CODE>`
+ * (key namespaces never hold a colon): the highest memo handed out per (application, chain). The
+ * memo counter itself is memo_counters (per shared deposit account); the mark the database knows
+ * is kept in a key_counters row of purpose 'memo' (next_index = marked: the memos the mark covers).
+ */
+export const MEMO_MARK_PREFIX = 'memo:';
+
+/** The mark namespace of an application's memo counter on a chain. */
+export function memoMarkNamespace(chainCode: string): string {
+  return `${MEMO_MARK_PREFIX}${chainCode}`;
+}
+
+export function isMemoMarkNamespace(namespace: string): boolean {
+  return namespace.startsWith(MEMO_MARK_PREFIX);
+}
+
+/** A window of deposit indices (or memos: namespace `memo:<CHAIN_CODE>`) a restore lost (see schema.ts). */
 export interface KeyIndexGap {
   readonly applicationId: number;
   readonly namespace: string;
@@ -46,6 +66,13 @@ export async function databaseCounters(sequelize: Sequelize, transaction?: impor
     `SELECT application_id, namespace, max(n)::text AS next, max(issued)::text AS issued, max(marked)::text AS marked FROM (
        SELECT application_id, namespace, next_index AS n, 0 AS issued, marked FROM key_counters WHERE purpose = 'deposit'
        UNION ALL
+       -- memo chains: the shared deposit account's counter (memo_counters.next_index: the next memo) ...
+       SELECT d.application_id, '${MEMO_MARK_PREFIX}' || c.code, m.next_index, m.next_index, 0
+         FROM memo_counters m JOIN deposit_accounts d ON d.chain_id = m.chain_id AND d.address = m.address JOIN chains c ON c.id = m.chain_id
+       UNION ALL
+       -- ... and the mark the database knows of it
+       SELECT application_id, namespace, 0, 0, marked FROM key_counters WHERE purpose = 'memo'
+       UNION ALL
        SELECT application_id, namespace, max(key_index) + 1, max(key_index) + 1, 0 FROM user_keys GROUP BY application_id, namespace
        UNION ALL
        -- a window recorded for an application missing from the database: that mark is known
@@ -80,6 +107,10 @@ export async function databaseLineage(sequelize: Sequelize): Promise<string> {
  * - floor(): the mark as read at the check: every reservation moves the counter to at least it, so
  *   indices handed out after a backup but within a raise the backup already held are skipped too,
  *   and an application missing from the restored copy (its id handed out again) starts above it.
+ *
+ * Memo chains go through the same guard with the namespace `memo:<CHAIN_CODE>` (memoMarkNamespace):
+ * the memo allocation (AddressService) covers each memo before it is returned, and a check moves
+ * memo_counters above a mark the database did not know (alert MEMO_ROLLBACK).
  */
 export class KeyIndexMarkGuard {
   private lineage: string | null = null;
@@ -155,15 +186,34 @@ export class KeyIndexMarkGuard {
     await this.recordMarked([after]);
   }
 
-  /** The database learns the marks the key store now holds (after the raise is durable). */
+  /**
+   * The database learns the marks the key store now holds (after the raise is durable): key
+   * indices on their key_counters row; memos on the application's 'memo' row (made when missing,
+   * for an application the database holds).
+   */
   private async recordMarked(marks: readonly KeyIndexMark[], transaction?: import('sequelize').Transaction): Promise<void> {
     if (marks.length === 0) return;
-    await this.sequelize.query(
-      `UPDATE key_counters k SET marked = GREATEST(k.marked, m.next)
-         FROM unnest($1::int[], $2::text[], $3::bigint[]) AS m(application_id, namespace, next)
-        WHERE k.application_id = m.application_id AND k.namespace = m.namespace AND k.purpose = 'deposit'`,
-      { bind: [marks.map((m) => m.applicationId), marks.map((m) => m.namespace), marks.map((m) => String(m.next))], ...(transaction ? { transaction } : {}) },
-    );
+    const bind = (list: readonly KeyIndexMark[]) => [list.map((m) => m.applicationId), list.map((m) => m.namespace), list.map((m) => String(m.next))];
+    const keys = marks.filter((m) => !isMemoMarkNamespace(m.namespace));
+    const memos = marks.filter((m) => isMemoMarkNamespace(m.namespace));
+    if (keys.length > 0) {
+      await this.sequelize.query(
+        `UPDATE key_counters k SET marked = GREATEST(k.marked, m.next)
+           FROM unnest($1::int[], $2::text[], $3::bigint[]) AS m(application_id, namespace, next)
+          WHERE k.application_id = m.application_id AND k.namespace = m.namespace AND k.purpose = 'deposit'`,
+        { bind: bind(keys), ...(transaction ? { transaction } : {}) },
+      );
+    }
+    if (memos.length > 0) {
+      await this.sequelize.query(
+        `INSERT INTO key_counters (application_id, namespace, purpose, next_index, marked)
+         SELECT m.application_id, m.namespace, 'memo', m.next, m.next
+           FROM unnest($1::int[], $2::text[], $3::bigint[]) AS m(application_id, namespace, next) JOIN applications a ON a.id = m.application_id
+         ON CONFLICT (application_id, namespace, purpose) DO UPDATE
+           SET next_index = GREATEST(key_counters.next_index, EXCLUDED.next_index), marked = GREATEST(key_counters.marked, EXCLUDED.marked)`,
+        { bind: bind(memos), ...(transaction ? { transaction } : {}) },
+      );
+    }
     for (const m of marks) {
       const k = indexMarkKey(m.applicationId, m.namespace);
       this.recorded.set(k, Math.max(this.recorded.get(k) ?? 0, m.next));
@@ -197,7 +247,7 @@ export class KeyIndexMarkGuard {
       this.known.set(k, Math.max(this.known.get(k) ?? 0, m.next));
     }
     if (gaps.length > 0) {
-      this.options.logger.error('the database is behind the key store\'s key-index marks (a restore?): the allocator continues above them; addresses of the lost window are checked on chain', {
+      this.options.logger.error('the database is behind the key store\'s key-index or memo marks (a restore?): the allocators continue above them; addresses of lost key-index windows are checked on chain', {
         lineage, gaps,
       });
       this.options.onGaps?.();
@@ -210,7 +260,8 @@ export class KeyIndexMarkGuard {
   /**
    * In one transaction under an advisory lock (processes starting together do this once): for each
    * mark above the one the database knew, moves the counter up to the mark, records the window
-   * (from above the highest user key the database holds) and alerts.
+   * (from above the highest user key the database holds; memos: from the restored memo counter)
+   * and alerts once per kind (KEY_INDEX_ROLLBACK, MEMO_ROLLBACK).
    */
   private async closeGaps(stored: readonly KeyIndexMark[]): Promise<KeyIndexGap[]> {
     const lost = (db: Map<string, DatabaseCounter>) => stored.filter((m) => m.next > (db.get(indexMarkKey(m.applicationId, m.namespace))?.marked ?? 0));
@@ -224,27 +275,47 @@ export class KeyIndexMarkGuard {
         const d = now.get(indexMarkKey(m.applicationId, m.namespace));
         const from = d?.issued ?? 0;
         const known = apps.has(m.applicationId);
+        const memo = isMemoMarkNamespace(m.namespace);
         if (known) {
           await this.sequelize.query(
-            `INSERT INTO key_counters (application_id, namespace, purpose, next_index, marked) VALUES ($1, $2, 'deposit', $3, $3)
+            `INSERT INTO key_counters (application_id, namespace, purpose, next_index, marked) VALUES ($1, $2, $4, $3, $3)
              ON CONFLICT (application_id, namespace, purpose) DO UPDATE SET next_index = GREATEST(key_counters.next_index, EXCLUDED.next_index), marked = GREATEST(key_counters.marked, EXCLUDED.marked)`,
-            { bind: [m.applicationId, m.namespace, m.next], transaction },
+            { bind: [m.applicationId, m.namespace, m.next, memo ? 'memo' : 'deposit'], transaction },
           );
+          // the memo counter itself (when the restored copy has one; else the next memo starts at the floor)
+          if (memo) {
+            await this.sequelize.query(
+              `UPDATE memo_counters m SET next_index = GREATEST(m.next_index, $3)
+                 FROM deposit_accounts d JOIN chains c ON c.id = d.chain_id
+                WHERE d.application_id = $1 AND '${MEMO_MARK_PREFIX}' || c.code = $2 AND m.chain_id = d.chain_id AND m.address = d.address`,
+              { bind: [m.applicationId, m.namespace, m.next], transaction },
+            );
+          }
         }
-        // the database holds user keys up to the mark: nothing of it was lost (only the mark it knew)
+        // the database holds user keys (memos) up to the mark: nothing of it was lost (only the mark it knew)
         if (from >= m.next) continue;
+        // a memo window has no addresses to look up: it is recorded as checked (its deposits are kept unattributed)
         await this.sequelize.query(
-          `INSERT INTO key_index_gaps (application_id, namespace, from_index, to_index, application_known) VALUES ($1, $2, $3, $4, $5)
-           ON CONFLICT (application_id, namespace, from_index) DO UPDATE SET to_index = GREATEST(key_index_gaps.to_index, EXCLUDED.to_index), checked_at = NULL`,
-          { bind: [m.applicationId, m.namespace, from, m.next, known], transaction },
+          `INSERT INTO key_index_gaps (application_id, namespace, from_index, to_index, application_known, checked_at, unchecked_chains)
+           VALUES ($1, $2, $3, $4, $5, CASE WHEN $6::boolean THEN now() END, CASE WHEN $6::boolean THEN $7 END)
+           ON CONFLICT (application_id, namespace, from_index) DO UPDATE SET to_index = GREATEST(key_index_gaps.to_index, EXCLUDED.to_index), checked_at = EXCLUDED.checked_at`,
+          { bind: [m.applicationId, m.namespace, from, m.next, known, memo, MEMO_WINDOW_NOTE], transaction },
         );
         gaps.push({ applicationId: m.applicationId, namespace: m.namespace, fromIndex: from, toIndex: m.next, applicationKnown: known });
       }
-      if (gaps.length > 0) {
+      const keyGaps = gaps.filter((g) => !isMemoMarkNamespace(g.namespace));
+      const memoGaps = gaps.filter((g) => isMemoMarkNamespace(g.namespace));
+      if (keyGaps.length > 0) {
         await raiseAlert(this.sequelize, transaction, null, 'KEY_INDEX_ROLLBACK',
-          `The database is behind the key store's key-index marks (a restore?): ${gaps.length} window(s) of deposit key indices may have been handed out after the backup. `
+          `The database is behind the key store's key-index marks (a restore?): ${keyGaps.length} window(s) of deposit key indices may have been handed out after the backup. `
           + 'They are never handed out again; their addresses are looked up on chain, each one with history is alerted (ADDRESS_IN_LOST_WINDOW).',
-          { gaps });
+          { gaps: keyGaps });
+      }
+      if (memoGaps.length > 0) {
+        await raiseAlert(this.sequelize, transaction, null, 'MEMO_ROLLBACK',
+          `The database is behind the key store's memo marks (a restore?): ${memoGaps.length} window(s) of memos may have been handed out after the backup. `
+          + 'They are never handed out again; deposits that carry one of them are kept as unattributed deposits: find their user (merchant records, callbacks sent) and assign them.',
+          { gaps: memoGaps });
       }
       return gaps;
     });
