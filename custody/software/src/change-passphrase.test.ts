@@ -124,6 +124,7 @@ describe('wcs keystore change-passphrase (software key store)', function () {
           const next = cur === A ? B : A;
           await changeSoftwareKeystorePassphrase({ dataDir: dir, env: { WCS_KEYSTORE_PASSPHRASE: cur, WCS_KEYSTORE_NEW_PASSPHRASE: next }, devMode: false }, { insecureTestScryptN: 1024 });
           cur = next;
+          process.stdout.write('changed\\n');
         }
       })().catch((e) => { process.stderr.write(String(e && e.stack || e)); process.exit(1); });`;
     let current = A;
@@ -133,8 +134,10 @@ describe('wcs keystore change-passphrase (software key store)', function () {
       let stderr = '';
       p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const exited = new Promise<number | null>((r) => p.once('exit', (c) => r(c)));
-      await Promise.race([new Promise((r) => p.stdout.once('data', r)), exited]);
-      await Promise.race([new Promise((r) => setTimeout(r, 20 + Math.random() * 120)), exited]);
+      // at least one whole change first (on a loaded machine one can take longer than the random wait), then a random moment
+      let out = '';
+      await Promise.race([new Promise<void>((r) => p.stdout.on('data', (d: Buffer) => { out += d.toString(); if (out.includes('changed')) r(); })), exited]);
+      await Promise.race([new Promise((r) => setTimeout(r, Math.random() * 120)), exited]);
       p.kill('SIGKILL');
       const exitCode = await exited;
       expect(stderr, `round ${round}: the child failed on its own (exit ${exitCode})`).to.equal('');
