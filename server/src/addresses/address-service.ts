@@ -313,7 +313,8 @@ export class AddressService {
       const index = BigInt(rows[0]!.idx);
       if (index > memoCodec.maxIndex) throw new WcsError('ADDRESS_MEMO_EXHAUSTED');
       // a failed raise rolls the memo back (the counter with it): an outage uses up no memos
-      if (this.marks) await this.marks.cover(app.applicationId, namespace, Number(index) + 1);
+      // (recorded in this transaction: the other creates of this account wait on its counter row, each holding a connection)
+      if (this.marks) await this.marks.cover(app.applicationId, namespace, Number(index) + 1, transaction);
       const memo = memoCodec.format(index);
       await this.sequelize.query(
         `INSERT INTO addresses (application_id, chain_id, chain_code, external_user_id, address, memo, deposit_account_id)

@@ -166,8 +166,13 @@ export class KeyIndexMarkGuard {
     return this.floors.get(indexMarkKey(applicationId, namespace)) ?? 0;
   }
 
-  /** Makes the mark cover every index below `end` (durably) before the caller hands any out. */
-  async cover(applicationId: number, namespace: string, end: number): Promise<void> {
+  /**
+   * Makes the mark cover every index below `end` (durably) before the caller hands any out.
+   * `transaction`: the caller's, when it holds a row lock others wait on with their connections
+   * (the memo counter): the database's record of the mark is written in it, not on a connection of
+   * its own (which the waiting transactions could leave the pool without).
+   */
+  async cover(applicationId: number, namespace: string, end: number, transaction?: import('sequelize').Transaction): Promise<void> {
     const marks = this.keystore.indexMarks;
     if (!marks) return;
     const { lineage } = await this.check();
@@ -175,7 +180,7 @@ export class KeyIndexMarkGuard {
     const known = this.known.get(k) ?? 0;
     if (known >= end) {
       // a raise whose recording in the database failed: record it before going on
-      if ((this.recorded.get(k) ?? known) < known) await this.recordMarked([{ applicationId, namespace, next: known }]);
+      if ((this.recorded.get(k) ?? known) < known) await this.recordMarked([{ applicationId, namespace, next: known }], transaction);
       return;
     }
     const target = Math.min(end + this.options.ahead, KEY_INDEX_LIMIT);
@@ -183,7 +188,7 @@ export class KeyIndexMarkGuard {
     if (!after || after.next < Math.min(end, KEY_INDEX_LIMIT)) throw new Error(`the key store did not raise the key-index mark of ${namespace} (application ${applicationId}) to ${end}`);
     this.known.set(k, Math.max(known, after.next));
     this.recorded.set(k, this.recorded.get(k) ?? known);
-    await this.recordMarked([after]);
+    await this.recordMarked([after], transaction);
   }
 
   /**

@@ -40,7 +40,7 @@ export interface ReserveMarks {
   /** The least index the counter may stand at (the key store's mark as read at start). */
   floor(applicationId: number, namespace: string): Promise<number>;
   /** Resolves once the key store's mark covers every index below `end`. */
-  cover(applicationId: number, namespace: string, end: number): Promise<void>;
+  cover(applicationId: number, namespace: string, end: number, transaction?: import('sequelize').Transaction): Promise<void>;
 }
 
 /**
