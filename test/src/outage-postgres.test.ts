@@ -26,7 +26,7 @@ import { rawRequest, SigningClient, type ClientResponse } from './client/signing
 import { CallbackReceiver } from './support/callback-receiver';
 import { Codes, expectOk, pollUntil, sleep } from './support/expect';
 import { pastFirstLogin } from './support/first-login';
-import { cliJson, runCli } from './support/processes';
+import { cliJson, isPostgres, runCli } from './support/processes';
 import { ADDRESS_CREATE, RECHARGE_LIST, type RechargeEvent } from './support/recharge-types';
 import { tempDir } from './support/temp';
 
@@ -76,7 +76,7 @@ class PrivateCluster {
   /** Stops the postmaster with a signal (SIGINT fast, SIGQUIT immediate shutdown) and waits until it is gone. */
   async kill(signal: 'SIGINT' | 'SIGQUIT'): Promise<void> {
     const pid = Number(fs.readFileSync(path.join(this.dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
-    expect(Number.isInteger(pid) && pid > 0 && alive(pid), `postmaster ${pid}`).to.equal(true);
+    expect(Number.isInteger(pid) && pid > 0 && alive(pid) && isPostgres(pid), `postmaster ${pid}`).to.equal(true);
     process.kill(pid, signal);
     const r = await pollUntil(async () => alive(pid), (a) => !a, 20_000, 20);
     expect(r.ok, `postmaster ${pid} still running after ${signal}`).to.equal(true);

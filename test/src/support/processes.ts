@@ -192,6 +192,15 @@ export function portOpen(port: number): Promise<boolean> {
   });
 }
 
+/** Whether `pid` is a postgres process now (its command name), so a pid read from a file is not some other process that reused it. */
+export function isPostgres(pid: number): boolean {
+  try {
+    return /postgres/.test(fs.readFileSync(`/proc/${pid}/comm`, 'utf8')) || /postgres/.test(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -214,7 +223,8 @@ export async function stopLeftoverEmbeddedCluster(dataDir: string): Promise<numb
   } catch {
     return null;
   }
-  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return null;
+  // a stale file's pid may belong to another process by now (pids are reused): only a postgres is stopped
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid) || !isPostgres(pid)) return null;
   process.kill(pid, 'SIGINT'); // postgres fast shutdown
   const deadline = Date.now() + 15_000;
   while (alive(pid) && Date.now() < deadline) await sleep(100);
