@@ -100,3 +100,19 @@ export function evidenceJson(e: SenderEvidence): { readonly [key: string]: strin
       return { kind: e.kind, transactions: [...e.transactions] };
   }
 }
+
+/**
+ * History rule of an account chain whose database knows the account signed nothing yet (XRP,
+ * Stellar): of the transactions the account sent (hashes as the database stores them), those the
+ * database does not know make it AHEAD; null when it knows every one.
+ */
+export async function unknownSentVerdict(account: string, sent: readonly string[], ledger: SenderLedger): Promise<SenderCheck | null> {
+  const known = await ledger.knownTransactions(sent);
+  const unknown = sent.filter((h) => !known.has(h));
+  if (unknown.length === 0) return null;
+  return {
+    kind: 'AHEAD',
+    evidence: { kind: 'UNKNOWN_TRANSACTIONS', transactions: unknown },
+    summary: `${account} sent ${unknown.length} transaction${unknown.length === 1 ? '' : 's'} the database does not know (${unknown.slice(0, 3).join(', ')}${unknown.length > 3 ? ', …' : ''}); the database has signed nothing from it`,
+  };
+}

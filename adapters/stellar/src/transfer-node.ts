@@ -1,6 +1,6 @@
 import type * as StellarSdk from '@stellar/stellar-sdk';
 import {
-  AGREES, ChainRpcError, DEFAULT_RETRY, sequenceVerdict, type SenderCheck, type SenderLedger, HttpJsonClient, restFailure, isHttpJsonError, networkErrorCode, parseUnits,
+  AGREES, ChainRpcError, DEFAULT_RETRY, sequenceVerdict, unknownSentVerdict, type SenderCheck, type SenderLedger, HttpJsonClient, restFailure, isHttpJsonError, networkErrorCode, parseUnits,
   type BroadcastOutcome, type ChainEndpoint, type HttpJsonAnswer, type HttpJsonRequest, type RetryPolicy, type SignedTransaction,
   type SequenceTransferNode, type TransactionState, type TransferIntent, type Verdict,
 } from '@wcs/core';
@@ -207,15 +207,8 @@ export class StellarTransferNode implements SequenceTransferNode {
       if (!isObject(r) || typeof r.hash !== 'string' || !HASH.test(r.hash) || typeof r.source_account !== 'string') throw this.bad('XLM account transactions', 'a record without hash and source_account');
       if (r.source_account === account) sent.push(r.hash.toLowerCase());
     }
-    const knownTxs = await ledger.knownTransactions(sent);
-    const unknown = sent.filter((h) => !knownTxs.has(h));
-    if (unknown.length > 0) {
-      return {
-        kind: 'AHEAD',
-        evidence: { kind: 'UNKNOWN_TRANSACTIONS', transactions: unknown },
-        summary: `${account} sent ${unknown.length} transaction${unknown.length === 1 ? '' : 's'} the database does not know (${unknown.slice(0, 3).join(', ')}${unknown.length > 3 ? ', …' : ''}); the database has signed nothing from it`,
-      };
-    }
+    const ahead = await unknownSentVerdict(account, sent, ledger);
+    if (ahead) return ahead;
     if (sent.length === 0 && embedded.records.length >= HISTORY_PAGE) {
       return { kind: 'UNCHECKED', reason: `the database has signed nothing from ${account} and its latest ${HISTORY_PAGE} transactions include none it sent; older ones are not read` };
     }

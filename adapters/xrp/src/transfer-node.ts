@@ -1,6 +1,6 @@
 import { hashes, isValidClassicAddress } from 'xrpl';
 import {
-  AGREES, ChainRpcError, ScannerHttp, sequenceVerdict,
+  AGREES, ChainRpcError, ScannerHttp, sequenceVerdict, unknownSentVerdict,
   type BroadcastOutcome, type SenderCheck, type SenderLedger, type ChainEndpoint, type RetryPolicy, type SignedTransaction, type SequenceTransferNode, type TransactionState, type TransferIntent,
 } from '@wcs/core';
 import { isObject, judgeRippled, rippledError, validatedLedgerIndex } from './rippled';
@@ -145,15 +145,8 @@ export class XrpTransferNode implements SequenceTransferNode {
       if (!tx || hash === null || !HASH.test(hash)) throw this.bad('account_tx', 'an entry without a transaction and its hash');
       if (tx.Account === account) sent.push(hash.toUpperCase());
     }
-    const knownTxs = await ledger.knownTransactions(sent);
-    const unknown = sent.filter((h) => !knownTxs.has(h));
-    if (unknown.length > 0) {
-      return {
-        kind: 'AHEAD',
-        evidence: { kind: 'UNKNOWN_TRANSACTIONS', transactions: unknown },
-        summary: `${account} sent ${unknown.length} transaction${unknown.length === 1 ? '' : 's'} the database does not know (${unknown.slice(0, 3).join(', ')}${unknown.length > 3 ? ', …' : ''}); the database has signed nothing from it`,
-      };
-    }
+    const ahead = await unknownSentVerdict(account, sent, ledger);
+    if (ahead) return ahead;
     if (sent.length === 0 && page.marker !== undefined && page.marker !== null) {
       return { kind: 'UNCHECKED', reason: `the database has signed nothing from ${account} and its latest ${HISTORY_PAGE} transactions include none it sent; older ones are not read` };
     }
