@@ -267,9 +267,26 @@ export async function waitForReceipt<T = Record<string, unknown>>(url: string, t
   }
 }
 
-/** Mines `blocks` blocks now (anvil_mine). */
-export async function mine(url: string, blocks = 1): Promise<void> {
-  await anvilRpc(url, 'anvil_mine', [`0x${blocks.toString(16)}`]);
+/** The last anvil_mine asked of each node by this process: the next one waits for it. */
+const mining = new Map<string, Promise<void>>();
+
+/**
+ * Mines `blocks` blocks now (anvil_mine). Calls for one node from this process run one after
+ * another, never side by side: a block clock and a test that mines while it runs would otherwise
+ * send anvil two anvil_mine at once beside batches of eth_sendRawTransaction, and CI saw anvil
+ * 1.7 stop answering (every connect timing out) in just that traffic.
+ */
+export function mine(url: string, blocks = 1): Promise<void> {
+  const previous = mining.get(url) ?? Promise.resolve();
+  const next = previous.then(async () => {
+    await anvilRpc(url, 'anvil_mine', [`0x${blocks.toString(16)}`]);
+  });
+  const settled = next.catch(() => undefined);
+  mining.set(url, settled);
+  void settled.then(() => {
+    if (mining.get(url) === settled) mining.delete(url);
+  });
+  return next;
 }
 
 /** Turns mining on each transaction on or off (evm_setAutomine); off: transactions wait in the pool for mine(). */
