@@ -343,6 +343,12 @@ export interface TransferNode {
 export interface SequenceTransferNode extends TransferNode {
   /** The account's next sequence on chain: the allocator's floor. */
   nextSequence(address: string): Promise<bigint>;
+  /**
+   * Optional: the account's next sequence as of the block at `height` (its mined transactions up
+   * to and including that block). The recovery after a restore finds with it the block where the
+   * transactions the database lost begin. A node without that block's state (pruned) throws.
+   */
+  sequenceAt?(address: string, height: bigint): Promise<bigint>;
   /** nextSequence for many accounts in one round trip (one answer or Error per address, in order). */
   nextSequences?(addresses: readonly string[]): Promise<Array<bigint | Error>>;
 }

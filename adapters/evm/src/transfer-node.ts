@@ -136,6 +136,14 @@ export class EvmTransferNode implements SequenceTransferNode {
     return this.read.quantityResult(await this.rpc.call('eth_getTransactionCount', [a, 'pending']), 'eth_getTransactionCount');
   }
 
+  /** eth_getTransactionCount(address, height): the nonce after the block (state of that block: an archive node, or a recent block). */
+  async sequenceAt(address: string, height: bigint): Promise<bigint> {
+    const a = this.address(address, 'address');
+    if (height < 0n) throw new RangeError(`height must be >= 0, got ${height}`);
+    await this.checkChain();
+    return this.read.quantityResult(await this.rpc.call('eth_getTransactionCount', [a, `0x${height.toString(16)}`]), 'eth_getTransactionCount');
+  }
+
   /** eth_getTransactionCount(address, 'pending') for every address in one JSON-RPC batch. */
   async nextSequences(addresses: readonly string[]): Promise<Array<bigint | Error>> {
     const list = addresses.map((a) => this.address(a, 'address'));

@@ -5,7 +5,7 @@ import type { ServiceConfig } from '../config/config';
 import { createLogger, type Logger } from '../config/logger';
 import type { StorageHandle } from '../service';
 import { TOKENS } from '../container';
-import { FeeWallets, feeWalletReport } from '../collection/fee-wallets';
+import { FeeWallets, feeWalletReport, usesFeeWallet } from '../collection/fee-wallets';
 import { CollectInputError, appOf, listPolicies, requestRun, setCollectionAddress, setPolicy, type AppRow } from '../collection/operator';
 import { collectionStatus, itemView, listItems, retryItem } from '../collection/operator-items';
 import { PolicyInputError } from '../collection/policy-input';
@@ -206,10 +206,7 @@ function registerFeeWalletCommand(collect: Command, ctx: CliContext): void {
         const have = new Set((await sequelize.query<{ k: string }>(`SELECT application_id || '/' || chain_id AS k FROM fee_wallets`, { type: QueryTypes.SELECT })).map((r) => r.k));
         // chains whose sweeps get gas top-ups (the processor's EVM path: sequence spend model, one address per user)
         const wanted = apps.flatMap((a) => a.enabled_chains.filter((code) => s.catalogue.has(a.environment, code)).map((code) => ({ app: a, chain: s.catalogue.chain(a.environment, code) })))
-          .filter(({ app, chain }) => {
-            const adapter = registry.forChain(chain);
-            return adapter.spendModel === 'sequence' && adapter.addressing === 'hd' && !have.has(`${app.id}/${chain.id}`);
-          });
+          .filter(({ app, chain }) => usesFeeWallet(registry.forChain(chain)) && !have.has(`${app.id}/${chain.id}`));
         const failures: Array<{ applicationId: number; environment: Environment; chainCode: string; address: null; reason: string }> = [];
         const made = new Set<string>();
         if (wanted.length > 0) {

@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
-import type { AdapterRegistry, ChainDefinition, KeyStore, TransferNode } from '@wcs/core';
+import type { AdapterRegistry, ChainAdapter, ChainDefinition, KeyStore, TransferNode } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 import type { StoredKey } from '../transfers/model';
 
@@ -15,6 +15,11 @@ export interface FeeWallet {
  * paying gas top-ups. Its ledger row holds the node's last reading; top-ups in flight are counted
  * from the transfer pipeline, so two planning passes never spend the same balance.
  */
+/** Whether the chain's sweeps get gas top-ups, so its applications have fee wallets (the processor's EVM path: sequence spend model, one address per user). */
+export function usesFeeWallet(adapter: Pick<ChainAdapter, 'spendModel' | 'addressing'>): boolean {
+  return adapter.spendModel === 'sequence' && adapter.addressing === 'hd';
+}
+
 export class FeeWallets {
   private readonly known = new Map<string, FeeWallet>();
 
@@ -41,6 +46,24 @@ export class FeeWallets {
     const wallet = { id: row!.id, address, key: { purpose: 'fee' as const, namespace: spec.namespace, index: 0, address } };
     this.known.set(k, wallet);
     return wallet;
+  }
+
+  /**
+   * Makes the fee wallet of every application with the chain enabled that has none yet, on a chain
+   * whose sweeps get top-ups. Made up front rather than at the first top-up, its row is in every
+   * backup taken after the application's first planning pass: after a restore the scanner knows
+   * the fee wallet, so top-ups the database lost are never credited as deposits (recordTransfers).
+   */
+  async ensureAll(chain: ChainDefinition): Promise<number> {
+    if (!usesFeeWallet(this.registry.forChain(chain))) return 0;
+    const apps = await this.sequelize.query<{ id: number }>(
+      `SELECT a.id FROM applications a
+        WHERE a.environment = $1 AND $2 = ANY(a.enabled_chains) AND NOT EXISTS (SELECT 1 FROM fee_wallets f WHERE f.application_id = a.id AND f.chain_id = $3)
+        ORDER BY a.id`,
+      { bind: [chain.environment, chain.code, chain.id], type: QueryTypes.SELECT },
+    );
+    for (const a of apps) await this.ensure(a.id, chain);
+    return apps.length;
   }
 
   /** The ledger rows of the chain's fee wallets read from the node again (the operator sees current balances). */

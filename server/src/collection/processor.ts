@@ -99,12 +99,13 @@ export class CollectionProcessor {
     return node.receivable(address, contract).catch(asError);
   }
 
-  /** Fee wallet readings for the operator (each planning pass). */
+  /** Fee wallets made for applications that have none, and their readings for the operator (each planning pass). */
   async refreshFeeWallets(chain: ChainView): Promise<void> {
     try {
+      await this.feeWallets.ensureAll(chain);
       await this.feeWallets.refresh(chain);
     } catch (e) {
-      this.logger.warn('fee wallet balance not read', { chain: chain.code, error: e });
+      this.logger.warn('fee wallets not made or not read', { chain: chain.code, error: e });
     }
   }
 

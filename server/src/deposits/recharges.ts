@@ -196,6 +196,9 @@ export async function recordTransfers(
       -- the service's own gas top-ups to a deposit address are not deposits (docs/collection.md)
       -- (any signed attempt of one, through the attempts' hash index)
       WHERE NOT EXISTS (SELECT 1 FROM transfer_attempts a JOIN transfers x ON x.id = a.transfer_id WHERE a.tx_hash = u.tx AND x.chain_id = $1 AND x.kind = 'TOP_UP')
+      -- nor is anything the application's own fee wallet sends: it sends top-ups only, and after a
+      -- database restore the top-ups of the lost window are on chain but not in the database
+        AND NOT EXISTS (SELECT 1 FROM fee_wallets f WHERE f.application_id = u.app AND f.chain_id = $1 AND f.address = u.sender)
       ORDER BY u.ord
      ON CONFLICT (chain_id, tx_hash, position) DO NOTHING
      RETURNING id::text AS id, tx_hash, position, (SELECT a.settlement_mode FROM applications a WHERE a.id = recharges.application_id) AS settlement_mode,

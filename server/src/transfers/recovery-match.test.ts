@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { ObservedTransfer } from '@wcs/core';
-import { groupTransactions, matchRecovery, type ChainTransaction, type Intent } from './recovery-match';
+import { firstHeightAbove, groupTransactions, matchRecovery, type ChainTransaction, type Intent } from './recovery-match';
 
 const S = 'sender';
 const obs = (txHash: string, position: number, over: Partial<ObservedTransfer> = {}): ObservedTransfer => ({
@@ -64,5 +64,25 @@ describe('transfers: the recovery\'s match (pure)', () => {
 
   it('nothing on either side: an empty plan', () => {
     expect(matchRecovery([], [])).to.deep.equal({ matched: [], unmatchedOnChain: [], unmatchedInDatabase: [] });
+  });
+
+  it('firstHeightAbove: the first block past the known sequence, in about log2 reads; null when nothing in the range is past it', async () => {
+    // the sender's nonces: 1 at block 10, 2 at 11, 3 at 400 (the lost window), 4 at 401
+    const at = (h: bigint) => (h >= 401n ? 4n : h >= 400n ? 3n : h >= 11n ? 2n : h >= 10n ? 1n : 0n);
+    let reads = 0;
+    const read = async (h: bigint) => {
+      reads++;
+      return at(h);
+    };
+    expect(await firstHeightAbove(read, 2n, 0n, 1000n)).to.equal(400n);
+    expect(reads).to.be.at.most(12);
+    expect(await firstHeightAbove(read, 0n, 0n, 1000n)).to.equal(10n);
+    expect(await firstHeightAbove(read, 3n, 0n, 1000n)).to.equal(401n);
+    expect(await firstHeightAbove(read, 4n, 0n, 1000n)).to.equal(null);
+    expect(await firstHeightAbove(read, 2n, 400n, 400n)).to.equal(400n);
+    expect(await firstHeightAbove(read, 2n, 5n, 4n)).to.equal(null);
+    await firstHeightAbove(async () => {
+      throw new Error('pruned');
+    }, 0n, 0n, 10n).then(() => expect.fail('a node fault is thrown'), (e: Error) => expect(e.message).to.equal('pruned'));
   });
 });

@@ -135,3 +135,22 @@ export function matchRecovery<I extends Intent>(txs: readonly ChainTransaction[]
   }
   return { matched, unmatchedOnChain, unmatchedInDatabase: open.filter((i) => !taken.has(i.transferId)) };
 }
+
+/**
+ * The lowest height in [low, high] whose sequence (the sender's next sequence after that block)
+ * is above `known` (the next sequence the restored database knows): the block of the first
+ * transaction the database lost. Binary search, about log2(high − low) reads, since a sender's
+ * sequence never falls as blocks go by. Null when even `high` is not above it (nothing lost in
+ * the range).
+ */
+export async function firstHeightAbove(sequenceAt: (height: bigint) => Promise<bigint>, known: bigint, low: bigint, high: bigint): Promise<bigint | null> {
+  if (low > high || (await sequenceAt(high)) <= known) return null;
+  let lo = low;
+  let hi = high; // sequenceAt(hi) > known
+  while (lo < hi) {
+    const mid = lo + (hi - lo) / 2n;
+    if ((await sequenceAt(mid)) > known) hi = mid;
+    else lo = mid + 1n;
+  }
+  return lo;
+}

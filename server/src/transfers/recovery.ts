@@ -1,8 +1,8 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { JsonRpcClient, scanning, type AdapterRegistry, type ChainEndpoint, type ObservedTransfer } from '@wcs/core';
+import { canPay, JsonRpcClient, scanning, sequenceNode, type AdapterRegistry, type ChainAdapter, type ChainEndpoint, type ObservedTransfer } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 import { listHolds, type SenderHold } from './sender-holds';
-import { groupTransactions, matchRecovery, type ChainTransaction, type Intent } from './recovery-match';
+import { firstHeightAbove, groupTransactions, matchRecovery, type ChainTransaction, type Intent } from './recovery-match';
 
 // ---------------------------------------------------------------------------------------------
 // The recovery after a database restore (docs/transfers.md, "Recovery"; docs/deployment.md): for
@@ -108,7 +108,7 @@ export class TransferRecovery {
     let window: SenderPlan['window'];
     if (scanner.kind === 'blocks') {
       const tip = await scanner.tipHeight();
-      const from = fromHeight ?? (await this.defaultStart(chain, sender));
+      const from = fromHeight ?? (await this.sequenceStart(adapter, endpoint, hold, tip)) ?? (await this.defaultStart(chain, sender));
       const senders = new Set([sender]);
       const watched = new Set<string>();
       for (let h = from; h <= tip; h += RANGE_BLOCKS) {
@@ -150,6 +150,27 @@ export class TransferRecovery {
       notReached: evidence.filter((h) => !seen.has(h) && !known.has(h)), owner: await this.ownerOf(chain.id, sender),
       tokens: new Map(chain.tokens.map((t) => [t.contract ?? '', { chainTokenId: t.id, symbol: t.symbol, decimals: t.decimals }] as const)),
     };
+  }
+
+  /**
+   * Sequence chains whose node reads an account's sequence at a past block (EVM): the block of the
+   * first transaction past the sequence the database knew when it held the sender (the hold's
+   * evidence), found by binary search. Exact wherever the lost window lies, even once the scanner
+   * has read on past it. Null (the default start instead) when the node cannot say (pruned state)
+   * or the hold's evidence is not a sequence.
+   */
+  private async sequenceStart(adapter: ChainAdapter, endpoint: ChainEndpoint, hold: SenderHold, tip: bigint): Promise<bigint | null> {
+    if (adapter.spendModel !== 'sequence' || hold.evidence.kind !== 'SEQUENCE' || !canPay(adapter)) return null;
+    const node = sequenceNode(adapter, adapter.createTransferNode(endpoint));
+    const sequenceAt = node.sequenceAt?.bind(node);
+    if (!sequenceAt) return null;
+    const databaseNext = hold.evidence.databaseNext;
+    const known = typeof databaseNext === 'string' && /^\d+$/.test(databaseNext) ? BigInt(databaseNext) : 0n;
+    try {
+      return await firstHeightAbove((h) => sequenceAt(hold.address, h), known, 0n, tip);
+    } catch {
+      return null; // a node without the old blocks' state: the default start
+    }
   }
 
   /**
