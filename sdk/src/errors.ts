@@ -127,7 +127,7 @@ export class WcsApiError extends WcsError {
   readonly envelope: Envelope;
   /** The X-Request-Id header of the answer: quote it when reporting a problem. */
   readonly requestId: string | null;
-  /** Retry-After in seconds, when the answer had one (429). */
+  /** Retry-After in seconds, when the answer had one (429; a 503 of an operation retried on it). */
   readonly retryAfterSeconds: number | null;
 
   constructor(envelope: Envelope, httpStatus: number, request: RequestInfo, attempts: number, requestId: string | null, retryAfterSeconds: number | null = null) {

@@ -7,7 +7,8 @@
  *     writes the service makes idempotent by a key: address create and batch-create,
  *     withdraw create and batch-create (appOrderNo), chain-event subscription create
  *     (appSubscriptionNo)); HTTP 429 for every operation, because the service answers it before
- *     doing anything (the nonce is not even used), honouring Retry-After;
+ *     doing anything (the nonce is not even used), honouring Retry-After (a 503's Retry-After
+ *     too, for the operations retried on it);
  *   - never: any other 4xx, business errors (HTTP 200 with a non-zero code), HTTP 500.
  *   - each attempt is signed anew: a new X-Timestamp and a new X-Nonce;
  *   - delays: exponential from baseDelayMs, capped at maxDelayMs, with jitter (half fixed, half
@@ -99,7 +100,7 @@ export interface RawAnswer {
   /** Whether an earlier attempt of this call may have reached the service with an unknown outcome. */
   uncertain: boolean;
   attempts: number;
-  /** Retry-After of the answer in seconds (429), else null. */
+  /** Retry-After of the answer in seconds (429; 503 for an operation retried on it), else null. */
   retryAfterSeconds: number | null;
 }
 
@@ -236,6 +237,8 @@ export class Transport {
           retryable = true;
         } else if (RETRY_STATUS.has(status) && route.retry !== 'unsafe') {
           retryable = true;
+          // the service's 503 (its database unreachable, a restart) says when to come back
+          if (status === 503) retryAfter = parseRetryAfter(res.headers.get('retry-after'), Date.now());
         }
         if ((route.envelope ?? true) && envelope === null) {
           failure = new WcsHttpError(status, text, info, attempt, requestId);
@@ -265,7 +268,7 @@ export class Transport {
       let delay: number | null = null;
       if (retryable && retry && attempt <= maxRetries && !opts.signal?.aborted) {
         delay = this.backoff(attempt, retry);
-        if (status === 429 && retryAfter !== null) {
+        if ((status === 429 || status === 503) && retryAfter !== null) {
           if (retryAfter * 1000 > retry.maxRetryAfterMs) delay = null;
           else delay = Math.max(delay, retryAfter * 1000);
         }

@@ -118,6 +118,25 @@ describe('client (scripted loopback server)', () => {
     expect(attempts.map((a) => [a.attempt, a.status, a.retryInMs])).to.deep.equal([[1, 503, 188], [2, 502, 375], [3, 504, 750], [4, 200, null]]);
   });
 
+  it('a 503 with Retry-After (the service\'s database unreachable) is retried no sooner than it says; one longer than maxRetryAfterMs ends the retries', async () => {
+    server.reply = (_r, i) => (i === 0 ? err(ErrorCode.SERVICE_UNAVAILABLE, 'database unavailable', 503, { 'retry-after': '2' }) : ok(CHAINS));
+    expect(await client({ random: () => 0.5 }).support.chains()).to.deep.equal(CHAINS);
+    expect(delays).to.deep.equal([2000]);
+    server.requests.length = 0;
+    delays.length = 0;
+    server.reply = () => err(ErrorCode.SERVICE_UNAVAILABLE, 'database unavailable', 503, { 'retry-after': '120' });
+    let e: unknown;
+    await client().support.chains().catch((x: unknown) => (e = x));
+    expect(e).to.be.instanceOf(WcsApiError);
+    expect(e).to.include({ httpStatus: 503, attempts: 1, retryAfterSeconds: 120 });
+    expect(server.requests).to.have.length(1);
+    // an unsafe write is still never retried on a 503, whatever it says
+    server.requests.length = 0;
+    server.reply = () => err(ErrorCode.SERVICE_UNAVAILABLE, 'database unavailable', 503, { 'retry-after': '1' });
+    await client().callbacks.resend({ callbackTaskId: 7 }).catch(() => undefined);
+    expect(server.requests).to.have.length(1);
+  });
+
   it('backoff: bounded by maxDelayMs, at least half of the step, at most the step', () => {
     const lo = new Transport({ baseUrl: 'http://x', signer: null, random: () => 0 });
     const hi = new Transport({ baseUrl: 'http://x', signer: null, random: () => 0.999999 });
