@@ -8,7 +8,7 @@
 // - the packages' own suites, through lerna one at a time (--stream: each line prefixed with its
 //   package), all but @wcs/sdk; then the TON adapter's tests, in its folder;
 // - @wcs/sdk's suite, then the end-to-end suite (test/, the longest by far; its files run in
-//   parallel worker processes, test/.mocharc.json). The sdk suite comes first, alone in its lane:
+//   parallel worker processes, longest files first: test/.mocharc.js). The sdk suite comes first, alone in its lane:
 //   its pretest rebuilds sdk/dist/esm, which the end-to-end sdk-readme test builds and imports too.
 //
 // Every suite runs whatever happens to the others. Exit code 1 when any suite failed (or a lane
