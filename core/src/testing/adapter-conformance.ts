@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { ChainDefinition } from '../chain';
 import { PLUGIN_API_VERSION, type AdapterPlugin } from '../adapter';
 import { AdapterRegistry } from '../registry';
+import { adapterPackageRequire } from './package-loader';
 
 /** Per-chain fixtures fed to the shared adapter suite. Every vector names its source. */
 export interface AdapterFixture {
@@ -16,6 +17,18 @@ export interface AdapterFixture {
   readonly memos?: { readonly formatted: ReadonlyArray<{ readonly index: bigint; readonly memo: string }>; readonly invalid: readonly string[] };
 }
 
+/** How the suite finds the package under test (the plugin's `name`). */
+export interface AdapterConformanceOptions {
+  /**
+   * The adapter package's own folder, the one holding its package.json (from a test compiled to
+   * dist/: `path.resolve(__dirname, '..')`). The suite loads the package from there by its name, as
+   * the service would, through its `exports` or `main`. Default: the working directory when its
+   * package.json names the plugin (`npm test` runs in the package's folder), else Node's resolution
+   * from core's folder (the workspaces of this repository).
+   */
+  readonly packageDir?: string;
+}
+
 function hex(s: string): Uint8Array {
   return Uint8Array.from(Buffer.from(s, 'hex'));
 }
@@ -25,7 +38,7 @@ function hex(s: string): Uint8Array {
  * derivation against independent vectors, validation of good and bad inputs,
  * normalisation (idempotent), and memo rules.
  */
-export function runAdapterConformance(plugin: AdapterPlugin, fixtures: readonly AdapterFixture[]): void {
+export function runAdapterConformance(plugin: AdapterPlugin, fixtures: readonly AdapterFixture[], options: AdapterConformanceOptions = {}): void {
   describe(`adapter conformance: ${plugin.name}`, () => {
     it('declares the plugin API of this core and its families', () => {
       expect(plugin.pluginApiVersion).to.equal(PLUGIN_API_VERSION);
@@ -35,9 +48,10 @@ export function runAdapterConformance(plugin: AdapterPlugin, fixtures: readonly 
 
     it('loads by its package name through the core registry', () => {
       const families = [...new Set(fixtures.map((f) => f.chain.family))];
-      expect(AdapterRegistry.load([plugin.name]).families(), 'the families the fixtures cover').to.deep.equal(families);
+      const requireFn = adapterPackageRequire(plugin.name, options.packageDir);
+      expect(AdapterRegistry.load([plugin.name], requireFn).families(), 'the families the fixtures cover').to.deep.equal(families);
       // A fresh registry per chain: forChain caches one adapter per (environment, code).
-      for (const f of fixtures) expect(AdapterRegistry.load([plugin.name]).forChain(f.chain).chain).to.equal(f.chain);
+      for (const f of fixtures) expect(AdapterRegistry.load([plugin.name], requireFn).forChain(f.chain).chain).to.equal(f.chain);
     });
 
     for (const f of fixtures) {

@@ -1,4 +1,5 @@
-export { runAdapterConformance, type AdapterFixture } from './adapter-conformance';
+export { runAdapterConformance, type AdapterFixture, type AdapterConformanceOptions } from './adapter-conformance';
+export { adapterPackageRequire } from './package-loader';
 export { runKeyStoreConformance, type KeyStoreConformanceOptions } from './keystore-conformance';
 export { testChain, type TestChainInput } from './chains';
 export {

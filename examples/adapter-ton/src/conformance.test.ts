@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { expect } from 'chai';
 import { WalletContractV4 } from '@ton/ton';
 import { runAdapterConformance, type AdapterFixture } from '@wcs/core/testing';
@@ -53,7 +54,8 @@ const fixtures: AdapterFixture[] = [
 ];
 
 describe('TON adapter', () => {
-  runAdapterConformance(plugin, fixtures);
+  // the package's own folder (dist/ is one below it): the suite loads @wcs/adapter-ton from there by its name
+  runAdapterConformance(plugin, fixtures, { packageDir: path.resolve(__dirname, '..') });
 
   it('derives wallet v4R2: the code cell has the published v4R2 code hash', () => {
     const w = WalletContractV4.create({ workchain: 0, publicKey: Buffer.from(ONE, 'hex') });
