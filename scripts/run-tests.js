@@ -6,7 +6,10 @@
 // lane starts. Then two lanes run side by side:
 //
 // - the packages' own suites, through lerna one at a time (--stream: each line prefixed with its
-//   package), all but @wcs/sdk; then the TON adapter's tests, in its folder;
+//   package), all but @wcs/sdk; then the TON adapter's tests, in its folder; then the pack check
+//   (scripts/pack-check.js): @wcs/core and @wcs/sdk packed, installed from their tarballs in an
+//   empty project and loaded there, and examples/adapter-template built and tested against the
+//   packed core (about half a minute);
 // - @wcs/sdk's suite, then the end-to-end suite (test/, the longest by far; its files run in
 //   parallel worker processes, longest files first: test/.mocharc.js). The sdk suite comes first, alone in its lane:
 //   its pretest rebuilds sdk/dist/esm, which the end-to-end sdk-readme test builds and imports too.
@@ -70,11 +73,12 @@ async function tonSteps(steps) {
 async function main() {
   // its own install (npm ci from its lock file) and build, before both lanes (the e2e suite needs it)
   const tonBuild = await tonSteps([['ci', '--no-audit', '--no-fund'], ['run', 'build']]);
-  const [[packages, tonTests], [sdk, e2e]] = await Promise.all([
+  const [[packages, tonTests, packCheck], [sdk, e2e]] = await Promise.all([
     (async () => {
       const p = await run(lerna, ['run', 'test', '--stream', '--concurrency', '1', '--no-bail', '--ignore', '@wcs/sdk', '--ignore', '@wcs/e2e']);
       // its tests, unless its install or build failed (that failure is its suite's result)
-      return [p, tonBuild.ok ? await tonSteps([['test']]) : tonBuild];
+      const t = tonBuild.ok ? await tonSteps([['test']]) : tonBuild;
+      return [p, t, await run(process.execPath, [path.join(__dirname, 'pack-check.js')])];
     })(),
     (async () => {
       const s = await run(npm, ['run', 'test', '--workspace', '@wcs/sdk'], '@wcs/sdk: ');
@@ -84,8 +88,8 @@ async function main() {
   ]);
   const line = (name, r) => `${name} ${r.ok ? 'passed' : `FAILED (exit ${r.code ?? r.signal})`} in ${Math.floor(r.seconds / 60)}m${String(r.seconds % 60).padStart(2, '0')}s`;
   const ton = tonBuild.ok ? { ...tonTests, seconds: tonBuild.seconds + tonTests.seconds } : tonBuild;
-  process.stdout.write(`\nnpm test: ${line('package suites (lerna)', packages)}; ${line('@wcs/adapter-ton (examples/)', ton)}; ${line('@wcs/sdk', sdk)}; ${line('@wcs/e2e', e2e)}\n`);
-  if (!packages.ok || !ton.ok || !sdk.ok || !e2e.ok) process.exitCode = 1;
+  process.stdout.write(`\nnpm test: ${line('package suites (lerna)', packages)}; ${line('@wcs/adapter-ton (examples/)', ton)}; ${line('pack-check (tarballs, adapter template)', packCheck)}; ${line('@wcs/sdk', sdk)}; ${line('@wcs/e2e', e2e)}\n`);
+  if (!packages.ok || !ton.ok || !packCheck.ok || !sdk.ok || !e2e.ok) process.exitCode = 1;
 }
 
 main().catch((e) => {
