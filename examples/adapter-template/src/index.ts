@@ -16,14 +16,16 @@ export const PACKAGE_NAME = '@your-scope/adapter-demo';
 export const DEMO_FAMILY = 'demo';
 
 /**
- * The key layout, one KeySpec per purpose (deposit, hot, fee), every level hardened (SLIP-10
- * ed25519): `{account}` is the application, `{index}` the key. 99999 stands for the chain's
- * SLIP-44 coin type.
+ * The key layout, one KeySpec per purpose (deposit, hot, fee), as the built-in ed25519 families
+ * lay theirs out: every level hardened (SLIP-10), `{account}` the application, `{index}` the key,
+ * hot and fee keys `1'` / `2'` below the index. 99999 stands for the chain's SLIP-44 coin type.
+ * The namespace names the keys in the key store (an HSM keeps it as part of their identity):
+ * never change it once keys exist.
  */
 export const DEMO_KEY_SPECS: Readonly<Record<KeyPurpose, KeySpec>> = Object.freeze({
-  deposit: Object.freeze({ namespace: 'demo', curve: 'ed25519', pathTemplate: "m/44'/99999'/{account}'/0'/{index}'" }),
-  hot: Object.freeze({ namespace: 'demo', curve: 'ed25519', pathTemplate: "m/44'/99999'/{account}'/1'/{index}'" }),
-  fee: Object.freeze({ namespace: 'demo', curve: 'ed25519', pathTemplate: "m/44'/99999'/{account}'/2'/{index}'" }),
+  deposit: Object.freeze({ namespace: 'demo', curve: 'ed25519', pathTemplate: "m/44'/99999'/{account}'/{index}'" }),
+  hot: Object.freeze({ namespace: 'demo', curve: 'ed25519', pathTemplate: "m/44'/99999'/{account}'/{index}'/1'" }),
+  fee: Object.freeze({ namespace: 'demo', curve: 'ed25519', pathTemplate: "m/44'/99999'/{account}'/{index}'/2'" }),
 });
 
 /**
