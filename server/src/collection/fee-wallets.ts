@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
-import type { AdapterRegistry, ChainAdapter, ChainDefinition, KeyStore, TransferNode } from '@wcs/core';
+import { canPay, type AdapterRegistry, type ChainAdapter, type ChainDefinition, type KeyStore, type TransferNode } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 import type { StoredKey } from '../transfers/model';
 
@@ -15,9 +15,9 @@ export interface FeeWallet {
  * paying gas top-ups. Its ledger row holds the node's last reading; top-ups in flight are counted
  * from the transfer pipeline, so two planning passes never spend the same balance.
  */
-/** Whether the chain's sweeps get gas top-ups, so its applications have fee wallets (the processor's EVM path: sequence spend model, one address per user). */
-export function usesFeeWallet(adapter: Pick<ChainAdapter, 'spendModel' | 'addressing'>): boolean {
-  return adapter.spendModel === 'sequence' && adapter.addressing === 'hd';
+/** Whether the chain's sweeps get gas top-ups, so its applications have fee wallets (the processor's EVM path: a paying adapter, sequence spend model, one address per user). */
+export function usesFeeWallet(adapter: ChainAdapter): boolean {
+  return canPay(adapter) && adapter.spendModel === 'sequence' && adapter.addressing === 'hd';
 }
 
 export class FeeWallets {
