@@ -271,8 +271,9 @@ export class BitcoinTransferNode implements UtxoTransferNode {
   }
 
   /**
-   * The chain check before signing: are the outputs the database believes unspent (its hot
-   * wallet's, `ledger.unspentOutputs`) still unspent on the node? One gettxout batch (with the
+   * The chain check before signing: are the outputs the database believes unspent
+   * (`ledger.unspentOutputs`: its hot wallet's, or an unsigned consolidation's inputs) still
+   * unspent on the node? One gettxout batch (with the
    * mempool) for all of them; an output missing there whose own transaction the node still has
    * (not reorged out or dropped) is spent, and when the database still knows no transaction of
    * its own spending it (`ledger.spentByService`, read after the node answered) the chain holds a

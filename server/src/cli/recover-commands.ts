@@ -47,7 +47,7 @@ export function registerRecoverCommands(program: Command, ctx: CliContext): void
     .description('match each held sender\'s transactions on chain that the restored database does not know to its unsigned transfers; a dry run unless --apply')
     .option('--chain <code>', 'only this chain code (either environment)')
     .option('--sender <address>', 'only this held sender')
-    .option('--from-height <height>', 'block chains: read from this block (default: the lower of the scan cursor and the sender\'s newest known transaction, less a margin)')
+    .option('--from-height <height>', 'block chains: read from this block (default: EVM, the block of the first transaction past the database\'s nonce; Bitcoin, the lowest block of the outputs found spent, less a margin; else the lower of the scan cursor and the sender\'s newest known transaction, less a margin)')
     .option('--apply', 'record each MATCHED transfer with the chain\'s transaction (BROADCASTED, callbacks); audited')
     .option('--release', 'with --apply: release each sender afterwards (refused while a transaction is UNMATCHED_ON_CHAIN)')
     .option('--accept-unmatched', 'with --release: release even with UNMATCHED_ON_CHAIN transactions (the release note lists them)')

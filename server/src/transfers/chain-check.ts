@@ -26,10 +26,15 @@ export class DatabaseSenderLedger implements SenderLedger {
     return new Map(senders.map((s) => [s, next.get(s) ?? null] as const));
   }
 
+  /** The hot wallet's outputs no transfer spends, and the fixed inputs of the sender's unsigned transfers (a consolidation's deposit outputs). */
   async unspentOutputs(sender: string): Promise<readonly Outpoint[]> {
     const rows = await this.sequelize.query<{ tx_hash: string; vout: number }>(
       `SELECT u.tx_hash, u.vout FROM hot_wallet_utxos u JOIN hot_wallets h ON h.id = u.hot_wallet_id
-        WHERE h.chain_id = $1 AND h.address = $2 AND u.spent_by IS NULL ORDER BY u.tx_hash, u.vout`,
+        WHERE h.chain_id = $1 AND h.address = $2 AND u.spent_by IS NULL
+       UNION
+       SELECT i->>'txHash', (i->>'vout')::int FROM transfers x CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(x.options->'inputs') = 'array' THEN x.options->'inputs' END) AS i
+        WHERE x.chain_id = $1 AND x.from_address = $2 AND x.status = 'READY'
+       ORDER BY 1, 2`,
       { bind: [this.chainId, sender], type: QueryTypes.SELECT },
     );
     return rows.map((r) => ({ txHash: r.tx_hash, vout: r.vout }));
@@ -41,6 +46,10 @@ export class DatabaseSenderLedger implements SenderLedger {
       `SELECT u.tx_hash, u.vout FROM hot_wallet_utxos u JOIN hot_wallets h ON h.id = u.hot_wallet_id
          JOIN unnest($2::text[], $3::int[]) AS o(tx, vout) ON o.tx = u.tx_hash AND o.vout = u.vout
         WHERE h.chain_id = $1 AND u.spent_by IS NOT NULL
+       UNION
+       SELECT i->>'txHash', (i->>'vout')::int FROM transfers x CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(x.options->'inputs') = 'array' THEN x.options->'inputs' END) AS i
+        WHERE x.chain_id = $1 AND x.tx_hash IS NOT NULL
+          AND (i->>'txHash', (i->>'vout')::int) IN (SELECT * FROM unnest($2::text[], $3::int[]))
        UNION
        SELECT e->>'txHash', (e->>'vout')::int FROM sender_holds s CROSS JOIN LATERAL jsonb_array_elements(s.evidence->'outputs') AS e
         WHERE s.chain_id = $1 AND s.released_at IS NOT NULL AND s.evidence->>'kind' = 'SPENT_OUTPUTS'

@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { JsonRpcClient, type ChainEndpoint } from '@wcs/core';
+import type { ChainEndpoint, Outpoint } from '@wcs/core';
 import { AuditLog, type AuditActor } from '../operators/audit';
 import { PayoutOwner } from '../withdrawals/payout-owner';
 import { CollectionOwner } from '../collection/item-owner';
@@ -9,6 +9,7 @@ import type { TransferChange, TransferOwner } from './owners';
 import { change, COLUMNS, FROM, type TransferRow } from './rows';
 import { releaseSender, type SenderHold } from './sender-holds';
 import { RecoveryCommandError, type SenderPlan } from './recovery';
+import { readChainTxs, type ChainTxDetail } from './recovery-chain';
 
 /** What recording one sender's plan did. */
 export interface AppliedRecovery {
@@ -21,16 +22,15 @@ export interface AppliedRecovery {
   readonly note: string | null;
 }
 
-/** The raw bytes and the most the transaction can cost, where the node gives them (EVM). */
-interface ChainTx { readonly raw: Buffer; readonly maxFee: bigint }
-
 /**
  * Records plans (`wcs recover transfers --apply`): each MATCHED transfer takes the chain's
  * transaction as its own exactly as the pipeline records a signed then broadcast one (status
  * BROADCASTED, tx_hash, sequence where the chain has one, sent_amount, signed and broadcast times,
  * a transfer_attempts row with the raw transaction where the node gives it, the sequence allocator
  * past it), and its owner is told of SIGNED then BROADCASTED in the same transaction (the
- * withdrawal's BROADCASTED callback, a sweep's hash); the tracker then confirms it. One audit entry
+ * withdrawal's BROADCASTED callback, a sweep's hash); the tracker then confirms it. On a utxo chain
+ * the hot wallet outputs the plan's transactions spent are marked as a signing round marks them: a
+ * recorded transfer's taken by it, the others' dropped from the ledger (markSpent). One audit entry
  * per sender (`transfers.recover`). With `release`, the sender is released in the same transaction
  * when no UNMATCHED_ON_CHAIN transaction is left, or `acceptUnmatched` says the operator took them.
  */
@@ -58,7 +58,7 @@ export class RecoveryApplier {
   }
 
   async apply(plan: SenderPlan, actor: AuditActor, o: { readonly release: boolean; readonly acceptUnmatched: boolean }): Promise<AppliedRecovery> {
-    const chainTxs = await this.readChainTxs(plan);
+    const chainTxs = await readChainTxs(plan, this.endpoints);
     return this.sequelize.transaction(async (t) => {
       const [open] = await this.sequelize.query<{ id: string }>('SELECT id::text AS id FROM sender_holds WHERE id = $1 AND released_at IS NULL FOR UPDATE', {
         bind: [plan.hold.id], type: QueryTypes.SELECT, transaction: t,
@@ -68,6 +68,11 @@ export class RecoveryApplier {
       for (const m of plan.matched) {
         if (await this.record(t, plan, m, chainTxs.get(m.tx.txHash))) recorded.push({ transferId: m.intent.transferId, txHash: m.tx.txHash });
       }
+      const spentBy = (hash: string) => chainTxs.get(hash)?.spends ?? [];
+      const outputs = await markSpent(this.sequelize, t, plan.chain.id, {
+        taken: recorded.map((r) => ({ transferId: r.transferId, outputs: spentBy(r.txHash) })),
+        dropped: plan.unmatchedOnChain.flatMap((x) => spentBy(x.txHash)),
+      });
       const counts = { matched: plan.matched.length, recorded: recorded.length, unmatchedOnChain: plan.unmatchedOnChain.length, unmatchedInDatabase: plan.unmatchedInDatabase.length };
       let released: SenderHold | null = null;
       let note: string | null = null;
@@ -84,6 +89,7 @@ export class RecoveryApplier {
         before: { hold: plan.hold.id, window: plan.window },
         after: {
           counts,
+          ...(outputs.taken + outputs.dropped > 0 ? { hotWalletOutputs: outputs } : {}),
           matched: recorded,
           unmatchedOnChain: plan.unmatchedOnChain.map((x) => x.txHash),
           unmatchedInDatabase: plan.unmatchedInDatabase.map((i) => i.transferId),
@@ -96,7 +102,7 @@ export class RecoveryApplier {
   }
 
   /** One matched transfer: false when it moved on since the plan was read (left as it is). */
-  private async record(t: Transaction, plan: SenderPlan, m: SenderPlan['matched'][number], chainTx: ChainTx | undefined): Promise<boolean> {
+  private async record(t: Transaction, plan: SenderPlan, m: SenderPlan['matched'][number], chainTx: ChainTxDetail | undefined): Promise<boolean> {
     const [r] = await this.sequelize.query<TransferRow>(`SELECT ${COLUMNS} FROM ${FROM} WHERE x.id = $1 AND x.status IN ('READY','SIGNED') FOR UPDATE OF x`, {
       bind: [m.intent.transferId], type: QueryTypes.SELECT, transaction: t,
     });
@@ -106,18 +112,18 @@ export class RecoveryApplier {
     });
     if (taken) return false;
     const seq = m.tx.sequence?.toString() ?? null;
-    const fee = (chainTx?.maxFee ?? 0n).toString();
+    const fee = (chainTx?.fee ?? 0n).toString();
     const sent = m.sentAmount.toString();
     await this.sequelize.query(
       `UPDATE transfers SET status = 'BROADCASTED', sequence = coalesce($2::numeric, sequence), tx_hash = $3, fee = $4::numeric, sent_amount = $5::numeric,
               signed_at = coalesce(signed_at, now()), broadcast_at = now(), updated_at = now() WHERE id = $1`,
       { bind: [r.id, seq, m.tx.txHash, fee, sent], transaction: t },
     );
-    // the chain's raw transaction where the node gives it (EVM); else no bytes: the transaction is on chain, never sent again
+    // the chain's raw transaction where the node gives it (EVM, Bitcoin: a re-send after a reorg sends these bytes); else none
     await this.sequelize.query(
       `INSERT INTO transfer_attempts (transfer_id, attempt, tx_hash, raw_tx, transfer_input, max_fee, sent_at)
        SELECT $1, coalesce(max(attempt), 0) + 1, $2, decode($3, 'hex'), $4::jsonb, $5::numeric, now() FROM transfer_attempts WHERE transfer_id = $1`,
-      { bind: [r.id, m.tx.txHash, chainTx?.raw.toString('hex') ?? '', JSON.stringify({ recovered: true }), fee], transaction: t },
+      { bind: [r.id, m.tx.txHash, chainTx?.raw?.toString('hex') ?? '', JSON.stringify({ recovered: true }), fee], transaction: t },
     );
     if (seq !== null) {
       await this.sequelize.query(
@@ -140,20 +146,36 @@ export class RecoveryApplier {
       await owner.onChange(t, [c]);
     }
   }
+}
 
-  /** EVM: the matched transactions' raw bytes (eth_getRawTransactionByHash) and gas × fee cap; other chains: none. */
-  private async readChainTxs(plan: SenderPlan): Promise<Map<string, ChainTx>> {
-    const out = new Map<string, ChainTx>();
-    const endpoint = this.endpoints.get(`${plan.chain.environment}:${plan.chain.code}`);
-    if (plan.chain.family !== 'evm' || !endpoint) return out;
-    const rpc = new JsonRpcClient(endpoint);
-    for (const m of plan.matched) {
-      const h = m.tx.txHash;
-      const raw = await rpc.call<string | null>('eth_getRawTransactionByHash', [h]);
-      const tx = await rpc.call<{ gas: string; gasPrice?: string; maxFeePerGas?: string } | null>('eth_getTransactionByHash', [h]);
-      if (!raw || !tx) continue;
-      out.set(h, { raw: Buffer.from(raw.replace(/^0x/, ''), 'hex'), maxFee: BigInt(tx.gas) * BigInt(tx.maxFeePerGas ?? tx.gasPrice ?? '0x0') });
-    }
-    return out;
+/**
+ * Utxo chains: the hot wallet outputs (hot_wallet_utxos, any wallet of the chain) that the plan's
+ * transactions spent, as the pipeline would have them: those of a transaction now recorded as a
+ * transfer's are taken by that transfer (spent_by, as its signing round would have set; the output
+ * sync drops them once it has ended), those of a transaction no transfer has are dropped (the
+ * output sync drops an output the node no longer lists). Nothing signed after the release can spend
+ * them again, whether or not the ledger's sync has run. The outputs these transactions made (change,
+ * a consolidation's output) are the sync's to add, as after any transaction of the service.
+ */
+export async function markSpent(sequelize: Sequelize, t: Transaction, chainId: number, o: { readonly taken: ReadonlyArray<{ readonly transferId: string; readonly outputs: readonly Outpoint[] }>; readonly dropped: readonly Outpoint[] }): Promise<{ taken: number; dropped: number }> {
+  const taken = o.taken.flatMap((x) => x.outputs.map((p) => ({ ...p, transferId: x.transferId })));
+  let marked = 0;
+  let gone = 0;
+  if (taken.length > 0) {
+    const [rows] = await sequelize.query(
+      `UPDATE hot_wallet_utxos u SET spent_by = m.transfer FROM hot_wallets h, unnest($2::text[], $3::int[], $4::bigint[]) AS m(tx, vout, transfer)
+        WHERE h.id = u.hot_wallet_id AND h.chain_id = $1 AND u.tx_hash = m.tx AND u.vout = m.vout RETURNING 1`,
+      { bind: [chainId, taken.map((x) => x.txHash), taken.map((x) => x.vout), taken.map((x) => x.transferId)], transaction: t },
+    );
+    marked = (rows as unknown[]).length;
   }
+  if (o.dropped.length > 0) {
+    const [rows] = await sequelize.query(
+      `DELETE FROM hot_wallet_utxos u USING hot_wallets h, unnest($2::text[], $3::int[]) AS d(tx, vout)
+        WHERE h.id = u.hot_wallet_id AND h.chain_id = $1 AND u.tx_hash = d.tx AND u.vout = d.vout RETURNING 1`,
+      { bind: [chainId, o.dropped.map((x) => x.txHash), o.dropped.map((x) => x.vout)], transaction: t },
+    );
+    gone = (rows as unknown[]).length;
+  }
+  return { taken: marked, dropped: gone };
 }

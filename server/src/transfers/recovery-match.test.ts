@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { ObservedTransfer } from '@wcs/core';
-import { firstHeightAbove, groupTransactions, matchRecovery, type ChainTransaction, type Intent } from './recovery-match';
+import { firstHeightAbove, groupTransactions, matchRecovery, outputsStart, type ChainTransaction, type Intent } from './recovery-match';
 
 const S = 'sender';
 const obs = (txHash: string, position: number, over: Partial<ObservedTransfer> = {}): ObservedTransfer => ({
@@ -84,5 +84,13 @@ describe('transfers: the recovery\'s match (pure)', () => {
     await firstHeightAbove(async () => {
       throw new Error('pruned');
     }, 0n, 0n, 10n).then(() => expect.fail('a node fault is thrown'), (e: Error) => expect(e.message).to.equal('pruned'));
+  });
+
+  it('outputsStart: the lowest block of the outputs found spent, less the margin, never below 0; null when an output\'s block is unknown or there is none', () => {
+    expect(outputsStart([440n, 433n, 451n], 12n)).to.equal(421n);
+    expect(outputsStart([433n], 0n)).to.equal(433n);
+    expect(outputsStart([5n, 9n], 12n)).to.equal(0n);
+    expect(outputsStart([440n, null], 12n)).to.equal(null);
+    expect(outputsStart([], 12n)).to.equal(null);
   });
 });

@@ -154,3 +154,18 @@ export async function firstHeightAbove(sequenceAt: (height: bigint) => Promise<b
   }
   return lo;
 }
+
+/**
+ * Utxo chains: where a held sender's lost window starts when the hold's evidence is outputs the
+ * database believed unspent (SPENT_OUTPUTS). A transaction spends an output only in or after the
+ * block that made it, and the database knew those outputs when the backup was taken, before any
+ * transaction it lost: the lowest of their blocks, less `margin` (an output it knew still
+ * unconfirmed, mined after a lost transaction), is a floor for all of them, wherever the scan
+ * cursor has moved since. Null (the default start instead) when there is no output, or when one
+ * output's block is not known (the floor would be a guess).
+ */
+export function outputsStart(heights: ReadonlyArray<bigint | null>, margin: bigint): bigint | null {
+  if (heights.length === 0 || heights.some((h) => h === null)) return null;
+  const low = (heights as readonly bigint[]).reduce((a, b) => (b < a ? b : a)) - margin;
+  return low < 0n ? 0n : low;
+}

@@ -1,8 +1,8 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { canPay, JsonRpcClient, scanning, sequenceNode, type AdapterRegistry, type ChainAdapter, type ChainEndpoint, type ObservedTransfer } from '@wcs/core';
+import { canPay, JsonRpcClient, scanning, sequenceNode, type AdapterRegistry, type BlockScanner, type ChainAdapter, type ChainEndpoint, type ObservedTransfer } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 import { listHolds, type SenderHold } from './sender-holds';
-import { firstHeightAbove, groupTransactions, matchRecovery, type ChainTransaction, type Intent } from './recovery-match';
+import { firstHeightAbove, groupTransactions, matchRecovery, outputsStart, type ChainTransaction, type Intent } from './recovery-match';
 
 // ---------------------------------------------------------------------------------------------
 // The recovery after a database restore (docs/transfers.md, "Recovery"; docs/deployment.md): for
@@ -108,7 +108,7 @@ export class TransferRecovery {
     let window: SenderPlan['window'];
     if (scanner.kind === 'blocks') {
       const tip = await scanner.tipHeight();
-      const from = fromHeight ?? (await this.sequenceStart(adapter, endpoint, hold, tip)) ?? (await this.defaultStart(chain, sender));
+      const from = fromHeight ?? (await this.sequenceStart(adapter, endpoint, hold, tip)) ?? (await this.outputsStart(chain, scanner, hold)) ?? (await this.defaultStart(chain, sender));
       const senders = new Set([sender]);
       const watched = new Set<string>();
       for (let h = from; h <= tip; h += RANGE_BLOCKS) {
@@ -171,6 +171,37 @@ export class TransferRecovery {
     } catch {
       return null; // a node without the old blocks' state: the default start
     }
+  }
+
+  /**
+   * Utxo chains whose hold shows outputs the database believed unspent (SPENT_OUTPUTS): the lowest
+   * block of those outputs, less the margin (recovery-match.ts outputsStart). Each output's block
+   * as the database records the transaction that made it (a transfer of the service, a deposit),
+   * else as the node says (lookupTransaction: a funding from outside). Null (the default start)
+   * when the evidence is not outputs or one output's block cannot be told.
+   */
+  private async outputsStart(chain: ChainView, scanner: BlockScanner, hold: SenderHold): Promise<bigint | null> {
+    const outputs = hold.evidence.kind === 'SPENT_OUTPUTS' && Array.isArray(hold.evidence.outputs) ? (hold.evidence.outputs as Array<{ txHash?: unknown }>) : [];
+    const hashes = [...new Set(outputs.map((o) => o?.txHash))];
+    if (hashes.length === 0 || !hashes.every((h): h is string => typeof h === 'string')) return null;
+    const rows = await this.sequelize.query<{ h: string; height: string }>(
+      `SELECT h, min(height)::text AS height FROM (
+         SELECT tx_hash AS h, block_height AS height FROM transfers WHERE chain_id = $1 AND tx_hash = ANY($2::text[]) AND block_height IS NOT NULL
+         UNION ALL SELECT tx_hash, block_height FROM recharges WHERE chain_id = $1 AND tx_hash = ANY($2::text[]) AND block_height IS NOT NULL
+       ) k GROUP BY h`,
+      { bind: [chain.id, hashes], type: QueryTypes.SELECT },
+    );
+    const recorded = new Map(rows.map((r) => [r.h, BigInt(r.height)] as const));
+    const heights: Array<bigint | null> = [];
+    for (const h of hashes) {
+      let height = recorded.get(h) ?? null;
+      if (height === null) {
+        const found = await scanner.lookupTransaction(h);
+        height = found.state === 'MINED' ? found.blockHeight : null;
+      }
+      heights.push(height);
+    }
+    return outputsStart(heights, START_MARGIN);
   }
 
   /**
