@@ -29,7 +29,7 @@ export interface SenderLedger {
    * it has signed (its allocator's next); null for a sender it has signed nothing from.
    */
   nextSequences(senders: readonly string[]): Promise<ReadonlyMap<string, bigint | null>>;
-  /** `utxo` chains: the sender's outputs the database believes unspent (its hot wallet's outputs no transaction of the service spends). */
+  /** `utxo` chains: the sender's outputs the database believes unspent (its hot wallet's outputs no transaction of the service spends, and the fixed inputs of its unsigned transfers: a deposit address's planned consolidation). */
   unspentOutputs(sender: string): Promise<readonly Outpoint[]>;
   /** `utxo` chains: which of these outputs a transaction the service signed spends (outpointKey). */
   spentByService(outputs: readonly Outpoint[]): Promise<ReadonlySet<string>>;
