@@ -9,7 +9,6 @@ import type { Authenticator } from '../auth/authenticate';
 import type { AppCredentials } from '../auth/credentials';
 import { sendError, sendOk } from './envelope';
 import { DATABASE_RETRY_AFTER_SECONDS, databaseUnavailable } from '../db/unavailable';
-import { QueryReader } from './query';
 import { API_PREFIX, type ApiRoute } from './routes';
 import type { ApiKeyLimiter } from '../ratelimit/api-key-limiter';
 import type { AuthFailureLimiter } from '../ratelimit/auth-failure-limiter';
@@ -210,7 +209,7 @@ export function createHttpApp(opts: HttpAppOptions): express.Express {
           else if (raw.length > 0) throw new WcsError('BODY_NOT_ALLOWED');
           const data = await route.handler({
             app: credentials,
-            query: new QueryReader(req.query as Record<string, unknown>),
+            query: req.query as Record<string, unknown>,
             body,
             requestId: res.locals.requestId as string,
           });

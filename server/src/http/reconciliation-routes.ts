@@ -1,6 +1,7 @@
 import type { Sequelize } from 'sequelize';
-import { CHAIN_CODE_RE } from '@wcs/core';
-import { ADDRESS_KINDS, tokenTotals, totalsView } from '../reconciliation/totals';
+import { tokenTotals, totalsView } from '../reconciliation/totals';
+import { reconciliationBalancesQuery } from '../contract/reconciliation';
+import { parseQuery } from '../contract/parse';
 import type { ApiRoute } from './routes';
 
 /**
@@ -16,9 +17,7 @@ export function reconciliationRoutes(sequelize: Sequelize): ApiRoute[] {
       path: '/wallet/reconciliation/balances',
       body: 'none',
       handler: async ({ app, query }) => {
-        const chainCode = query.string('chainCode', { pattern: CHAIN_CODE_RE, patternText: 'must be an upper-case chain code such as ETH' });
-        const addressKind = query.oneOf('addressKind', ADDRESS_KINDS);
-        query.noOthers();
+        const { chainCode, addressKind } = parseQuery(reconciliationBalancesQuery, query);
         const totals = await tokenTotals(sequelize, { applicationId: app.applicationId, chainCode, addressKind });
         return { list: totals.map(totalsView) };
       },

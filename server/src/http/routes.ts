@@ -1,9 +1,9 @@
 import type { AppCredentials } from '../auth/credentials';
-import { QueryReader } from './query';
 
 export interface RequestContext {
   readonly app: AppCredentials;
-  readonly query: QueryReader;
+  /** The query parameters as parsed (a repeated one is an array): read them with a schema (contract/parse.ts parseQuery). */
+  readonly query: Readonly<Record<string, unknown>>;
   /** Parsed JSON body for body: 'json' routes; undefined otherwise. */
   readonly body: unknown;
   readonly requestId: string;

@@ -1,6 +1,8 @@
-import { WcsError, CHAIN_CODE_RE } from '@wcs/core';
+import { WcsError } from '@wcs/core';
 import type { Catalogue, ChainView } from '../catalogue/catalogue';
 import type { AppCredentials } from '../auth/credentials';
+import { supportChainsQuery, supportTokensQuery } from '../contract/support';
+import { parseQuery } from '../contract/parse';
 import type { ApiRoute } from './routes';
 
 /** A chain as GET support/chains returns it (docs/api.md). */
@@ -46,7 +48,7 @@ export function supportRoutes(catalogue: Catalogue, depositDetection: (chain: Ch
       path: '/wallet/support/chains',
       body: 'none',
       handler: ({ app, query }) => {
-        query.noOthers();
+        parseQuery(supportChainsQuery, query);
         return enabledChains(catalogue, app).map((c) => chainJson(c, detection(c)));
       },
     },
@@ -55,8 +57,7 @@ export function supportRoutes(catalogue: Catalogue, depositDetection: (chain: Ch
       path: '/wallet/support/tokens',
       body: 'none',
       handler: ({ app, query }) => {
-        const chainCode = query.string('chainCode', { pattern: CHAIN_CODE_RE, patternText: 'must be an upper-case chain code such as ETH' });
-        query.noOthers();
+        const { chainCode } = parseQuery(supportTokensQuery, query);
         let chains = enabledChains(catalogue, app);
         if (chainCode !== undefined) {
           catalogue.chain(app.environment, chainCode); // CHAIN_UNKNOWN when absent
