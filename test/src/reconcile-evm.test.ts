@@ -303,7 +303,11 @@ describe('reconciliation on anvil (wcs reconcile, Multicall3, traces off)', func
     expect(credited.result[0]!.n).to.equal(2000);
     await caughtUp();
     const p = await run();
-    const custody = (await q<{ n: number }>('SELECT count(*)::int AS n FROM addresses WHERE chain_id = $1', [ETH_CHAIN]))[0]!.n + 1;
+    // deposit addresses, the hot wallet and the fee wallet (made at the first planning pass)
+    const custody = (await q<{ n: number }>(
+      `SELECT ((SELECT count(*) FROM addresses WHERE chain_id = $1) + (SELECT count(*) FROM hot_wallets WHERE chain_id = $1) + (SELECT count(*) FROM fee_wallets WHERE chain_id = $1))::int AS n`,
+      [ETH_CHAIN]))[0]!.n;
+    expect((await q<{ n: number }>('SELECT count(*)::int AS n FROM fee_wallets WHERE chain_id = $1', [ETH_CHAIN]))[0]!.n, 'the fee wallet').to.equal(1);
     expect(p.compared, 'every custody address x (ETH, TUSD, TEUR)').to.equal(custody * 3);
     expect(p.unexplained, JSON.stringify(p)).to.equal(0);
     const sums = await q<{ chain_token_id: number; ledger: string; on_chain: string }>(
