@@ -11,12 +11,13 @@
  *
  * "before" is a detached git worktree of the last commit that had server/src/http/body.ts
  * (BENCH_BASELINE_REF overrides), with only its server package compiled (lib/baseline.ts); the
- * @wcs/* packages it loads are this checkout's. Each build has its own database, its own copy of
- * the test key store and its own `wcs start --api-only`; one anvil. Each round loads before and
- * after of one scenario at the same time (paired: BENCH_CONNECTIONS split between them), so both
- * meet the same machine, whatever else runs on it; BENCH_CONTRACT_MODE=alternate runs them one
- * after the other instead (the order swapped every round). The figure is the ratio of median
- * req/s after / before. Every answer is checked. See bench/README.md.
+ * @wcs/* packages it loads are this checkout's. Both builds serve one database (their server/src/db
+ * must not differ) and one test key store, each with its own applications (made by its own CLI),
+ * its own funded hot wallet on one anvil and its own `wcs start --api-only`. Each round runs a
+ * scenario's before and after back to back, the order swapped every round; the figure is the
+ * median over the rounds of after / before req/s (a round's pair ran a few seconds apart, so a
+ * machine whose other load drifts meets both alike), with the ratio of the medians beside it.
+ * Every answer is checked. See bench/README.md.
  *
  *   npx tsc -b tsconfig.json && node bench/dist/contract-parsing.js      (from the repository root)
  *   BENCH_SECONDS=20 BENCH_ROUNDS=6 node bench/dist/contract-parsing.js
@@ -27,7 +28,7 @@ import type { Client } from 'pg';
 import { ANVIL_DEV_KEYS, sendNative, startAnvil } from '@wcs/adapter-evm/devnet';
 import { createTestDatabase, prepareTestKeystore, testEnv } from '@wcs/server/testing';
 import { AUTOCANNON_VERSION, type AutocannonRequest } from './autocannon';
-import { appCreate, buildBaseline, copyKeystore, lastCommitWith, resolveCommit, startApi } from './lib/baseline';
+import { appCreate, buildBaseline, lastCommitWith, resolveCommit, startApi } from './lib/baseline';
 import { anvilArgs } from './lib/deposit-chain';
 import { isCode0, load, problems, type LoadTarget, type RunRecord } from './lib/load';
 import { openStatsConnection, stopCluster } from './lib/postgres';
@@ -59,7 +60,6 @@ interface Service {
   side: Side;
   port: number;
   child: LoadTarget['child'];
-  pg: Client;
   addrApp: Credentials;
   wdApp: Credentials & { id: number };
   users: AddressRecord[];
@@ -177,48 +177,57 @@ async function waitFor(what: string, cond: () => Promise<boolean>, timeoutMs: nu
   }
 }
 
-/** One build's database, applications, funded hot wallet (made by its own workers), API server and existing users. */
-async function setUp(side: Side, wcsBin: string, anvilUrl: string, funder: string, users: number, cleanup: CleanupStack, nodeArgs: string[]): Promise<Service> {
-  progress(`${side}: database, applications, hot wallet`);
-  const db = await createTestDatabase();
-  cleanup.push(`drop ${side} database`, () => withTimeout(db.drop(), 30_000));
-  const ks = await prepareTestKeystore();
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    ...testEnv(db.url, { WCS_LOG_LEVEL: process.env.WCS_LOG_LEVEL ?? 'warn', ...LIMITS_FAR_ABOVE_LOAD, WCS_KEYSTORE_FILE: copyKeystore(ks.WCS_KEYSTORE_FILE!, cleanup) }),
-    WCS_RPC_TEST_ETH: anvilUrl,
-  };
-  const addrApp = await appCreate(wcsBin, env, `bench-contract-${side}-addr`, ['BTC', 'ETH', 'BSC', 'POLYGON']);
-  const wdApp = await appCreate(wcsBin, env, `bench-contract-${side}-wd`, ['ETH']);
-  const pg = await openStatsConnection(db.url, cleanup, `${side} pg`);
-  if (!pg) throw new Error(`no connection to the ${side} database`);
-  const ledger = async () =>
+/** A build's applications: one for the address creates, one for the withdrawals (made by that build's CLI). */
+interface Apps { addrApp: Credentials; wdApp: Credentials & { id: number } }
+
+/**
+ * The shared database: each build's applications made by its own CLI, then the hot wallets of both
+ * withdrawal applications made by the workers, funded on anvil and read back by the ledger.
+ */
+async function setUpDatabase(env: NodeJS.ProcessEnv, bins: Record<Side, string>, pg: Client, anvilUrl: string): Promise<Record<Side, Apps>> {
+  const apps = {} as Record<Side, Apps>;
+  for (const side of SIDES) {
+    apps[side] = {
+      addrApp: await appCreate(bins[side], env, `bench-contract-${side}-addr`, ['BTC', 'ETH', 'BSC', 'POLYGON']),
+      wdApp: await appCreate(bins[side], env, `bench-contract-${side}-wd`, ['ETH']),
+    };
+  }
+  const ledger = async (appId: number) =>
     (await pg.query<{ address: string; on_chain: string | null }>(
       `SELECT h.address, b.on_chain::text AS on_chain FROM hot_wallets h JOIN chains c ON c.id = h.chain_id AND c.code = 'ETH' AND c.environment = 'test'
          LEFT JOIN hot_wallet_balances b ON b.hot_wallet_id = h.id AND b.chain_token_id = $2 WHERE h.application_id = $1`,
-      [wdApp.id, ETH_TOKEN_ID],
+      [appId, ETH_TOKEN_ID],
     )).rows[0];
-  const workers = startChild(`${side} workers`, [wcsBin, 'start', '--workers-only'], { ...env, WCS_LOG_LEVEL: 'error', WCS_HOT_WALLET_REFRESH_MS: '200' });
+  progress('hot wallets: made by the workers, funded on anvil, read back by the ledger');
+  const workers = startChild('workers', [WCS_BIN, 'start', '--workers-only'], { ...env, WCS_LOG_LEVEL: 'error', WCS_HOT_WALLET_REFRESH_MS: '200' });
   try {
-    await waitFor(`the ${side} hot wallet`, async () => (await ledger()) !== undefined, 60_000);
-    await sendNative(anvilUrl, (await ledger())!.address, FUND_WEI, { fromPrivateKey: funder, wait: true });
-    await waitFor(`the ${side} ledger reading the funded balance`, async () => BigInt((await ledger())?.on_chain ?? '0') >= FUND_WEI, 60_000);
-    await waitFor(`the ${side} fee quote`, async () => (await pg.query(`SELECT 1 FROM withdraw_fee_quotes q JOIN chains c ON c.id = q.chain_id AND c.code = 'ETH' AND c.environment = 'test' WHERE q.chain_token_id = $1`, [ETH_TOKEN_ID])).rowCount! >= 1, 60_000);
+    for (const side of SIDES) {
+      const id = apps[side].wdApp.id;
+      await waitFor(`the ${side} hot wallet`, async () => (await ledger(id)) !== undefined, 60_000);
+      await sendNative(anvilUrl, (await ledger(id))!.address, FUND_WEI, { fromPrivateKey: side === 'before' ? ANVIL_DEV_KEYS[1]! : ANVIL_DEV_KEYS[2]!, wait: true });
+      await waitFor(`the ${side} ledger reading the funded balance`, async () => BigInt((await ledger(id))?.on_chain ?? '0') >= FUND_WEI, 60_000);
+    }
+    await waitFor('the fee quote', async () => (await pg.query(`SELECT 1 FROM withdraw_fee_quotes q JOIN chains c ON c.id = q.chain_id AND c.code = 'ETH' AND c.environment = 'test' WHERE q.chain_token_id = $1`, [ETH_TOKEN_ID])).rowCount! >= 1, 60_000);
   } finally {
     await stopChild(workers, 15_000);
   }
+  return apps;
+}
+
+/** One build's API server on the shared database, and its users that already exist (created through it). */
+async function startSide(side: Side, wcsBin: string, env: NodeJS.ProcessEnv, apps: Apps, users: number, nodeArgs: string[], cleanup: CleanupStack): Promise<Service> {
   const api = await startApi(`${side} api`, wcsBin, env, nodeArgs, cleanup);
   progress(`${side}: ${users} existing users (ETH and BTC alternately)`);
   const records: AddressRecord[] = [];
   for (let i = 0; i < users; i++) {
     const chainCode = i % 2 === 0 ? 'ETH' : 'BTC';
-    const { body, headers } = signedJsonPost(addrApp, CREATE_PATH, JSON.stringify({ chainCode, externalUserId: `rp-${i}` }));
+    const { body, headers } = signedJsonPost(apps.addrApp, CREATE_PATH, JSON.stringify({ chainCode, externalUserId: `rp-${i}` }));
     const res = await httpRequest(api.port, 'POST', CREATE_PATH, headers, body);
     const r = res.status === 200 ? codeZeroData<AddressRecord>(res.body) : null;
     if (!r || r.chainCode !== chainCode || r.externalUserId !== `rp-${i}`) throw new Error(`${side} create rp-${i}: HTTP ${res.status} ${res.body.slice(0, 300)}`);
     records.push(r);
   }
-  return { side, port: api.port, child: api.child, pg, addrApp, wdApp, users: records };
+  return { side, port: api.port, child: api.child, ...apps, users: records };
 }
 
 async function main(): Promise<number> {
@@ -237,15 +246,23 @@ async function main(): Promise<number> {
     out(`before: ${base.commit.slice(0, 12)} "${base.subject}" (worktree, server compiled in ${base.buildSeconds.toFixed(0)} s); after: this checkout's build`);
     out(`server/src files that differ between them: ${base.changedServerFiles.length} (${base.changedServerFiles.join(', ')})`);
 
+    if (base.changedServerFiles.some((f) => f.startsWith('server/src/db/'))) throw new Error('the baseline\'s server/src/db differs from this checkout\'s: the two builds cannot share one database');
+
     cleanup.push('stop test cluster', () => stopCluster());
+    const db = await createTestDatabase();
+    cleanup.push('drop database', () => withTimeout(db.drop(), 30_000));
     cleanup.push('remove test key store', async () => removeTestKeystore(await prepareTestKeystore()));
+    await prepareTestKeystore();
     progress('starting anvil');
     const anvil = await startAnvil({ chainId: EVM_CHAIN_ID, blockTime: 0.5, extraArgs: anvilArgs(1_000) });
     cleanup.push('stop anvil', () => anvil.stop());
-    const services = {
-      before: await setUp('before', base.wcsBin, anvil.url, ANVIL_DEV_KEYS[1]!, userCount, cleanup, s.serverNodeArgs),
-      after: await setUp('after', WCS_BIN, anvil.url, ANVIL_DEV_KEYS[2]!, userCount, cleanup, s.serverNodeArgs),
-    } as Record<Side, Service>;
+    const env: NodeJS.ProcessEnv = { ...process.env, ...testEnv(db.url, { WCS_LOG_LEVEL: process.env.WCS_LOG_LEVEL ?? 'warn', ...LIMITS_FAR_ABOVE_LOAD }), WCS_RPC_TEST_ETH: anvil.url };
+    const pg = await openStatsConnection(db.url, cleanup, 'bench pg');
+    if (!pg) throw new Error('no connection to the benchmark database');
+    const apps = await setUpDatabase(env, { before: base.wcsBin, after: WCS_BIN }, pg, anvil.url);
+    // one after the other: the second server starts once the first has made its users' keys (the key store's marks are read at start)
+    const services = {} as Record<Side, Service>;
+    for (const side of SIDES) services[side] = await startSide(side, side === 'before' ? base.wcsBin : WCS_BIN, env, apps[side], userCount, s.serverNodeArgs, cleanup);
 
     const to = Array.from({ length: 4096 }, () => getAddress(hexlify(randomBytes(20))));
     const tallies = {} as Record<string, Tally>;
@@ -258,9 +275,7 @@ async function main(): Promise<number> {
         targets[name] = { name, port: svc.port, child: svc.child, requests: () => (sc === 'create' ? createRequests(svc, t) : batchRequests(svc, batchItems, to, t)) };
       }
     }
-    const paired = (process.env.BENCH_CONTRACT_MODE ?? 'paired') !== 'alternate';
-    const lo = { connections: paired ? Math.max(1, Math.floor(s.connections / 2)) : s.connections, pipelining: s.pipelining };
-    out(`mode: ${paired ? `paired (before and after loaded at once, ${lo.connections} connections each)` : `alternate (one at a time, ${lo.connections} connections)`}`);
+    const lo = { connections: s.connections, pipelining: s.pipelining };
     const one = async (name: string, round: number | 'warm-up', seconds: number) => {
       const t = tallies[name]!;
       const [good0, bad0] = [t.good, t.bad];
@@ -274,19 +289,12 @@ async function main(): Promise<number> {
     if (s.warmupSeconds > 0) for (const name of Object.keys(targets)) warmups.push(await one(name, 'warm-up', s.warmupSeconds));
     for (let round = 1; round <= s.rounds; round++) {
       for (const sc of SCENARIOS) {
-        const order = round % 2 === 1 ? SIDES : [...SIDES].reverse();
-        progress(`round ${round}/${s.rounds}: ${sc} ${paired ? 'before and after at once' : order.join(', then ')} (${s.seconds} s)`);
-        const done = paired ? await Promise.all(order.map((side) => one(`${sc} ${side}`, round, s.seconds))) : [];
-        if (paired) {
-          // each run's "other" CPU holds its partner server: taken out, so "other" is the rest of the machine again
-          const [x, y] = done as [RunRecord, RunRecord];
-          for (const [r, partner] of [[x, y], [y, x]] as const) if (r.cpuPercent.other !== null) r.cpuPercent.other = Math.max(0, r.cpuPercent.other - (partner.cpuPercent.target ?? 0));
-        } else {
-          for (const side of order) done.push(await one(`${sc} ${side}`, round, s.seconds));
-        }
-        for (const r of done) {
+        for (const side of round % 2 === 1 ? SIDES : [...SIDES].reverse()) {
+          const name = `${sc} ${side}`;
+          progress(`round ${round}/${s.rounds}: ${name} (${s.seconds} s)`);
+          const r = await one(name, round, s.seconds);
           runs.push(r);
-          progress(`  ${r.target}: ${fmtInt(r.rps)} req/s, p50 ${fmtMs(r.latencyMs.p50)} ms, p99 ${fmtMs(r.latencyMs.p99)} ms, non-2xx ${r.non2xx}`);
+          progress(`  ${fmtInt(r.rps)} req/s, p50 ${fmtMs(r.latencyMs.p50)} ms, p99 ${fmtMs(r.latencyMs.p99)} ms, non-2xx ${r.non2xx}`);
         }
       }
     }
@@ -297,7 +305,7 @@ async function main(): Promise<number> {
     for (const side of SIDES) {
       const svc = services[side];
       const answered = tallies[`batch ${side}`]!.good * batchItems;
-      const [d] = (await svc.pg.query<{ n: number; distinct_nos: number; not_processing: number }>(
+      const [d] = (await pg.query<{ n: number; distinct_nos: number; not_processing: number }>(
         `SELECT count(*)::int AS n, count(DISTINCT app_order_no)::int AS distinct_nos, count(*) FILTER (WHERE status <> 'PROCESSING')::int AS not_processing FROM withdrawals WHERE application_id = $1`,
         [svc.wdApp.id],
       )).rows;
@@ -319,15 +327,19 @@ async function main(): Promise<number> {
     let goalsMet = true;
     for (const sc of SCENARIOS) {
       const sum = { before: summarise(runs.filter((r) => r.target === `${sc} before`)), after: summarise(runs.filter((r) => r.target === `${sc} after`)) };
-      const ratio = (sum.after.rpsMedian / sum.before.rpsMedian) * 100;
       const perRound = Array.from({ length: s.rounds }, (_, i) => {
         const at = (side: Side) => runs.find((r) => r.target === `${sc} ${side}` && r.round === i + 1)!.rps;
         return (at('after') / at('before')) * 100;
       });
+      const ratio = median(perRound);
+      const ofMedians = (sum.after.rpsMedian / sum.before.rpsMedian) * 100;
       const cpu = (x: typeof sum.before) => (x.targetCpuUsPerRequestMedian === null ? '-' : `${Math.round(x.targetCpuUsPerRequestMedian)} µs`);
       goalsMet &&= ratio >= GOAL_PERCENT;
-      results[sc] = { before: sum.before, after: sum.after, ratioPercent: Math.round(ratio * 10) / 10, perRoundRatioPercent: perRound.map((p) => Math.round(p * 10) / 10), medianOfRoundRatios: Math.round(median(perRound) * 10) / 10, goalPercent: GOAL_PERCENT, goalMet: ratio >= GOAL_PERCENT };
-      out(`${sc}: after/before ${ratio.toFixed(1)} % (median req/s ${fmtInt(sum.after.rpsMedian)} / ${fmtInt(sum.before.rpsMedian)}; per round ${perRound.map((p) => p.toFixed(1) + ' %').join(', ')}; server CPU per request ${cpu(sum.after)} / ${cpu(sum.before)})  goal >= ${GOAL_PERCENT} %: ${ratio >= GOAL_PERCENT ? 'met' : 'not met'}`);
+      results[sc] = {
+        before: sum.before, after: sum.after, ratioPercent: Math.round(ratio * 10) / 10, perRoundRatioPercent: perRound.map((p) => Math.round(p * 10) / 10),
+        ratioOfMediansPercent: Math.round(ofMedians * 10) / 10, goalPercent: GOAL_PERCENT, goalMet: ratio >= GOAL_PERCENT,
+      };
+      out(`${sc}: after/before ${ratio.toFixed(1)} % (median of the rounds: ${perRound.map((p) => p.toFixed(1) + ' %').join(', ')}; ratio of the median req/s ${ofMedians.toFixed(1)} %, ${fmtInt(sum.after.rpsMedian)} / ${fmtInt(sum.before.rpsMedian)}; server CPU per request ${cpu(sum.after)} / ${cpu(sum.before)})  goal >= ${GOAL_PERCENT} %: ${ratio >= GOAL_PERCENT ? 'met' : 'not met'}`);
     }
     progress('the handlers alone, in this process, with stub services');
     const handlers = await handlerTiming(path.join(base.dir, 'server', 'dist'), batchItems);
@@ -339,7 +351,7 @@ async function main(): Promise<number> {
     const noisy = noiseWarning(runs, NOISE_WARN_PERCENT);
     if (noisy) out(noisy.line);
     printFailures(out, failures);
-    out(`results: ${writeResults('contract-parsing.json', { benchmark: 'contract-parsing', date: new Date().toISOString(), machine, settings: { ...s, batchItems, userCount, mode: paired ? 'paired' : 'alternate', connectionsPerTarget: lo.connections }, baseline: { commit: base.commit, subject: base.subject, changedServerFiles: base.changedServerFiles }, warmups, runs, results, correctness: { ok: failures.length === 0, failures } })}`);
+    out(`results: ${writeResults('contract-parsing.json', { benchmark: 'contract-parsing', date: new Date().toISOString(), machine, settings: { ...s, batchItems, userCount }, baseline: { commit: base.commit, subject: base.subject, changedServerFiles: base.changedServerFiles }, warmups, runs, results, correctness: { ok: failures.length === 0, failures } })}`);
     if (failures.length) return 1;
     return s.enforceGoal && !goalsMet ? 1 : 0;
   } finally {

@@ -92,12 +92,3 @@ export async function startApi(name: string, wcsBin: string, env: NodeJS.Process
   await waitReady(child, port, '/healthz', 60_000);
   return { child, port };
 }
-
-/** A copy of a software key store file in a folder of its own (two services must not share key-index marks), removed by the cleanup stack. */
-export function copyKeystore(file: string, cleanup: CleanupStack): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-test-ks-'));
-  cleanup.push('remove key store copy', async () => fs.rmSync(dir, { recursive: true, force: true }));
-  const copy = path.join(dir, path.basename(file));
-  fs.copyFileSync(file, copy);
-  return copy;
-}
