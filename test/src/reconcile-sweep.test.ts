@@ -107,7 +107,24 @@ describe('reconciliation while sweeps and their gas top-ups are in flight (anvil
       clock.resume();
     }
     const deadline = Date.now() + 240_000;
+    const sweepSeen = () => passes.some((p) => p.inFlight.some((s) => s.startsWith('SWEEP')));
     for (;;) {
+      if (!sweepSeen()) {
+        // a pass takes longer than a sweep's whole life on 100 ms blocks (on a loaded machine all the more):
+        // watch for the first open sweep and hold the blocks back at once, so a pass sees it in flight
+        const s = await pollUntil(openTransfers, (o) => o.some((t) => t.kind === 'SWEEP'), 3_000, 25);
+        if (s.ok) {
+          await clock.pause();
+          try {
+            const open = await openTransfers();
+            passes.push({ ...(await pass()), inFlight: open.map((t) => `${t.kind}:${t.status}`) });
+            held++;
+          } finally {
+            clock.resume();
+          }
+          continue;
+        }
+      }
       const items = await q<{ status: string }>('SELECT status FROM collection_items WHERE application_id = $1 AND chain_token_id = $2', [app.id, TOKEN_ID]);
       const done = items.length === 3 && items.every((i) => i.status === 'SUCCESS' || i.status === 'FAILED');
       const open = await openTransfers();
