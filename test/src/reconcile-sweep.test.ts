@@ -112,9 +112,14 @@ describe('reconciliation while sweeps and their gas top-ups are in flight (anvil
       if (!sweepSeen()) {
         // a pass takes longer than a sweep's whole life on 100 ms blocks (on a loaded machine all the more):
         // watch for the first open sweep and hold the blocks back at once, so a pass sees it in flight
-        const s = await pollUntil(openTransfers, (o) => o.some((t) => t.kind === 'SWEEP'), 3_000, 25);
-        if (s.ok) {
+        // an item funded (its top-up final) is signed next: hold the blocks from then, so its sweep stays unmined
+        const funded = await pollUntil(() => q<{ n: number }>(`SELECT count(*)::int AS n FROM collection_items WHERE application_id = $1 AND status IN ('FUNDED','SWEEPING')`, [app.id]), (r) => r[0]!.n > 0, 3_000, 20);
+        const s = funded.ok ? await (async () => {
           await clock.pause();
+          return pollUntil(openTransfers, (o) => o.some((t) => t.kind === 'SWEEP'), 15_000, 25);
+        })() : { ok: false };
+        if (!s.ok && funded.ok) clock.resume();
+        if (s.ok) {
           try {
             const open = await openTransfers();
             passes.push({ ...(await pass()), inFlight: open.map((t) => `${t.kind}:${t.status}`) });
