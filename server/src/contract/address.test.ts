@@ -1,19 +1,8 @@
 import { expect } from 'chai';
-import * as querystring from 'node:querystring';
-import { isWcsError } from '@wcs/core';
 import { addressBatchCreateRequest, addressCreateRequest, addressListByUserQuery, addressValidateRequest } from './address';
 import { parseBatch, parseBody, parseQuery } from './parse';
+import { refusal, q } from './test-support';
 
-function refusal(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    if (isWcsError(e)) return `${e.errorName} ${e.message}`;
-    throw e;
-  }
-  throw new Error('accepted');
-}
-const q = (text: string) => querystring.parse(text) as Record<string, unknown>;
 
 describe('contract/address', () => {
   it('create: accepts a chain code and a user id; the values are kept as given', () => {

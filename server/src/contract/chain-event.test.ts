@@ -1,19 +1,8 @@
 import { expect } from 'chai';
-import * as querystring from 'node:querystring';
-import { isWcsError } from '@wcs/core';
 import { chainEventListQuery, idQuery, outflowListQuery, subscriptionCreateRequest, subscriptionDeleteRequest, subscriptionListQuery, subscriptionUpdateRequest } from './chain-event';
 import { parseBody, parseQuery } from './parse';
+import { refusal, q } from './test-support';
 
-function refusal(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    if (isWcsError(e)) return `${e.errorName} ${e.message}`;
-    throw e;
-  }
-  throw new Error('accepted');
-}
-const q = (text: string) => querystring.parse(text) as Record<string, unknown>;
 const sub = { appSubscriptionNo: 's-1', chainCode: 'ETH', addresses: ['0xa'] };
 
 describe('contract/chain-event', () => {

@@ -1,19 +1,11 @@
 import { expect } from 'chai';
 import { z } from 'zod';
-import { isWcsError, WcsError } from '@wcs/core';
+import { WcsError } from '@wcs/core';
 import { AMOUNT_IS_A_NUMBER, body, query, queryInt, queryString, requiredArray, requiredString } from './fields';
 import { fieldName, issueError, parseBatch, parseBody, parseQuery, readBody } from './parse';
+import { refusal } from './test-support';
 
 /** The error a call throws, as "<errorName> <message>" (the envelope's code and msg). */
-function refusal(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    if (isWcsError(e)) return `${e.errorName} ${e.message}`;
-    throw e;
-  }
-  throw new Error('accepted');
-}
 
 describe('contract/parse: zod issues to the API errors', () => {
   it('names fields from the issue path: nested entries, arrays, the body itself', () => {

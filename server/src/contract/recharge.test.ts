@@ -1,19 +1,8 @@
 import { expect } from 'chai';
-import * as querystring from 'node:querystring';
-import { isWcsError } from '@wcs/core';
 import { parseQuery } from './parse';
 import { rechargeGetQuery, rechargeListQuery } from './recharge';
+import { refusal, q } from './test-support';
 
-function refusal(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    if (isWcsError(e)) return `${e.errorName} ${e.message}`;
-    throw e;
-  }
-  throw new Error('accepted');
-}
-const q = (text: string) => querystring.parse(text) as Record<string, unknown>;
 
 describe('contract/recharge', () => {
   it('get: id required, a positive integer of at most 15 digits', () => {

@@ -1,20 +1,9 @@
 import { expect } from 'chai';
-import * as querystring from 'node:querystring';
-import { isWcsError } from '@wcs/core';
 import { parseQuery } from './parse';
 import { reconciliationBalancesQuery } from './reconciliation';
 import { supportChainsQuery, supportTokensQuery } from './support';
+import { refusal, q } from './test-support';
 
-function refusal(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    if (isWcsError(e)) return `${e.errorName} ${e.message}`;
-    throw e;
-  }
-  throw new Error('accepted');
-}
-const q = (text: string) => querystring.parse(text) as Record<string, unknown>;
 
 describe('contract/support and contract/reconciliation', () => {
   it('support/chains takes no parameter', () => {

@@ -1,19 +1,8 @@
 import { expect } from 'chai';
-import * as querystring from 'node:querystring';
-import { isWcsError } from '@wcs/core';
 import { parseBatch, parseBody, parseQuery } from './parse';
 import { withdrawBatchCreateRequest, withdrawCreateRequest, withdrawGetQuery } from './withdraw';
+import { refusal, q } from './test-support';
 
-function refusal(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    if (isWcsError(e)) return `${e.errorName} ${e.message}`;
-    throw e;
-  }
-  throw new Error('accepted');
-}
-const q = (text: string) => querystring.parse(text) as Record<string, unknown>;
 const item = { appOrderNo: 'o-1', chainCode: 'ETH', chainTokenId: 10200, toAddress: '0xabc', amount: '12.500000000000000001' };
 
 describe('contract/withdraw', () => {
