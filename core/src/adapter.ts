@@ -82,6 +82,47 @@ export interface SequenceSpending {
   readonly spendModel: 'sequence';
   readonly transfers?: SequenceCrafter;
   createTransferNode?(endpoint: ChainEndpoint): SequenceTransferNode;
+  /** Chains whose deposit addresses can delegate to a forwarder and be swept in batches (EVM, EIP-7702); absent elsewhere. */
+  readonly delegatedSweeps?: DelegatedSweeps;
+}
+
+/** A contract the service deploys through the chain's deterministic deployment proxy: where it will live, and the call that deploys it. */
+export interface ContractDeployment {
+  readonly address: string;
+  /** The proxy to call (the transaction's `to`) and the call data that deploys the contract there. */
+  readonly deployer: string;
+  readonly deployData: string;
+}
+
+/** One entry of a batch sweep's outcome, as the batch sweeper reported it in the receipt's logs. */
+export type SweepEntryOutcome =
+  | { readonly account: string; readonly token: string | null; readonly ok: true; readonly amount: bigint }
+  | { readonly account: string; readonly token: string | null; readonly ok: false; readonly reason: string };
+
+/**
+ * Delegated sweeps (docs/collection.md, "Delegated sweeps"): offline, pure parts. A deposit
+ * address delegates its code (EIP-7702) to a forwarder that can only send its whole balance of a
+ * token to one immutable collector; one transaction calls the batch sweeper, which calls many
+ * forwarders and reports each entry's outcome. The KeyStore signs each authorization's digest
+ * with the deposit key; nothing here holds a key.
+ */
+export interface DelegatedSweeps {
+  /** The catalogue's flag for this chain (option `eip7702`): off keeps the top-up path whatever the node runs. */
+  readonly enabled: boolean;
+  /** The forwarder whose code sends only to `collector` (one per collector). */
+  forwarder(collector: string): ContractDeployment;
+  /** The batch sweeper (one per chain). */
+  batchSweeper(): ContractDeployment;
+  /** The batch call's data for these entries (token null: the native coin). */
+  batchData(entries: ReadonlyArray<{ readonly account: string; readonly token: string | null }>): string;
+  /** Each entry's outcome from a mined batch's logs, in entry order (only the batch sweeper's own logs). */
+  outcomes(logs: ReadonlyArray<{ readonly address: string; readonly topics: readonly string[]; readonly data: string }>, batchSweeper: string): SweepEntryOutcome[];
+  /** The digest the delegating account's key signs: keccak256(0x05 || rlp([chainId, delegate, nonce])) for this chain. */
+  authorizationDigest(delegate: string, nonce: bigint): Uint8Array;
+  /** The gas an entry may use at most (an upper bound, for pricing and for sizing batches): with its authorization or without. */
+  entryGas(e: { readonly token: boolean; readonly authorize: boolean }): bigint;
+  /** The gas of the batch transaction beyond its entries (intrinsic, the call itself). */
+  readonly batchBaseGas: bigint;
 }
 export interface UtxoSpending {
   readonly spendModel: 'utxo';

@@ -74,6 +74,44 @@ export interface TransferIntent {
    * trustlines refuse it (refuseTrustline).
    */
   readonly trustline?: true;
+  /**
+   * Chains with contracts and EIP-7702 (EVM): the transaction calls the contract `to` with
+   * `call.data` instead of paying it; `amount` is the native value sent with the call (0 allowed
+   * here only), `contract` null. Its authorizations, already signed by the KeyStore with the keys
+   * of the accounts that delegate, make it an EIP-7702 (type 4) transaction. Crafters of chains
+   * without contract calls refuse it (refuseContractCall).
+   */
+  readonly call?: ContractCall;
+}
+
+/**
+ * An EIP-7702 authorization as signed: the authority (the delegating account) delegates its code
+ * to `address` on chain `chainId` (never 0: an authorization valid on every chain is never
+ * signed) at its account nonce `nonce`. yParity, r, s: the authority's signature of
+ * keccak256(0x05 || rlp([chainId, address, nonce])), low-S. Integers as decimal strings, r and s
+ * as 0x + 64 hex digits (the request is stored as JSON with the transfer).
+ */
+export interface SignedAuthorization {
+  readonly authority: string;
+  readonly chainId: string;
+  readonly address: string;
+  readonly nonce: string;
+  readonly yParity: 0 | 1;
+  readonly r: string;
+  readonly s: string;
+}
+
+/** A contract call (TransferIntent.call): its call data (0x-hex) and the EIP-7702 authorizations it carries (none: an ordinary call). */
+export interface ContractCall {
+  readonly data: string;
+  readonly authorizations: readonly SignedAuthorization[];
+}
+
+/** Refuses a contract call on a chain whose crafter makes none (INVALID_REQUEST). */
+export function refuseContractCall(request: TransferIntent, chainName: string): void {
+  if (request.call !== undefined && request.call !== null) {
+    throw new ChainTransferError('INVALID_REQUEST', `${chainName} makes no contract calls: call must be absent`);
+  }
 }
 
 /** Refuses a request that opens a trustline on a chain that has none (INVALID_REQUEST). */
@@ -97,10 +135,11 @@ export function requireSenderPays(request: TransferIntent, chainName: string): v
   }
 }
 
-/** requireSenderPays, and no trustline: what every crafter of a chain without either asks of a request. */
+/** requireSenderPays, no trustline and no contract call: what every crafter of a chain without either asks of a request. */
 export function requirePlainTransfer(request: TransferIntent, chainName: string): void {
   requireSenderPays(request, chainName);
   refuseTrustline(request, chainName);
+  refuseContractCall(request, chainName);
 }
 
 /**
@@ -259,13 +298,24 @@ export type BroadcastOutcome =
   /** Refused for good (bad signature, spent input, nonce too low, insufficient funds): the reason is the node's. */
   | { readonly outcome: 'REJECTED'; readonly reason: string };
 
+/** One event log of a mined transaction (EVM receipts): the emitting contract, its topics and data, 0x-hex. */
+export interface TransactionLog {
+  readonly address: string;
+  readonly topics: readonly string[];
+  readonly data: string;
+}
+
 /** A transaction as the node sees it now. */
 export type TransactionState =
   /** Unknown to the node (never received, dropped, or expired). */
   | { readonly state: 'UNKNOWN' }
   /** Received, not in a block. */
   | { readonly state: 'PENDING' }
-  | { readonly state: 'MINED'; readonly blockHeight: bigint; readonly blockHash: string; readonly confirmations: number; readonly succeeded: boolean; readonly fee: bigint | null }
+  | {
+      readonly state: 'MINED'; readonly blockHeight: bigint; readonly blockHash: string; readonly confirmations: number; readonly succeeded: boolean; readonly fee: bigint | null;
+      /** Chains with event logs (EVM): the receipt's logs, in order; what a contract call reported (a batch sweep's outcome per entry). Absent where the chain has none. */
+      readonly logs?: readonly TransactionLog[];
+    }
   /**
    * `expiring` chains: in no block, and it never can be: the node's irreversible view is past the
    * transaction's validity (Solana: its blockhash's last valid block height; EOS: its expiration).
@@ -337,6 +387,32 @@ export interface TransferNode {
   balances?(pairs: ReadonlyArray<{ readonly address: string; readonly contract: string | null }>): Promise<Array<bigint | Error>>;
   broadcastMany?(txs: readonly SignedTransaction[]): Promise<Array<BroadcastOutcome | Error>>;
   statusMany?(txHashes: readonly string[], inputs?: ReadonlyArray<TransferInput | undefined>): Promise<Array<TransactionState | Error>>;
+
+  /** Chains where a key-derived account can delegate its code (EVM, EIP-7702): reading what accounts hold and whether the chain runs it. */
+  readonly delegation?: DelegationNode;
+}
+
+/** What an account holds as code now (EVM): none, an EIP-7702 delegation designator (0xef0100 || delegate), or contract code. */
+export type AccountCode =
+  | { readonly kind: 'EMPTY' }
+  | { readonly kind: 'DELEGATED'; readonly delegate: string }
+  | { readonly kind: 'CONTRACT' };
+
+/** Whether a chain's node runs EIP-7702 delegated sweeps now, or why not (typed: an expected outcome). */
+export type DelegationSupport = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+
+/** TransferNode.delegation (EVM): the reads delegated sweeps need beside the transfer pipeline's. */
+export interface DelegationNode {
+  /** eth_getCode at the latest block for each account, in one round trip (one answer or Error each, in order); delegates EIP-55. */
+  codes(accounts: readonly string[]): Promise<Array<AccountCode | Error>>;
+  /**
+   * Whether the chain accepts EIP-7702 (type 4) transactions now and has the deterministic
+   * deployment proxy the service deploys its contracts through; checked against the node, not
+   * only the catalogue's flag.
+   */
+  support(): Promise<DelegationSupport>;
+  /** The accounts' current nonces (eth_getTransactionCount at latest: what an authorization signs), one round trip. */
+  nonces(accounts: readonly string[]): Promise<Array<bigint | Error>>;
 }
 
 /** `sequence` chains' node: where the allocator's floor comes from. */

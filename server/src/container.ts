@@ -33,6 +33,7 @@ import type { ChainView } from './catalogue/catalogue';
 import { PayoutIntake } from './withdrawals/payout-intake';
 import { PayoutOwner } from './withdrawals/payout-owner';
 import { CollectionOwner } from './collection/item-owner';
+import { DelegatedSweepOwner } from './collection/delegated-owner';
 import { CollectionIntake } from './collection/collector';
 import { SweepPricer } from './collection/sweep-quote';
 import { TrustlineOwner } from './collection/trustlines';
@@ -201,13 +202,20 @@ function withdrawalWorkers(x: DependencyContainer, db: Database, catalogue: Cata
     supervisor.assertReady();
     return supervisor.store;
   };
+  const collectionOwner = new CollectionOwner(db.sequelize);
+  // a batch sweep's chain parts, to read its entries' outcomes from its receipt
+  const sweepsOf = (chainId: number) => {
+    const chain = ledger.payoutChains().find((c) => c.id === chainId);
+    const adapter = chain ? registry.forChain(chain) : null;
+    return adapter && adapter.spendModel === 'sequence' ? adapter.delegatedSweeps ?? null : null;
+  };
   const collection = new CollectionIntake(db.sequelize, registry, wallets, new CollectionPlanner(db.sequelize, registry, nodeOf, wallets, new SweepPricer(nodeOf, wallets, keyStore), logger, config.withdrawals.collectWaitAlertSeconds),
     new CollectionProcessor(db.sequelize, registry, nodeOf, wallets, new FeeWallets(db.sequelize, registry, keyStore, nodeOf), keyStore, logger,
       { maxInputs: config.withdrawals.collectMaxInputs, maxFeeRates: config.withdrawals.collectMaxFeeRates }), config.withdrawals.collectPlanMs, logger);
   return [
     // the pipeline first: its chain check at start reads the hot wallets' outputs before the ledger's first sync drops those the node no longer lists
     new TransferPipeline(db.sequelize, registry, () => ledger.payoutChains(), nodeOf, keyStore, config.withdrawals, logger,
-      [new PayoutOwner(db.sequelize), new CollectionOwner(db.sequelize), new TrustlineOwner(db.sequelize)],
+      [new PayoutOwner(db.sequelize), collectionOwner, new TrustlineOwner(db.sequelize), new DelegatedSweepOwner(db.sequelize, collectionOwner, sweepsOf)],
       [new PayoutIntake(db.sequelize, logger), collection]),
     new IntervalWorker('hot-wallet-ledger', config.withdrawals.ledgerRefreshMs, async () => {
       if (ledger.payoutChains().length === 0) return;

@@ -51,7 +51,7 @@ type PolicyListView = Awaited<ReturnType<typeof listPolicies>>[number];
 const policyLine = (p: PolicyListView) =>
   `app ${p.applicationId} ${p.environment}:${p.chainCode} ${p.token}#${p.chainTokenId} ${p.enabled ? 'enabled' : 'DISABLED'}: threshold ${p.threshold}, max fee ${p.maxFeePercent} %, `
   + `native value ${p.nativeValue ?? '-'}, on confirmed ${p.onConfirmed}, schedule ${p.scheduleSeconds === null ? 'off' : `${p.scheduleSeconds} s`}, `
-  + `max wait ${p.maxWaitSeconds === null ? 'off' : `${p.maxWaitSeconds} s`}, hot low/target/high ${p.hotLow ?? '-'}/${p.hotTarget ?? '-'}/${p.hotHigh ?? '-'}`
+  + `max wait ${p.maxWaitSeconds === null ? 'off' : `${p.maxWaitSeconds} s`}, hot low/target/high ${p.hotLow ?? '-'}/${p.hotTarget ?? '-'}/${p.hotHigh ?? '-'}, sweep mode ${p.sweepMode}`
   + `${p.lastRunTime ? `, last run ${p.lastRunTime}` : ''}`;
 
 function registerPolicyCommands(collect: Command, ctx: CliContext): void {
@@ -71,12 +71,13 @@ function registerPolicyCommands(collect: Command, ctx: CliContext): void {
     .option('--hot-low <amount>', 'hot wallet low watermark (alert below it), or off (default off)')
     .option('--hot-target <amount>', 'what a cold transfer leaves in the hot wallet, or off (default off)')
     .option('--hot-high <amount>', 'hot wallet high watermark (the surplus goes to the COLD address), or off (default off)')
+    .option('--sweep-mode <mode>', 'EVM: topup (a gas top-up from the fee wallet, then the address\'s own sweep) or delegated (EIP-7702: batches swept by one fee-wallet transaction) (default topup)')
     .option('--enable', 'collect this token (a new policy is enabled)')
     .option('--disable', 'stop collecting this token (the policy is kept)')
     .addOption(jsonOpt())
     .action(async (o: {
       app: number; chain: string; token: string; threshold?: string; maxFeePercent?: string; nativeValue?: string; onConfirmed?: string; scheduleSeconds?: string;
-      maxWaitSeconds?: string; hotLow?: string; hotTarget?: string; hotHigh?: string; enable?: boolean; disable?: boolean; json?: boolean;
+      maxWaitSeconds?: string; hotLow?: string; hotTarget?: string; hotHigh?: string; sweepMode?: string; enable?: boolean; disable?: boolean; json?: boolean;
     }) => {
       ctx.setJson(o);
       const cfg = ctx.config();

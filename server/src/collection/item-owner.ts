@@ -110,7 +110,7 @@ export class CollectionOwner implements TransferOwner {
   }
 
   /** Pass-through: the recharges a succeeded HOT_GATHER item moved to the merchant become SETTLED, with their callbacks. */
-  private async settle(t: Transaction, itemIds: readonly string[]): Promise<void> {
+  async settle(t: Transaction, itemIds: readonly string[]): Promise<void> {
     if (itemIds.length === 0) return;
     const rows = await this.sequelize.query<RechargeRow>(
       `UPDATE recharges r SET tx_status = 'SETTLED', settled_at = now(), updated_at = now()

@@ -98,26 +98,26 @@ export async function setPolicy(sequelize: Sequelize, catalogue: Catalogue, acto
   const { created, values, changed, before } = await sequelize.transaction(async (t) => {
     const [row] = await sequelize.query<PolicyRow>(
       `SELECT enabled, threshold::text AS threshold, max_fee_bps, native_value::text AS native_value, on_confirmed, schedule_seconds, max_wait_seconds,
-              hot_low::text AS hot_low, hot_target::text AS hot_target, hot_high::text AS hot_high
+              hot_low::text AS hot_low, hot_target::text AS hot_target, hot_high::text AS hot_high, sweep_mode
          FROM collection_policies WHERE application_id = $1 AND chain_token_id = $2 FOR UPDATE`,
       { bind: [app.id, token.id], type: QueryTypes.SELECT, transaction: t },
     );
     const existing = row ? policyFromRow(row) : null;
     // throws PolicyInputError before anything is written
-    const resolved = resolvePolicy(o, { symbol: token.symbol, decimals: token.decimals, native: token.contract === null, nativeSymbol: native?.symbol ?? chain.nativeSymbol }, existing);
+    const resolved = resolvePolicy(o, { symbol: token.symbol, decimals: token.decimals, native: token.contract === null, nativeSymbol: native?.symbol ?? chain.nativeSymbol, delegable: chain.family === 'evm', chainCode: chain.code }, existing);
     const v = resolved.values;
     if (existing !== null && resolved.changed.length === 0) return { created: false, values: v, changed: resolved.changed, before: existing };
     const str = (x: bigint | null) => (x === null ? null : x.toString());
     await sequelize.query(
       `INSERT INTO collection_policies (application_id, chain_token_id, enabled, threshold, max_fee_bps, native_value, on_confirmed, schedule_seconds, max_wait_seconds,
-                                        hot_low, hot_target, hot_high, updated_at)
-       VALUES ($1, $2, $3, $4::numeric, $5, $6::numeric, $7, $8, $9, $10::numeric, $11::numeric, $12::numeric, now())
+                                        hot_low, hot_target, hot_high, sweep_mode, updated_at)
+       VALUES ($1, $2, $3, $4::numeric, $5, $6::numeric, $7, $8, $9, $10::numeric, $11::numeric, $12::numeric, $13, now())
        ON CONFLICT (application_id, chain_token_id) DO UPDATE SET enabled = EXCLUDED.enabled, threshold = EXCLUDED.threshold, max_fee_bps = EXCLUDED.max_fee_bps,
               native_value = EXCLUDED.native_value, on_confirmed = EXCLUDED.on_confirmed, schedule_seconds = EXCLUDED.schedule_seconds,
-              max_wait_seconds = EXCLUDED.max_wait_seconds, hot_low = EXCLUDED.hot_low, hot_target = EXCLUDED.hot_target, hot_high = EXCLUDED.hot_high, updated_at = now()`,
+              max_wait_seconds = EXCLUDED.max_wait_seconds, hot_low = EXCLUDED.hot_low, hot_target = EXCLUDED.hot_target, hot_high = EXCLUDED.hot_high, sweep_mode = EXCLUDED.sweep_mode, updated_at = now()`,
       {
         bind: [app.id, token.id, v.enabled, v.threshold.toString(), v.maxFeeBps, str(v.nativeValue), v.onConfirmed, v.scheduleSeconds, v.maxWaitSeconds,
-          str(v.hotLow), str(v.hotTarget), str(v.hotHigh)],
+          str(v.hotLow), str(v.hotTarget), str(v.hotHigh), v.sweepMode],
         transaction: t,
       },
     );
@@ -283,7 +283,7 @@ export async function listPolicies(sequelize: Sequelize, applicationId: number |
   const rows = await sequelize.query<PolicyListRow>(
     `SELECT p.application_id, p.chain_token_id, c.code, c.environment, t.symbol, t.decimals, p.enabled, p.threshold::text AS threshold, p.max_fee_bps,
             p.native_value::text AS native_value, p.on_confirmed, p.schedule_seconds, p.max_wait_seconds, p.hot_low::text AS hot_low,
-            p.hot_target::text AS hot_target, p.hot_high::text AS hot_high, p.last_run_at, p.updated_at
+            p.hot_target::text AS hot_target, p.hot_high::text AS hot_high, p.sweep_mode, p.last_run_at, p.updated_at
        FROM collection_policies p JOIN chain_tokens t ON t.id = p.chain_token_id JOIN chains c ON c.id = t.chain_id
       WHERE ($1::int IS NULL OR p.application_id = $1) AND ($2::int IS NULL OR p.chain_token_id = $2)
       ORDER BY p.application_id, c.id, t.id`,

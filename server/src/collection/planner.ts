@@ -37,6 +37,8 @@ interface Candidate {
   /** utxo chains: the chain's fee quote (a payout's, from made-up inputs), priced per input. */
   quote: string | null;
   utxos: Array<{ txHash: string; vout: number; amount: string }> | null;
+  /** The policy's sweep mode (EVM: TOPUP or DELEGATED; the item keeps it). */
+  sweep_mode: 'TOPUP' | 'DELEGATED';
 }
 
 /**
@@ -90,7 +92,7 @@ export class CollectionPlanner {
               array_agg(r.id::text ORDER BY r.id) AS recharge_ids,
               (SELECT coalesce(sum(q.amount), 0)::text FROM recharges q WHERE q.chain_id = $1 AND q.chain_token_id = r.chain_token_id AND q.address = a.address AND q.tx_status = 'PENDING') AS pending,
               extract(epoch FROM now() - min(r.confirmed_at))::int AS oldest_wait,
-              d.threshold::text AS threshold, d.max_fee_bps, d.native_value::text AS native_value, d.max_wait_seconds, ap.settlement_mode, m.address AS merchant_address, m.memo AS merchant_memo,
+              d.threshold::text AS threshold, d.max_fee_bps, d.native_value::text AS native_value, d.max_wait_seconds, d.sweep_mode, ap.settlement_mode, m.address AS merchant_address, m.memo AS merchant_memo,
               CASE WHEN d.scheduled THEN 'SCHEDULE' WHEN d.max_wait_seconds IS NOT NULL AND min(r.confirmed_at) <= now() - make_interval(secs => d.max_wait_seconds) AND s.skipped_at IS NOT NULL AND max(r.created_at) <= s.skipped_at THEN 'MAX_WAIT' ELSE 'DEPOSIT' END AS trigger,
               (SELECT q.max_fee::text FROM withdraw_fee_quotes q WHERE q.chain_id = $1 AND q.chain_token_id = r.chain_token_id) AS quote,
               ${utxo ? `json_agg(json_build_object('txHash', r.tx_hash, 'vout', r.position, 'amount', r.amount::text) ORDER BY r.id)` : 'NULL'} AS utxos
@@ -103,7 +105,7 @@ export class CollectionPlanner {
          LEFT JOIN collection_skips s ON s.chain_token_id = r.chain_token_id AND s.address = a.address AND s.holds
         WHERE r.chain_id = $1 AND r.collection_item_id IS NULL AND r.tx_status IN ('CONFIRMED','SETTLED')
           AND NOT EXISTS (SELECT 1 FROM collection_items i WHERE i.chain_id = $1 AND i.from_address = a.address AND i.stage = 'HOT_GATHER' AND i.status NOT IN ('SUCCESS','FAILED'))
-        GROUP BY r.application_id, r.chain_token_id, ${hd ? 'a.id, k.namespace, k.key_index' : 'a.key_index'}, a.address, t.contract, d.threshold, d.max_fee_bps, d.native_value,
+        GROUP BY r.application_id, r.chain_token_id, ${hd ? 'a.id, k.namespace, k.key_index' : 'a.key_index'}, a.address, t.contract, d.threshold, d.max_fee_bps, d.native_value, d.sweep_mode,
                  d.max_wait_seconds, d.scheduled, d.on_confirmed, d.pass_started_at, ap.settlement_mode, m.address, m.memo, s.skipped_at
        HAVING (d.on_confirmed AND (s.skipped_at IS NULL OR max(r.created_at) > s.skipped_at))
            -- a wait is looked at again on every pass, whatever the policy's triggers
@@ -185,7 +187,7 @@ export class CollectionPlanner {
       }
       // a pass-through application without a merchant address is priced to the hot wallet; its item waits for the address (the processor says so)
       const merchant = c.settlement_mode === 'PASS_THROUGH' ? c.merchant_address : null;
-      const k = `${c.application_id}/${c.chain_token_id}/${merchant === null ? 'hot' : `m:${merchant}`}`;
+      const k = `${c.application_id}/${c.chain_token_id}/${c.sweep_mode}/${merchant === null ? 'hot' : `m:${merchant}`}`;
       let g = groups.get(k);
       if (!g) {
         const to = merchant ?? await this.wallets.ensure(c.application_id, chain).then((h) => h.address, asError);
@@ -207,7 +209,7 @@ export class CollectionPlanner {
         const amount = x.amount;
         if (amount instanceof Error) continue; // never asked for: an unread balance waits before pricing
         tries++;
-        found = await this.pricer.quote(chain, adapter, { applicationId: x.c.application_id, from: x.c.address, keyIndex: x.c.key_index, contract: x.c.contract, amount, to: g.to, memo: g.memo });
+        found = await this.pricer.quote(chain, adapter, { applicationId: x.c.application_id, from: x.c.address, keyIndex: x.c.key_index, contract: x.c.contract, amount, to: g.to, memo: g.memo, delegated: x.c.sweep_mode === 'DELEGATED' });
         x.price = found;
       }
       for (const x of g.members) if (x.price === null || !x.price.ok) x.price = found.ok ? found : (x.price ?? found);
@@ -280,14 +282,14 @@ export class CollectionPlanner {
           { bind: [first.application_id, chain.id, first.chain_token_id, first.trigger], type: QueryTypes.SELECT, transaction: t },
         );
         const items = await this.sequelize.query<{ id: string; address: string }>(
-          `INSERT INTO collection_items (request_id, application_id, chain_id, chain_token_id, stage, from_address_id, from_address, to_address, amount, status, source)
-           SELECT $1, $2, $3, $4, 'HOT_GATHER', u.address_id, u.address, '', u.amount::numeric, 'PLANNED', u.source::jsonb
+          `INSERT INTO collection_items (request_id, application_id, chain_id, chain_token_id, stage, from_address_id, from_address, to_address, amount, status, source, sweep_mode)
+           SELECT $1, $2, $3, $4, 'HOT_GATHER', u.address_id, u.address, '', u.amount::numeric, 'PLANNED', u.source::jsonb, $9
              FROM unnest($5::int[], $6::text[], $7::text[], $8::text[]) WITH ORDINALITY AS u(address_id, address, amount, source, n) ORDER BY u.n
            ON CONFLICT DO NOTHING
            RETURNING id::text AS id, from_address AS address`,
           {
             bind: [req!.id, first.application_id, chain.id, first.chain_token_id, list.map((p) => p.c.address_id), list.map((p) => p.c.address), list.map((p) => p.amount.toString()),
-              list.map((p) => JSON.stringify({ key: { namespace: p.c.key_namespace, index: p.c.key_index }, utxos: p.c.utxos }))],
+              list.map((p) => JSON.stringify({ key: { namespace: p.c.key_namespace, index: p.c.key_index }, utxos: p.c.utxos })), first.sweep_mode],
             type: QueryTypes.SELECT,
             transaction: t,
           },

@@ -18,6 +18,7 @@ export const POLICY_FIELDS = [
   { name: 'hotLow', label: 'Hot wallet low watermark (empty: off)', option: '--hot-low' },
   { name: 'hotTarget', label: 'Hot wallet target (empty: off)', option: '--hot-target' },
   { name: 'hotHigh', label: 'Hot wallet high watermark (empty: off)', option: '--hot-high' },
+  { name: 'sweepMode', label: 'Sweep mode (EVM: topup or delegated; empty: kept)', option: '--sweep-mode' },
 ] as const;
 
 export type PolicyFieldName = (typeof POLICY_FIELDS)[number]['name'];
@@ -62,6 +63,7 @@ export function policyInputFromForm(f: PolicyForm, native: boolean): PolicyInput
     hotLow: offWhenEmpty(f.hotLow),
     hotTarget: offWhenEmpty(f.hotTarget),
     hotHigh: offWhenEmpty(f.hotHigh),
+    ...(text(f.sweepMode) === '' ? {} : { sweepMode: text(f.sweepMode) }),
   };
 }
 
@@ -79,5 +81,6 @@ export function formFromPolicy(p: PolicyView): Record<PolicyFieldName, string> {
     hotLow: v(p.hotLow),
     hotTarget: v(p.hotTarget),
     hotHigh: v(p.hotHigh),
+    sweepMode: p.sweepMode,
   };
 }

@@ -22,10 +22,10 @@ describe('collection policy input (pure)', () => {
   it('a new policy: the documented defaults for every option not given; every field counts as changed', () => {
     const { values, changed } = resolvePolicy({}, USDC, null);
     expect(values).to.deep.equal({
-      enabled: true, threshold: 0n, maxFeeBps: 1000, nativeValue: null, onConfirmed: true, scheduleSeconds: 300, maxWaitSeconds: null, hotLow: null, hotTarget: null, hotHigh: null,
+      enabled: true, threshold: 0n, maxFeeBps: 1000, nativeValue: null, onConfirmed: true, scheduleSeconds: 300, maxWaitSeconds: null, hotLow: null, hotTarget: null, hotHigh: null, sweepMode: 'TOPUP',
     });
     expect(values).to.deep.equal(POLICY_DEFAULTS);
-    expect(changed).to.have.length(10);
+    expect(changed).to.have.length(11);
   });
 
   it('decimal amounts become exact base units with the token decimals (no float anywhere)', () => {
@@ -126,12 +126,23 @@ describe('collection policy input (pure)', () => {
   it('policyView / policyFromRow: base units back to the decimal strings given', () => {
     const { values } = resolvePolicy({ threshold: '12.345678', maxFeePercent: '2.5', nativeValue: '3000.5', hotHigh: '1000' }, USDC, null);
     expect(policyView(values, 6)).to.deep.equal({
-      enabled: true, threshold: '12.345678', maxFeePercent: '2.5', nativeValue: '3000.5', onConfirmed: true, scheduleSeconds: 300, maxWaitSeconds: null, hotLow: null, hotTarget: null, hotHigh: '1000',
+      enabled: true, threshold: '12.345678', maxFeePercent: '2.5', nativeValue: '3000.5', onConfirmed: true, scheduleSeconds: 300, maxWaitSeconds: null, hotLow: null, hotTarget: null, hotHigh: '1000', sweepMode: 'topup',
     });
     const row = {
       enabled: true, threshold: '12345678', max_fee_bps: 250, native_value: '3000500000', on_confirmed: true, schedule_seconds: 300, max_wait_seconds: null,
-      hot_low: null, hot_target: null, hot_high: '1000000000',
+      hot_low: null, hot_target: null, hot_high: '1000000000', sweep_mode: 'TOPUP',
     };
     expect(policyFromRow(row)).to.deep.equal(values);
+  });
+
+  it('the sweep mode: topup by default, delegated only where the chain can delegate (EVM), anything else refused', () => {
+    const EVM_USDC: PolicyToken = { ...USDC, delegable: true, chainCode: 'ETH' };
+    expect(resolvePolicy({ sweepMode: 'delegated' }, EVM_USDC, null).values.sweepMode).to.equal('DELEGATED');
+    expect(resolvePolicy({ sweepMode: 'TOPUP' }, EVM_USDC, null).values.sweepMode).to.equal('TOPUP');
+    const existing = resolvePolicy({ sweepMode: 'delegated' }, EVM_USDC, null).values;
+    expect(resolvePolicy({ threshold: '1' }, EVM_USDC, existing).values.sweepMode, 'kept when not given').to.equal('DELEGATED');
+    expect(resolvePolicy({ sweepMode: 'topup' }, EVM_USDC, existing).changed).to.deep.equal(['sweepMode']);
+    expect(refused({ sweepMode: 'delegated' }, { ...EOS, chainCode: 'EOS' })).to.deep.equal([['--sweep-mode', 'delegated sweeps (EIP-7702) are for EVM chains; EOS sweeps its own way: say topup or leave it out']]);
+    expect(refused({ sweepMode: 'batch' }, EVM_USDC)).to.deep.equal([['--sweep-mode', 'say topup or delegated, got "batch"']]);
   });
 });

@@ -24,7 +24,12 @@ export interface PolicyValues {
   readonly hotLow: bigint | null;
   readonly hotTarget: bigint | null;
   readonly hotHigh: bigint | null;
+  /** EVM: a gas top-up then the address's own sweep (TOPUP), or EIP-7702 delegated batches (DELEGATED). */
+  readonly sweepMode: SweepMode;
 }
+
+/** How an EVM policy's deposit addresses are swept (docs/collection.md, "Sweep modes"). */
+export type SweepMode = 'TOPUP' | 'DELEGATED';
 
 /** What a new policy holds for every option not given (docs/collection.md, "Policies"). */
 export const POLICY_DEFAULTS: PolicyValues = Object.freeze({
@@ -38,6 +43,7 @@ export const POLICY_DEFAULTS: PolicyValues = Object.freeze({
   hotLow: null,
   hotTarget: null,
   hotHigh: null,
+  sweepMode: 'TOPUP',
 });
 
 /** The shortest schedule (collection_policies CHECK schedule_seconds >= 10). */
@@ -58,6 +64,8 @@ export interface PolicyInput {
   readonly hotLow?: string;
   readonly hotTarget?: string;
   readonly hotHigh?: string;
+  /** "topup" or "delegated". */
+  readonly sweepMode?: string;
   readonly enable?: boolean;
   readonly disable?: boolean;
 }
@@ -70,6 +78,10 @@ export interface PolicyToken {
   readonly native: boolean;
   /** The chain's native coin symbol (for messages). */
   readonly nativeSymbol: string;
+  /** Whether the token's chain can sweep by delegation (EVM): --sweep-mode delegated is refused elsewhere. */
+  readonly delegable?: boolean;
+  /** The chain's code (for messages). */
+  readonly chainCode?: string;
 }
 
 export interface PolicyProblem {
@@ -97,6 +109,7 @@ const OPTION_NAMES: Record<keyof PolicyValues, string> = {
   hotLow: '--hot-low',
   hotTarget: '--hot-target',
   hotHigh: '--hot-high',
+  sweepMode: '--sweep-mode',
 };
 
 /**
@@ -187,6 +200,22 @@ export function resolvePolicy(input: PolicyInput, token: PolicyToken, existing: 
   else if (input.enable) enabled = true;
   else if (input.disable) enabled = false;
 
+  let sweepMode: SweepMode | undefined = base.sweepMode;
+  if (input.sweepMode !== undefined) {
+    const m = input.sweepMode.toLowerCase();
+    if (m === 'topup') sweepMode = 'TOPUP';
+    else if (m === 'delegated') {
+      if (token.delegable) sweepMode = 'DELEGATED';
+      else {
+        sweepMode = undefined;
+        bad('--sweep-mode', `delegated sweeps (EIP-7702) are for EVM chains; ${token.chainCode ?? 'this chain'} sweeps its own way: say topup or leave it out`);
+      }
+    } else {
+      sweepMode = undefined;
+      bad('--sweep-mode', `say topup or delegated, got "${input.sweepMode}"`);
+    }
+  }
+
   const scheduleSeconds = seconds('--schedule-seconds', input.scheduleSeconds, base.scheduleSeconds, MIN_SCHEDULE_SECONDS);
   const maxWaitSeconds = seconds('--max-wait-seconds', input.maxWaitSeconds, base.maxWaitSeconds, 0);
   const hotLow = amountOrOff('--hot-low', input.hotLow, base.hotLow, false);
@@ -210,10 +239,10 @@ export function resolvePolicy(input: PolicyInput, token: PolicyToken, existing: 
   }
 
   if (problems.length > 0 || threshold === undefined || maxFeeBps === undefined || nativeValue === undefined || onConfirmed === undefined
-      || scheduleSeconds === undefined || maxWaitSeconds === undefined || hotLow === undefined || hotTarget === undefined || hotHigh === undefined) {
+      || scheduleSeconds === undefined || maxWaitSeconds === undefined || hotLow === undefined || hotTarget === undefined || hotHigh === undefined || sweepMode === undefined) {
     throw new PolicyInputError(problems);
   }
-  const values: PolicyValues = { enabled, threshold, maxFeeBps, nativeValue, onConfirmed, scheduleSeconds, maxWaitSeconds, hotLow, hotTarget, hotHigh };
+  const values: PolicyValues = { enabled, threshold, maxFeeBps, nativeValue, onConfirmed, scheduleSeconds, maxWaitSeconds, hotLow, hotTarget, hotHigh, sweepMode };
   const changed = (Object.keys(values) as Array<keyof PolicyValues>).filter((k) => existing === null || values[k] !== existing[k]);
   return { values, changed };
 }
@@ -230,6 +259,7 @@ export interface PolicyView {
   readonly hotLow: string | null;
   readonly hotTarget: string | null;
   readonly hotHigh: string | null;
+  readonly sweepMode: 'topup' | 'delegated';
 }
 
 export function policyView(v: PolicyValues, decimals: number): PolicyView {
@@ -245,6 +275,7 @@ export function policyView(v: PolicyValues, decimals: number): PolicyView {
     hotLow: fmt(v.hotLow),
     hotTarget: fmt(v.hotTarget),
     hotHigh: fmt(v.hotHigh),
+    sweepMode: v.sweepMode === 'DELEGATED' ? 'delegated' : 'topup',
   };
 }
 
@@ -260,6 +291,7 @@ export interface PolicyRow {
   hot_low: string | null;
   hot_target: string | null;
   hot_high: string | null;
+  sweep_mode?: string;
 }
 
 export function policyFromRow(r: PolicyRow): PolicyValues {
@@ -275,5 +307,6 @@ export function policyFromRow(r: PolicyRow): PolicyValues {
     hotLow: big(r.hot_low),
     hotTarget: big(r.hot_target),
     hotHigh: big(r.hot_high),
+    sweepMode: r.sweep_mode === 'DELEGATED' ? 'DELEGATED' : 'TOPUP',
   };
 }

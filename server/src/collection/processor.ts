@@ -10,6 +10,7 @@ import { topUpAmount } from './decisions';
 import { asError, balancesAll, transferInputs } from '../transfers/node-calls';
 import { lastTrustline, openTrustline, receiveStep } from './trustlines';
 import { FeeWallets } from './fee-wallets';
+import { DelegatedSweeper } from './delegated';
 import { evmGas, TOP_UP_GAS } from './sweep-quote';
 
 const ITEM_CHUNK = 500;
@@ -61,6 +62,7 @@ interface ItemRow {
   settlement_mode: 'ON_CONFIRM' | 'PASS_THROUGH';
   merchant_address: string | null;
   merchant_memo: string | null;
+  sweep_mode: 'TOPUP' | 'DELEGATED';
 }
 
 /**
@@ -90,6 +92,7 @@ export class CollectionProcessor {
     private readonly keyStore: () => KeyStore,
     private readonly logger: Logger,
     private readonly limits: ConsolidationLimits = { maxInputs: MAX_CONSOLIDATION_INPUTS, maxFeeRates: new Map() },
+    private readonly delegated: DelegatedSweeper = new DelegatedSweeper(sequelize, feeWallets, keyStore, logger),
   ) {}
 
   /** Whether `address` can receive `contract` on the chain now (the node's `receivable`); null where the chain has no such rule. */
@@ -113,7 +116,7 @@ export class CollectionProcessor {
     // Three queues, each its own chunk, oldest-touched first: FUNDED items (their top-up is final:
     // only the sweep is left), token items (two transactions to go: their top-ups first), the rest.
     // Items that wait go to the back of their own queue and never hold up the other two.
-    const select = (where: string) => `(SELECT i.id::text AS id, i.application_id, i.chain_token_id, i.from_address, i.amount::text AS amount, i.status, i.source, i.fee_per_unit::text AS fee_per_unit,
+    const select = (where: string) => `(SELECT i.id::text AS id, i.application_id, i.chain_token_id, i.from_address, i.amount::text AS amount, i.status, i.source, i.fee_per_unit::text AS fee_per_unit, i.sweep_mode,
               t.contract, a.settlement_mode, m.address AS merchant_address, m.memo AS merchant_memo
          FROM collection_items i JOIN chain_tokens t ON t.id = i.chain_token_id JOIN applications a ON a.id = i.application_id
          LEFT JOIN collection_addresses m ON m.application_id = i.application_id AND m.chain_id = i.chain_id AND m.kind = 'MERCHANT'
@@ -141,8 +144,31 @@ export class CollectionProcessor {
     await this.wait(waiting);
     if (ready.length === 0) return 0;
     if (adapter.spendModel === 'utxo') return this.consolidate(chain, adapter, ready);
-    if (adapter.spendModel === 'sequence' && adapter.addressing === 'hd') return this.evm(chain, adapter, ready);
+    if (adapter.spendModel === 'sequence' && adapter.addressing === 'hd') {
+      const delegated = ready.filter((r) => r.item.sweep_mode === 'DELEGATED');
+      const topup = ready.filter((r) => r.item.sweep_mode !== 'DELEGATED');
+      return (delegated.length > 0 ? await this.sweepDelegated(chain, adapter, delegated) : 0) + (topup.length > 0 ? await this.evm(chain, adapter, topup) : 0);
+    }
     return this.direct(chain, adapter, ready);
+  }
+
+  /**
+   * EVM items of DELEGATED policies (collection/delegated.ts): batches of delegated addresses, one
+   * SWEEP_BATCH transfer each, launched like a consolidation (all its items or none). While the
+   * chain or its node cannot run them, they wait with the reason.
+   */
+  private async sweepDelegated(chain: ChainView, adapter: ChainAdapter, ready: ReadonlyArray<{ item: ItemRow; to: string; memo: string | null }>): Promise<number> {
+    const node = this.nodeOf(chain);
+    const why = await this.delegated.unsupported(chain, adapter, node);
+    if (why !== null) {
+      await this.wait(ready.map((r) => ({ id: r.item.id, reason: why })));
+      return 0;
+    }
+    const byId = new Map(ready.map((r) => [r.item.id, r.item]));
+    const { made, waiting } = await this.delegated.step(chain, adapter, node, ready, (items, transfer) =>
+      this.launch(items.map(({ item, to }) => ({ item: byId.get(item.id)!, to, status: 'SWEEPING' as const, transfer })), true));
+    await this.wait(waiting);
+    return made;
   }
 
   /** Items that cannot go yet: their reason, and to the back of the queue (items are taken oldest-touched first, so waiting ones never starve the others). */

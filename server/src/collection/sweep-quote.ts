@@ -2,6 +2,8 @@ import { craftTransfer, paying, sequenceNode, withAmount } from '@wcs/core';
 import type { AllocatedTransfer, ChainAdapter, KeyStore, TransferInput, TransferIntent, TransferNode } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 import type { HotWallets } from '../withdrawals/hot-wallets';
+import { delegatedSweepFee } from './delegated-decisions';
+import { DEFAULT_BATCH_LIMITS } from './delegated';
 
 /** A plain native transfer's gas on EVM chains: what the fee wallet's gas top-up itself costs. */
 export const TOP_UP_GAS = 21_000n;
@@ -26,6 +28,8 @@ export interface SweepToPrice {
   /** Where it goes: the hot wallet, or a pass-through application's merchant address. */
   readonly to: string;
   readonly memo: string | null;
+  /** The policy sweeps by delegation (EVM, EIP-7702): priced as one entry of a batch, not as a top-up and a sweep. */
+  readonly delegated?: boolean;
 }
 
 /**
@@ -47,6 +51,8 @@ export class SweepPricer {
     private readonly nodeOf: (chain: ChainView) => TransferNode,
     private readonly wallets: HotWallets,
     private readonly keyStore: () => KeyStore,
+    /** Entries per batch the delegated sweeps make (WCS_COLLECT_BATCH_MAX_ENTRIES): a delegated sweep pays its part of a batch's base gas. */
+    private readonly batchEntries: number = DEFAULT_BATCH_LIMITS.maxEntries,
   ) {}
 
   async quote(chain: ChainView, adapter: ChainAdapter, s: SweepToPrice): Promise<SweepQuote> {
@@ -73,6 +79,11 @@ export class SweepPricer {
     // a whole native balance leaving (fee out of the amount): the node is asked for a unit of it, as the pipeline does
     const feeFromAmount = native && !solana;
     let input = await node.transferInput(feeFromAmount ? { ...base, amount: 1n } : base);
+    const sweeps = payer.spendModel === 'sequence' && evm ? payer.delegatedSweeps : undefined;
+    if (s.delegated && sweeps) {
+      // one entry of a full batch, with its authorization (the planner reads no code: the first sweep of an address, the dearer one), at the fee per gas now
+      return delegatedSweepFee({ entryGas: sweeps.entryGas({ token: !native, authorize: true }), baseGas: sweeps.batchBaseGas, maxEntries: this.batchEntries, pricePerGas: evmGas(input).price });
+    }
     if (evm && payer.spendModel === 'sequence' && payer.transfers.exactFee) input = payer.transfers.exactFee(input, null);
     let transfer: AllocatedTransfer;
     switch (payer.spendModel) {

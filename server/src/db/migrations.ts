@@ -7,6 +7,7 @@ import { RECONCILIATION_MIGRATION, RECONCILIATION_NATIVE_READS_MIGRATION, RECONC
 import { MASTER_KEY_STATE_MIGRATION } from '../secrets/schema';
 import { SENDER_HOLDS_MIGRATION } from '../transfers/schema';
 import { KEY_INDEX_MARKS_MIGRATION } from '../addresses/schema';
+import { DELEGATED_SWEEPS_MIGRATION } from '../collection/delegated-schema';
 
 export interface Migration {
   readonly version: number;
@@ -873,6 +874,7 @@ CREATE INDEX audit_log_by_target ON audit_log (target, action, id);
   MASTER_KEY_STATE_MIGRATION,
   KEY_INDEX_MARKS_MIGRATION,
   SENDER_HOLDS_MIGRATION,
+  DELEGATED_SWEEPS_MIGRATION,
 ];
 
 const LOCK_KEY = 7_420_001; // advisory lock id for migrations

@@ -43,6 +43,7 @@ export class TransferBuilder {
       ...(o.feePayer ? { feePayer: await resolve(o.feePayer) } : {}),
       ...(o.closeTokenAccount ? { closeTokenAccount: true } : {}),
       ...(o.trustline ? { trustline: true as const } : {}),
+      ...(o.call ? { call: { data: o.call.data, authorizations: o.call.authorizations } } : {}),
     };
     return { base, keys, fixedInputs };
   }

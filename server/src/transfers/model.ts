@@ -1,8 +1,16 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import type { ChainAdapter, KeyPurpose, KeyRef } from '@wcs/core';
+import type { ChainAdapter, KeyPurpose, KeyRef, SignedAuthorization } from '@wcs/core';
 
-/** What an outgoing transaction is for (docs/transfers.md). */
-export type TransferKind = 'PAYOUT' | 'SWEEP' | 'TOP_UP' | 'COLD_TRANSFER' | 'TRUSTLINE';
+/**
+ * What an outgoing transaction is for (docs/transfers.md). SWEEP_BATCH: one EVM transaction
+ * sweeping many EIP-7702 delegated deposit addresses through the batch sweeper; DEPLOY: the
+ * deployment of one of the service's contracts (a deposit forwarder, the batch sweeper) through
+ * the deterministic deployment proxy. Both move no value of their own (amount 0).
+ */
+export type TransferKind = 'PAYOUT' | 'SWEEP' | 'TOP_UP' | 'COLD_TRANSFER' | 'TRUSTLINE' | 'SWEEP_BATCH' | 'DEPLOY';
+
+/** Kinds whose transaction is a contract call moving no value of its own (amount 0 allowed). */
+export const CALL_KINDS: readonly TransferKind[] = ['SWEEP_BATCH', 'DEPLOY'];
 
 /**
  * READY: to be signed. SIGNED: its bytes are stored, no node has taken them yet. BROADCASTED: a
@@ -39,6 +47,8 @@ export interface TransferOptions {
   readonly feeFromAmount?: boolean;
   /** Stellar: the transfer opens `from`'s own trustline to its token (changeTrust, kind TRUSTLINE); amount 1, nothing moves. */
   readonly trustline?: boolean;
+  /** EVM contract calls (SWEEP_BATCH, DEPLOY): the call data and the EIP-7702 authorizations the KeyStore signed (TransferIntent.call). */
+  readonly call?: { readonly data: string; readonly authorizations: readonly SignedAuthorization[] };
 }
 
 export interface NewTransfer {

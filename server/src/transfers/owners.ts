@@ -1,4 +1,5 @@
 import type { Transaction } from 'sequelize';
+import type { TransactionLog } from '@wcs/core';
 import type { TransferKind, TransferStatus } from './model';
 
 /** Why a transfer ended FAILED: stable codes (docs/transfers.md). */
@@ -31,6 +32,8 @@ export interface TransferChange {
   readonly confirmations: number;
   readonly failCode: TransferFailCode | null;
   readonly failReason: string | null;
+  /** Mined (CONFIRMING, SUCCESS, FAILED by a revert), on chains with event logs: the receipt's logs (a batch sweep's outcome per entry). */
+  readonly logs?: readonly TransactionLog[];
 }
 
 /**

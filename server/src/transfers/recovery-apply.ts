@@ -3,6 +3,7 @@ import type { ChainEndpoint, Outpoint } from '@wcs/core';
 import { AuditLog, type AuditActor } from '../operators/audit';
 import { PayoutOwner } from '../withdrawals/payout-owner';
 import { CollectionOwner } from '../collection/item-owner';
+import { DelegatedSweepOwner } from '../collection/delegated-owner';
 import { TrustlineOwner } from '../collection/trustlines';
 import type { TransferKind } from './model';
 import type { TransferChange, TransferOwner } from './owners';
@@ -38,7 +39,9 @@ export class RecoveryApplier {
   private readonly owners = new Map<TransferKind, TransferOwner>();
 
   constructor(private readonly sequelize: Sequelize, private readonly endpoints: ReadonlyMap<string, ChainEndpoint>) {
-    for (const o of [new PayoutOwner(sequelize), new CollectionOwner(sequelize), new TrustlineOwner(sequelize)]) for (const k of o.kinds) this.owners.set(k, o);
+    const items = new CollectionOwner(sequelize);
+    // a recovered batch sweep has no receipt logs here: its items stay SWEEPING, alerted (DelegatedSweepOwner)
+    for (const o of [new PayoutOwner(sequelize), items, new TrustlineOwner(sequelize), new DelegatedSweepOwner(sequelize, items, () => null)]) for (const k of o.kinds) this.owners.set(k, o);
   }
 
   /** Refuses (nothing changed) what a release may not do: checked for every plan before any is recorded. */

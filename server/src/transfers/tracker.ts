@@ -229,6 +229,7 @@ export class TransferTracker {
         r, final, c: change(r, status, events, {
           txHash: hash, fee: s.fee?.toString() ?? r.fee, feeFinal: s.fee !== null && final, blockHeight: s.blockHeight.toString(), confirmations,
           failCode: failed ? 'REVERTED' : null, failReason: failed ? 'the transaction failed on chain (reverted)' : null,
+          ...(s.logs ? { logs: s.logs } : {}),
         }),
       }];
     });
