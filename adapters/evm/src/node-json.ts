@@ -1,4 +1,5 @@
-import { ChainRpcError, JsonRpcClient, type ChainEndpoint, type JsonRpcClientOptions } from '@wcs/core';
+import { ChainRpcError, JsonRpcClient, type ChainEndpoint, type JsonRpcClientOptions, type TransactionLog } from '@wcs/core';
+import { checksummed } from './address';
 
 /** The kit's JSON-RPC client with the EVM adapter's defaults (3 attempts, 150 ms first backoff, 30 s timeout). */
 export function evmRpcClient(endpoint: ChainEndpoint, options: JsonRpcClientOptions = {}): JsonRpcClient {
@@ -11,6 +12,7 @@ export type Json = Record<string, unknown>;
 export const HASH = /^0x[0-9a-fA-F]{64}$/;
 export const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 export const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
+const LOG_DATA = /^0x(?:[0-9a-fA-F]{2})*$/;
 
 /** A JSON-RPC quantity ("0x" + hex, no leading zeros but for 0x0). */
 export const hex = (n: bigint) => `0x${n.toString(16)}`;
@@ -56,6 +58,26 @@ export class Reader {
   blockRef(v: unknown, what: string): { height: bigint; hash: string; parentHash: string } {
     const b = this.object(v, what);
     return { height: this.quantity(b, 'number', what), hash: this.hash(b, 'hash', what), parentHash: this.hash(b, 'parentHash', what) };
+  }
+
+  /**
+   * A receipt's logs, in order (undefined when the receipt has no `logs` field): each log's
+   * emitting contract EIP-55 (the codec's canonical form, as the service stores addresses), its
+   * topics (0 to 4) and data lower-case 0x-hex.
+   */
+  logs(receipt: Json, what: string): TransactionLog[] | undefined {
+    const logs = receipt.logs;
+    if (logs === undefined || logs === null) return undefined;
+    if (!Array.isArray(logs)) throw this.bad(`${what}.logs is not an array`);
+    return logs.map((l: unknown, i) => {
+      const o = this.object(l, `${what}.logs[${i}]`);
+      const address = this.address(o, 'address', `${what}.logs[${i}]`);
+      if (address === null) throw this.bad(`${what}.logs[${i}] has no address`);
+      const topics = o.topics;
+      if (!Array.isArray(topics) || topics.length > 4 || !topics.every((t) => typeof t === 'string' && HASH.test(t))) throw this.bad(`${what}.logs[${i}].topics is not a list of at most 4 32-byte hashes`);
+      if (typeof o.data !== 'string' || !LOG_DATA.test(o.data)) throw this.bad(`${what}.logs[${i}].data is not 0x-hex of whole bytes`);
+      return { address: checksummed(address.slice(2)), topics: topics.map((t: string) => t.toLowerCase()), data: o.data.toLowerCase() };
+    });
   }
 
   /** Receipt status: 0x1 succeeded, 0x0 reverted. Receipts without one (pre-Byzantium) cannot say, and are refused. */

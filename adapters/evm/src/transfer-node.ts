@@ -3,6 +3,8 @@ import { ChainRpcError, sequenceVerdict, singleAnswer, type BroadcastOutcome, ty
 import { EvmAddressCodec } from './address';
 import { HASH, Reader, chainIdCheck, evmRpcClient, hex, type Json } from './node-json';
 import { INPUT_FORMAT, erc20BalanceOfData, erc20TransferData, type EvmTransferInput } from './transfer';
+import { callEstimateObject } from './transfer-call';
+import { EvmDelegationNode } from './transfer-delegation';
 
 export interface EvmTransferNodeOptions extends JsonRpcClientOptions {
   /** The chain's EIP-155 id: the first call checks eth_chainId and refuses another chain's node (RPC_WRONG_CHAIN). */
@@ -39,11 +41,14 @@ export class EvmTransferNode implements SequenceTransferNode {
   private readonly marginPercent: bigint;
   private readonly baseFeeMultiplier: bigint;
   private readonly defaultTip: bigint;
+  /** EIP-7702 reads (account code, nonces at latest, whether the node runs it), over this node's client. */
+  readonly delegation: EvmDelegationNode;
 
   constructor(endpoint: ChainEndpoint, options: EvmTransferNodeOptions = {}) {
     this.rpc = evmRpcClient(endpoint, options);
     this.read = new Reader(this.rpc);
     this.checkChain = chainIdCheck(this.rpc, this.read, options.expectedChainId ?? null);
+    this.delegation = new EvmDelegationNode(this.rpc, this.read, this.checkChain);
     const margin = options.gasMarginPercent ?? 20;
     if (!Number.isInteger(margin) || margin < 0 || margin > 1000) throw new TypeError(`gasMarginPercent must be an integer in [0, 1000], got ${margin}`);
     this.marginPercent = BigInt(margin);
@@ -58,6 +63,9 @@ export class EvmTransferNode implements SequenceTransferNode {
    * What craft() needs, read in one batch: the latest block (base fee: present → EIP-1559, absent
    * → legacy; gas limit), eth_maxPriorityFeePerGas (default tip when the node lacks it),
    * eth_gasPrice (legacy chains), eth_estimateGas of the very call, and the pending nonce.
+   * A contract call (request.call) is estimated as it will be sent: to the contract, the amount as
+   * value (0 allowed), its data, and its EIP-7702 authorizations as `authorizationList` (a type 4
+   * estimate, the delegations applied first); its gas limit always takes the margin.
    * An estimate the node refuses (the transfer would revert, the hot wallet lacks the amount)
    * throws RPC_ERROR with the node's reason: there is nothing sound to craft.
    */
@@ -75,11 +83,12 @@ export class EvmTransferNode implements SequenceTransferNode {
       const from = this.address(request.from, 'from');
       const to = this.address(request.to, 'to');
       const contract = request.contract === null || request.contract === undefined ? null : this.address(request.contract, 'contract');
+      if (request.call !== undefined && request.call !== null) return { from, plain: false, call: callEstimateObject(from, to, contract, request) };
       if (typeof request.amount !== 'bigint' || request.amount <= 0n) throw new TypeError('transferInput: request.amount must be a positive bigint');
       const call = contract === null
         ? { from, to, value: hex(request.amount) }
         : { from, to: contract, value: '0x0', data: erc20TransferData(to, request.amount) };
-      return { from, contract, call };
+      return { from, plain: contract === null, call };
     });
     if (calls.length === 0) return [];
     await this.checkChain();
@@ -108,7 +117,7 @@ export class EvmTransferNode implements SequenceTransferNode {
         return new ChainRpcError('RPC_ERROR', `${this.rpc.endpointName}: eth_estimateGas refused the transfer (it would fail: funds, token balance, or the contract refuses it): ${this.rpc.redact(estimate.rpc.message)} (JSON-RPC error ${estimate.rpc.code})`, { method: 'eth_estimateGas', rpcCode: estimate.rpc.code });
       }
       const gasEstimate = this.read.quantityResult(estimate.result, 'eth_estimateGas');
-      let gasLimit = c.contract === null && gasEstimate === PLAIN_TRANSFER_GAS ? PLAIN_TRANSFER_GAS : (gasEstimate * (100n + this.marginPercent) + 99n) / 100n;
+      let gasLimit = c.plain && gasEstimate === PLAIN_TRANSFER_GAS ? PLAIN_TRANSFER_GAS : (gasEstimate * (100n + this.marginPercent) + 99n) / 100n;
       if (gasLimit > blockGasLimit) gasLimit = blockGasLimit > gasEstimate ? blockGasLimit : gasEstimate;
       return {
         format: INPUT_FORMAT,
@@ -270,17 +279,18 @@ export class EvmTransferNode implements SequenceTransferNode {
     }));
   }
 
-  /**
-   * Receipt, transaction and tip in one batch: MINED (height, block hash, confirmations = tip −
-   * height + 1, status, fee = gasUsed × effectiveGasPrice, plus the receipt's l1Fee on rollups
-   * that report one), PENDING (known, in no block), UNKNOWN (never seen, dropped or replaced).
-   */
   /** eth_blockNumber. */
   async tipHeight(): Promise<bigint> {
     await this.checkChain();
     return this.read.quantityResult(await this.rpc.call('eth_blockNumber'), 'eth_blockNumber');
   }
 
+  /**
+   * Receipt, transaction and tip in one batch: MINED (height, block hash, confirmations = tip −
+   * height + 1, status, fee = gasUsed × effectiveGasPrice, plus the receipt's l1Fee on rollups
+   * that report one, and the receipt's logs: emitter EIP-55, topics and data lower-case),
+   * PENDING (known, in no block), UNKNOWN (never seen, dropped or replaced).
+   */
   async status(txHash: string): Promise<TransactionState> {
     if (typeof txHash !== 'string' || !HASH.test(txHash)) throw new TypeError('status: txHash must be 0x + 64 hex digits');
     await this.checkChain();
@@ -377,6 +387,7 @@ export class EvmTransferNode implements SequenceTransferNode {
     if (r.effectiveGasPrice !== undefined && r.effectiveGasPrice !== null) price = this.read.quantity(r, 'effectiveGasPrice', 'receipt');
     else if (tx && typeof tx === 'object' && (tx as Json).gasPrice !== undefined) price = this.read.quantity(tx as Json, 'gasPrice', 'transaction'); // nodes before London
     const l1Fee = r.l1Fee === undefined || r.l1Fee === null ? 0n : this.read.quantity(r, 'l1Fee', 'receipt');
+    const logs = this.read.logs(r, `receipt of ${txHash}`);
     return {
       state: 'MINED',
       blockHeight,
@@ -385,6 +396,7 @@ export class EvmTransferNode implements SequenceTransferNode {
       confirmations: Number(tip >= blockHeight ? tip - blockHeight + 1n : 1n),
       succeeded: this.read.status(r, `receipt of ${txHash}`),
       fee: price === null ? null : gasUsed * price + l1Fee,
+      ...(logs === undefined ? {} : { logs }),
     };
   }
 

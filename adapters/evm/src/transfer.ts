@@ -1,7 +1,8 @@
-import { decodeRlp, encodeRlp, getBytes, hexlify, keccak256, toBeArray } from 'ethers';
-import type { JsonValue, KeySignature, SequenceCrafter, SequenceTransferRequest, SignedTransaction, TransferInput, TransferIntent, UnsignedTransfer } from '@wcs/core';
-import { requirePlainTransfer, ChainTransferError, recoverSecp256k1 } from '@wcs/core';
+import { decodeRlp, encodeRlp, getBytes, hexlify, keccak256, toBeArray, type RlpStructuredData } from 'ethers';
+import type { ContractCall, JsonValue, KeySignature, SequenceCrafter, SequenceTransferRequest, SignedTransaction, TransferInput, TransferIntent, UnsignedTransfer } from '@wcs/core';
+import { ChainTransferError, recoverSecp256k1, refuseTrustline, requireSenderPays } from '@wcs/core';
 import { EvmAddressCodec } from './address';
+import { authorizationTuple, checkAuthorization, checkCallData } from './transfer-call';
 
 /**
  * The TransferInput of an EVM transfer, as EvmTransferNode.transferInput reads it from the node
@@ -112,10 +113,26 @@ function raise(x: bigint, bps: bigint): bigint {
 const isBytes = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
 
 /**
+ * request.call, checked in shape (null when absent): its data 0x-hex of whole bytes, lower-case,
+ * and its authorizations an array (each is checked, signature included, when it is written).
+ */
+function checkCall(request: TransferIntent): ContractCall | null {
+  const call: unknown = request.call;
+  if (call === undefined || call === null) return null;
+  if (typeof call !== 'object' || Array.isArray(call)) throw new ChainTransferError('INVALID_REQUEST', 'craft: request.call must be a ContractCall { data, authorizations }');
+  const { data, authorizations } = call as { data?: unknown; authorizations?: unknown };
+  if (!Array.isArray(authorizations)) throw new ChainTransferError('INVALID_REQUEST', 'craft: request.call.authorizations must be an array (empty: an ordinary call)');
+  return { data: checkCallData(data, 'craft: request.call.data'), authorizations };
+}
+
+/**
  * Offline crafting of EVM withdrawals (no I/O, deterministic): EIP-1559 (type 2) when the input
- * has a base fee, else legacy EIP-155 (type 0); native transfers (to, value) and ERC-20
- * transfer(to, amount) (to = the contract, value 0). Serialization is the RLP of the typed
- * transaction (EIP-2718 / EIP-1559, EIP-155), checked against ethers' Transaction in the tests.
+ * has a base fee, else legacy EIP-155 (type 0); native transfers (to, value), ERC-20
+ * transfer(to, amount) (to = the contract, value 0), and contract calls (request.call: to = the
+ * contract, value = amount, its data). A call carrying EIP-7702 authorizations is a type 4
+ * transaction (EIP-1559 fees only), each authorization checked first: for this chain, low-S, and
+ * signed by its authority. Serialization is the RLP of the typed transaction (EIP-2718 /
+ * EIP-1559 / EIP-7702, EIP-155), checked against ethers' Transaction in the tests.
  */
 export class EvmTransferCrafter implements SequenceCrafter {
   private readonly codec = new EvmAddressCodec();
@@ -126,18 +143,32 @@ export class EvmTransferCrafter implements SequenceCrafter {
   }
 
   craft(request: SequenceTransferRequest, input: TransferInput): UnsignedTransfer {
-    requirePlainTransfer(request, 'an EVM chain');
+    requireSenderPays(request, 'an EVM chain');
+    refuseTrustline(request, 'an EVM chain');
     const r = this.checkRequest(request);
     const fees = parseInput(input, this.chainId, 'transfer input');
-    const call = r.contract === null
-      ? { to: r.to, value: r.amount, data: '0x' }
-      : { to: r.contract, value: 0n, data: erc20TransferData(r.to, r.amount) };
+    const call = r.call !== null
+      ? { to: r.to, value: r.amount, data: r.call.data }
+      : r.contract === null
+        ? { to: r.to, value: r.amount, data: '0x' }
+        : { to: r.contract, value: 0n, data: erc20TransferData(r.to, r.amount) };
+    // EIP-7702: 0x04 || rlp([chainId, nonce, tip, maxFee, gas, to, value, data, accessList, authorizationList]);
     // EIP-1559: 0x02 || rlp([chainId, nonce, tip, maxFee, gas, to, value, data, accessList]);
     // legacy EIP-155: rlp([nonce, gasPrice, gas, to, value, data, chainId, 0, 0]); the signing hash is keccak256 of it
     const tail = [getBytes(call.to), rlpInt(call.value), getBytes(call.data)];
-    const unsignedSerialized = fees.eip1559
-      ? `0x02${encodeRlp([rlpInt(BigInt(this.chainId)), rlpInt(BigInt(r.nonce)), rlpInt(fees.maxPriorityFeePerGas), rlpInt(fees.maxFeePerGas), rlpInt(fees.gasLimit), ...tail, []]).slice(2)}`
-      : encodeRlp([rlpInt(BigInt(r.nonce)), rlpInt(fees.gasPrice), rlpInt(fees.gasLimit), ...tail, rlpInt(BigInt(this.chainId)), '0x', '0x']);
+    const authorizations = r.call?.authorizations ?? [];
+    let unsignedSerialized: string;
+    if (authorizations.length > 0) {
+      if (!fees.eip1559) throw new ChainTransferError('INVALID_REQUEST', 'craft: EIP-7702 authorizations need a type 4 transaction, which has EIP-1559 fees: this input has no base fee (a chain before London cannot run them)');
+      const chainId = BigInt(this.chainId);
+      const list = authorizations.map((a, i) => authorizationTuple(checkAuthorization(a, chainId, `request.call.authorizations[${i}]`)));
+      const fields = [rlpInt(chainId), rlpInt(BigInt(r.nonce)), rlpInt(fees.maxPriorityFeePerGas), rlpInt(fees.maxFeePerGas), rlpInt(fees.gasLimit), ...tail, [], list];
+      unsignedSerialized = `0x04${encodeRlp(fields).slice(2)}`;
+    } else {
+      unsignedSerialized = fees.eip1559
+        ? `0x02${encodeRlp([rlpInt(BigInt(this.chainId)), rlpInt(BigInt(r.nonce)), rlpInt(fees.maxPriorityFeePerGas), rlpInt(fees.maxFeePerGas), rlpInt(fees.gasLimit), ...tail, []]).slice(2)}`
+        : encodeRlp([rlpInt(BigInt(r.nonce)), rlpInt(fees.gasPrice), rlpInt(fees.gasLimit), ...tail, rlpInt(BigInt(this.chainId)), '0x', '0x']);
+    }
     return {
       payloads: [getBytes(keccak256(unsignedSerialized))],
       maxFee: fees.gasLimit * (fees.eip1559 ? fees.maxFeePerGas : fees.gasPrice),
@@ -151,19 +182,24 @@ export class EvmTransferCrafter implements SequenceCrafter {
     if (!state || typeof state !== 'object' || state.format !== STATE_FORMAT || typeof state.unsigned !== 'string' || typeof state.from !== 'string') {
       throw new TypeError(`combine: not the state of an EVM transfer crafted here (${STATE_FORMAT})`);
     }
-    // the state's transaction, decoded as crafted above (type 2, or legacy EIP-155)
-    let fields: string[];
-    let eip1559: boolean;
+    // the state's transaction, decoded as crafted above (type 4, type 2, or legacy EIP-155)
+    let fields: RlpStructuredData[];
+    let type: 0 | 2 | 4;
     try {
-      eip1559 = state.unsigned.startsWith('0x02');
-      const decoded = decodeRlp(eip1559 ? `0x${state.unsigned.slice(4)}` : state.unsigned);
-      if (!Array.isArray(decoded) || decoded.length !== 9) throw new Error(`${Array.isArray(decoded) ? decoded.length : 'no'} fields, not 9`);
-      fields = decoded as string[];
-      if (eip1559 ? !Array.isArray(fields[8]) || fields[8].length !== 0 : fields[7] !== '0x' || fields[8] !== '0x') throw new Error('not an unsigned transaction crafted here');
+      type = state.unsigned.startsWith('0x04') ? 4 : state.unsigned.startsWith('0x02') ? 2 : 0;
+      const decoded = decodeRlp(type === 0 ? state.unsigned : `0x${state.unsigned.slice(4)}`);
+      const count = type === 4 ? 10 : 9;
+      if (!Array.isArray(decoded) || decoded.length !== count) throw new Error(`${Array.isArray(decoded) ? decoded.length : 'no'} fields, not ${count}`);
+      fields = decoded;
+      const emptyList = (v: RlpStructuredData | undefined) => Array.isArray(v) && v.length === 0;
+      const crafted = type === 0
+        ? fields[7] === '0x' && fields[8] === '0x'
+        : emptyList(fields[8]) && (type === 2 || (Array.isArray(fields[9]) && fields[9].length > 0 && fields[9].every((t) => Array.isArray(t) && t.length === 6)));
+      if (!crafted || fields.slice(0, 8).some((f) => typeof f !== 'string')) throw new Error('not an unsigned transaction crafted here');
     } catch (e) {
       throw new TypeError(`combine: the unsigned transaction does not parse: ${(e as Error).message}`);
     }
-    const chainId = BigInt(eip1559 ? fields[0]! : fields[6]!);
+    const chainId = BigInt((type === 0 ? fields[6] : fields[0]) as string);
     if (chainId !== BigInt(this.chainId)) throw new TypeError(`combine: the transaction is for chain id ${chainId}, not ${this.chainId}`);
     if (unsigned.payloads.length !== 1 || !isBytes(unsigned.payloads[0]) || hexlify(unsigned.payloads[0]) !== keccak256(state.unsigned)) {
       throw new TypeError('combine: the payload is not the signing hash of the transaction in the state');
@@ -182,11 +218,11 @@ export class EvmTransferCrafter implements SequenceCrafter {
     if (signer === null || signer !== state.from.toLowerCase()) {
       throw new ChainTransferError('WRONG_SIGNER', `combine: the signature recovers ${signer ?? 'no key'}, not the sender ${state.from}: signed with another key or the wrong recovery id`);
     }
-    // signed: the unsigned fields with yParity, r, s (EIP-1559), or with v = chainId * 2 + 35 + recovery, r, s in place of chainId, 0, 0 (EIP-155)
+    // signed: the unsigned fields with yParity, r, s (EIP-7702, EIP-1559: the same type byte), or with v = chainId * 2 + 35 + recovery, r, s in place of chainId, 0, 0 (EIP-155)
     const signature = [rlpInt(r), rlpInt(s)];
-    const raw = eip1559
-      ? getBytes(`0x02${encodeRlp([...fields, rlpInt(BigInt(sig.recovery)), ...signature]).slice(2)}`)
-      : getBytes(encodeRlp([...fields.slice(0, 6), rlpInt(chainId * 2n + 35n + BigInt(sig.recovery)), ...signature]));
+    const raw = type === 0
+      ? getBytes(encodeRlp([...fields.slice(0, 6), rlpInt(chainId * 2n + 35n + BigInt(sig.recovery)), ...signature]))
+      : getBytes(`0x0${type}${encodeRlp([...fields, rlpInt(BigInt(sig.recovery)), ...signature]).slice(2)}`);
     return { txHash: keccak256(raw), raw };
   }
 
@@ -252,7 +288,7 @@ export class EvmTransferCrafter implements SequenceCrafter {
    * The request's fields, checked: the type guarantees them to TypeScript callers, these checks
    * refuse what a plain JS caller (or a request read back from storage) may still hand over.
    */
-  private checkRequest(request: SequenceTransferRequest): { from: string; to: string; contract: string | null; amount: bigint; nonce: number } {
+  private checkRequest(request: SequenceTransferRequest): { from: string; to: string; contract: string | null; amount: bigint; nonce: number; call: ContractCall | null } {
     if (!request || typeof request !== 'object') throw new TypeError('craft: request must be a SequenceTransferRequest');
     // a request of another spend model, or without its sequence, as a plain JS caller could pass it
     const loose: { readonly sequence?: unknown; readonly inputs?: unknown; readonly changeAddress?: unknown } = request;
@@ -262,7 +298,9 @@ export class EvmTransferCrafter implements SequenceCrafter {
     }
     if (loose.inputs !== undefined || loose.changeAddress !== undefined) throw new TypeError('craft: inputs / changeAddress are for utxo chains, not EVM');
     if (request.memo !== null && request.memo !== undefined) throw new TypeError('craft: EVM transfers carry no memo');
-    if (typeof request.amount !== 'bigint' || request.amount <= 0n || request.amount > UINT256_MAX) throw new TypeError('craft: request.amount must be a bigint in [1, 2^256)');
+    const call = checkCall(request);
+    const least = call === null ? 1n : 0n; // a call may send no value; a payment moves something
+    if (typeof request.amount !== 'bigint' || request.amount < least || request.amount > UINT256_MAX) throw new TypeError(`craft: request.amount must be a bigint in [${least}, 2^256)`);
     const from = this.address(request.from, 'from');
     let keyAddress: string;
     try {
@@ -273,7 +311,8 @@ export class EvmTransferCrafter implements SequenceCrafter {
     if (keyAddress !== from) throw new TypeError(`craft: request.fromPublicKey is the key of ${keyAddress}, not of from ${from}`);
     const to = this.address(request.to, 'to');
     const contract = request.contract === null || request.contract === undefined ? null : this.address(request.contract, 'contract');
-    return { from, to, contract, amount: request.amount, nonce: Number(request.sequence) };
+    if (call !== null && contract !== null) throw new ChainTransferError('INVALID_REQUEST', 'craft: a contract call calls `to` with its own data: contract must be null (a token transfer is not a call here)');
+    return { from, to, contract, amount: request.amount, nonce: Number(request.sequence), call };
   }
 
   private address(v: string, what: string): string {
