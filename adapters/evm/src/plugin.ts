@@ -5,6 +5,7 @@ import { evmKeySpec } from './keys';
 import { EvmBlockScanner } from './scanner';
 import { EvmTransferCrafter } from './transfer';
 import { EvmTransferNode } from './transfer-node';
+import { evmDelegatedSweeps } from './delegated-sweeps';
 
 export const PACKAGE_NAME = '@wcs/adapter-evm';
 
@@ -27,6 +28,10 @@ export const plugin: AdapterPlugin = defineAdapter({
     if (traces !== 'auto' && traces !== 'off') {
       throw new AdapterConfigError(`${chain.code} (${chain.network}): option traces must be "auto" or "off", got ${JSON.stringify(traces)}`);
     }
+    const eip7702 = chain.options.eip7702 ?? 'on';
+    if (eip7702 !== 'on' && eip7702 !== 'off') {
+      throw new AdapterConfigError(`${chain.code} (${chain.network}): option eip7702 must be "on" or "off", got ${JSON.stringify(eip7702)}`);
+    }
     return {
       spendModel: 'sequence',
       keySpec: evmKeySpec,
@@ -43,6 +48,12 @@ export const plugin: AdapterPlugin = defineAdapter({
       createTransferNode: (endpoint: ChainEndpoint) => new EvmTransferNode(endpoint, { expectedChainId: id, label: chain.code }),
       /** Balance reads for reconciliation: eth_getBalance and ERC-20 balanceOf through Multicall3 where the chain has it, pinned to one block. */
       createBalanceReader: (endpoint: ChainEndpoint) => new EvmBalanceReader(endpoint, { expectedChainId: id, label: chain.code }),
+      /**
+       * Delegated sweeps (EIP-7702): option `eip7702` ("on", the default, or "off"). On, a policy in
+       * delegated mode sweeps through the service's forwarder once the node is found to run
+       * EIP-7702 (TransferNode.delegation.support); off keeps every sweep on the top-up path.
+       */
+      delegatedSweeps: evmDelegatedSweeps(id, eip7702 === 'on'),
     };
   },
 });

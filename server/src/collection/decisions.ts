@@ -90,7 +90,7 @@ export function planVerdict(p: {
   readonly nativeDecimals: number;
 }): PlanVerdict | { readonly kind: 'PRICE' } {
   if (closingSweepWaits(p.closesAccount, p.pending)) {
-    return { kind: 'WAIT', reason: 'a deposit at this address is still pending: the sweep empties and closes the account, so it waits for that deposit to confirm' };
+    return { kind: 'WAIT', reason: 'a deposit at this address is still pending: the sweep moves the whole balance at the address (Solana: and closes the account), so it waits for that deposit to confirm' };
   }
   if (p.amount instanceof Error) return { kind: 'WAIT', reason: `the balance could not be read from the node: ${p.amount.message}` };
   const worth = worthCollecting({ amount: p.amount, threshold: p.threshold, oldestWaitSeconds: p.oldestWaitSeconds, maxWaitSeconds: p.maxWaitSeconds });

@@ -127,7 +127,10 @@ export class CollectionPlanner {
     // PENDING waits, unread, with a wait recorded (not a skip: it is looked at again every pass, so
     // the deposit's confirmation plans it)
     const closesAccount = adapter.spendModel === 'expiring' && hd;
-    const closing = candidates.map((c) => closesAccount && BigInt(c.pending) > 0n);
+    // EVM delegated sweeps move the address's whole balance of the token (the forwarder knows no
+    // other amount): an address with a deposit still PENDING waits the same way
+    const delegated = (c: Candidate) => c.sweep_mode === 'DELEGATED' && adapter.spendModel === 'sequence' && hd;
+    const closing = candidates.map((c) => (closesAccount || delegated(c)) && BigInt(c.pending) > 0n);
     // one set-based read where the node has one (EVM: a JSON-RPC batch); a sweep-specific reading where it has that (Solana: every lamport)
     const toRead = candidates.filter((c, i) => !closing[i] && c.utxos === null);
     const sweepableOf = node.sweepableBalance?.bind(node);
@@ -144,7 +147,7 @@ export class CollectionPlanner {
     };
     const looked = candidates.map((c, i) => ({ c, amount: amountOf(c, i), price: null as SweepPrice | null }));
     const verdict = (x: (typeof looked)[number]) => planVerdict({
-      closesAccount, pending: BigInt(x.c.pending), amount: x.amount, threshold: BigInt(x.c.threshold), oldestWaitSeconds: x.c.oldest_wait,
+      closesAccount: closesAccount || delegated(x.c), pending: BigInt(x.c.pending), amount: x.amount, threshold: BigInt(x.c.threshold), oldestWaitSeconds: x.c.oldest_wait,
       maxWaitSeconds: x.c.settlement_mode === 'PASS_THROUGH' ? x.c.max_wait_seconds : null, price: x.price, token: x.c.contract !== null,
       maxFeeBps: x.c.max_fee_bps, nativeValue: x.c.native_value === null ? null : BigInt(x.c.native_value), nativeDecimals,
     });

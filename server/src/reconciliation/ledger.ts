@@ -69,6 +69,8 @@ export async function touchedAddresses(sequelize: Sequelize, chainId: number, si
      UNION SELECT to_address FROM transfers WHERE chain_id = $1 AND updated_at >= $2
      UNION SELECT options->'feePayer'->>'address' FROM transfers WHERE chain_id = $1 AND updated_at >= $2 AND options->'feePayer' IS NOT NULL
      UNION SELECT from_address FROM custody_outflows WHERE chain_id = $1 AND created_at >= $2
+     UNION SELECT i.from_address FROM collection_items i WHERE i.chain_id = $1 AND i.sweep_mode = 'DELEGATED' AND i.updated_at >= $2
+     UNION SELECT i.to_address FROM collection_items i WHERE i.chain_id = $1 AND i.sweep_mode = 'DELEGATED' AND i.updated_at >= $2 AND i.to_address <> ''
      UNION SELECT address FROM reconcile_balances WHERE chain_id = $1 AND (difference <> 0 OR suspect_height IS NOT NULL)`,
     { bind: [chainId, (since ?? new Date(0)).toISOString()], type: QueryTypes.SELECT },
   );
@@ -111,6 +113,13 @@ export const ledgerEntries = (chain: string, native: string): string => `e(addre
         WHERE x.chain_id = ${chain} AND x.status IN ('CONFIRMING','SUCCESS','FAILED') AND x.block_height IS NOT NULL AND x.fee > 0 AND x.options->'inputs' IS NULL
        UNION ALL
        SELECT from_address::text COLLATE "C", chain_token_id, -amount, block_height FROM custody_outflows WHERE chain_id = ${chain}
+       UNION ALL
+       -- delegated sweeps: a batch transaction moves each item's token from its address to its collector (the amount its forwarder reported)
+       SELECT i.from_address::text COLLATE "C", i.chain_token_id, -i.amount, x.block_height FROM collection_items i JOIN transfers x ON x.id = i.transfer_id
+        WHERE x.chain_id = ${chain} AND x.kind = 'SWEEP_BATCH' AND x.status IN ${MINED} AND x.block_height IS NOT NULL AND i.status = 'SUCCESS'
+       UNION ALL
+       SELECT i.to_address::text COLLATE "C", i.chain_token_id, i.amount, x.block_height FROM collection_items i JOIN transfers x ON x.id = i.transfer_id
+        WHERE x.chain_id = ${chain} AND x.kind = 'SWEEP_BATCH' AND x.status IN ${MINED} AND x.block_height IS NOT NULL AND i.status = 'SUCCESS'
      )`;
 
 /**
@@ -202,6 +211,26 @@ export async function candidatesOf(
       const c = at(address, token);
       c.optional.push({ kind, ref, min: range.min, max: range.max });
       if (!c.inFlight.includes(x.id)) c.inFlight.push(x.id);
+    }
+  }
+  // delegated sweeps in flight (or mined after the read, or mined with their items' outcomes not written yet): each item may move its amount
+  const batched = await sequelize.query<{ id: string; item: string; chain_token_id: number; from_address: string; to_address: string; amount: string; after_read: boolean }>(
+    `WITH s AS (SELECT unnest($2::text[]) COLLATE "C" AS address)
+     SELECT x.id::text AS id, i.id::text AS item, i.chain_token_id, i.from_address, i.to_address, i.amount::text AS amount, (x.block_height IS NOT NULL) AS after_read
+       FROM collection_items i JOIN transfers x ON x.id = i.transfer_id
+      WHERE x.chain_id = $1 AND x.kind = 'SWEEP_BATCH' AND i.status IN ('SWEEPING','SUCCESS')
+        AND (x.status IN ('SIGNED','BROADCASTED') OR (x.status IN ('CONFIRMING','SUCCESS') AND (i.status = 'SWEEPING' OR (x.block_height > $3::bigint AND x.block_height <= $4::bigint))))
+        AND (i.from_address IN (SELECT address FROM s) OR i.to_address IN (SELECT address FROM s))`,
+    { bind, type: QueryTypes.SELECT, transaction },
+  );
+  for (const b of batched) {
+    const kind: ExplanationKind = b.after_read ? 'TRANSFER_AFTER_READ' : 'TRANSFER_IN_FLIGHT';
+    const amount = BigInt(b.amount);
+    for (const [address, sign] of [[b.from_address, -1n], [b.to_address, 1n]] as const) {
+      if (!wanted.has(address)) continue;
+      const c = at(address, b.chain_token_id);
+      c.optional.push({ kind, ref: `transfer:${b.id}#item:${b.item}`, min: sign * amount, max: sign * amount });
+      if (!c.inFlight.includes(b.id)) c.inFlight.push(b.id);
     }
   }
   const deposits = await sequelize.query<{ ref: string; address: string; chain_token_id: number; amount: string; kind: ExplanationKind }>(
