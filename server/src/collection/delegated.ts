@@ -68,25 +68,29 @@ export class DelegatedSweeper {
 
   /**
    * Whether delegated items of the chain can go now: null when they can, else why not (the items
-   * wait with the reason; a node without EIP-7702 keeps them waiting rather than silently
-   * switching to top-ups, so the operator sees it and changes the policy).
+   * then take the top-up path; the reason is logged once per chain until it changes).
    */
   async unsupported(chain: ChainView, adapter: ChainAdapter, node: TransferNode): Promise<string | null> {
     const parts = delegatedParts(adapter, node);
     if (parts === null) {
-      return adapter.spendModel === 'sequence' && adapter.delegatedSweeps && !adapter.delegatedSweeps.enabled
-        ? `${chain.code}: delegated sweeps are off in the catalogue (chain option eip7702 "off"): set the policy's --sweep-mode topup`
-        : `${chain.code} has no delegated sweeps (EIP-7702): set the policy's --sweep-mode topup`;
+      const reason = adapter.spendModel === 'sequence' && adapter.delegatedSweeps && !adapter.delegatedSweeps.enabled
+        ? `${chain.code}: delegated sweeps are off in the catalogue (chain option eip7702 "off")`
+        : `${chain.code} has no delegated sweeps (EIP-7702)`;
+      return this.said(chain, reason);
     }
     const support = await parts.node.support().catch((e: unknown) => ({ ok: false as const, reason: `the node could not be asked: ${e instanceof Error ? e.message : String(e)}` }));
     if (support.ok) {
       this.supportSaid.delete(chain.id);
       return null;
     }
-    const reason = `${chain.code}: the node does not run delegated sweeps now (${support.reason})`;
+    return this.said(chain, `${chain.code}: the node does not run delegated sweeps now (${support.reason})`);
+  }
+
+  /** The reason, logged once per chain until it changes. */
+  private said(chain: ChainView, reason: string): string {
     if (this.supportSaid.get(chain.id) !== reason) {
       this.supportSaid.set(chain.id, reason);
-      this.logger.warn('delegated sweeps wait: the node does not run EIP-7702', { chain: chain.code, reason: support.reason });
+      this.logger.warn('delegated sweeps not possible here: the items take the top-up path', { chain: chain.code, reason });
     }
     return reason;
   }

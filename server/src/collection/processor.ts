@@ -154,16 +154,13 @@ export class CollectionProcessor {
 
   /**
    * EVM items of DELEGATED policies (collection/delegated.ts): batches of delegated addresses, one
-   * SWEEP_BATCH transfer each, launched like a consolidation (all its items or none). While the
-   * chain or its node cannot run them, they wait with the reason.
+   * SWEEP_BATCH transfer each, launched like a consolidation (all its items or none). Where the
+   * chain's flag is off or its node does not run EIP-7702, they take the top-up path.
    */
   private async sweepDelegated(chain: ChainView, adapter: ChainAdapter, ready: ReadonlyArray<{ item: ItemRow; to: string; memo: string | null }>): Promise<number> {
     const node = this.nodeOf(chain);
-    const why = await this.delegated.unsupported(chain, adapter, node);
-    if (why !== null) {
-      await this.wait(ready.map((r) => ({ id: r.item.id, reason: why })));
-      return 0;
-    }
+    // a chain whose catalogue flag is off or whose node does not run EIP-7702 keeps the top-up path (said once in the log)
+    if ((await this.delegated.unsupported(chain, adapter, node)) !== null) return this.evm(chain, adapter, ready);
     const byId = new Map(ready.map((r) => [r.item.id, r.item]));
     const { made, waiting } = await this.delegated.step(chain, adapter, node, ready, (items, transfer) =>
       this.launch(items.map(({ item, to }) => ({ item: byId.get(item.id)!, to, status: 'SWEEPING' as const, transfer })), true));
