@@ -8,3 +8,4 @@ export {
 } from './transfer';
 export { EvmTransferNode, type EvmTransferNodeOptions } from './transfer-node';
 export { EvmBalanceReader, MULTICALL3_ADDRESS, RECENT_STATE_DEPTH, type EvmBalanceReaderOptions } from './balances';
+export * from './delegation';
