@@ -34,6 +34,7 @@ import { PayoutIntake } from './withdrawals/payout-intake';
 import { PayoutOwner } from './withdrawals/payout-owner';
 import { CollectionOwner } from './collection/item-owner';
 import { DelegatedSweepOwner } from './collection/delegated-owner';
+import { DelegatedSweeper } from './collection/delegated';
 import { CollectionIntake } from './collection/collector';
 import { SweepPricer } from './collection/sweep-quote';
 import { TrustlineOwner } from './collection/trustlines';
@@ -209,9 +210,12 @@ function withdrawalWorkers(x: DependencyContainer, db: Database, catalogue: Cata
     const adapter = chain ? registry.forChain(chain) : null;
     return adapter && adapter.spendModel === 'sequence' ? adapter.delegatedSweeps ?? null : null;
   };
-  const collection = new CollectionIntake(db.sequelize, registry, wallets, new CollectionPlanner(db.sequelize, registry, nodeOf, wallets, new SweepPricer(nodeOf, wallets, keyStore), logger, config.withdrawals.collectWaitAlertSeconds),
-    new CollectionProcessor(db.sequelize, registry, nodeOf, wallets, new FeeWallets(db.sequelize, registry, keyStore, nodeOf), keyStore, logger,
-      { maxInputs: config.withdrawals.collectMaxInputs, maxFeeRates: config.withdrawals.collectMaxFeeRates }), config.withdrawals.collectPlanMs, logger);
+  const feeWallets = new FeeWallets(db.sequelize, registry, keyStore, nodeOf);
+  const batchLimits = { maxEntries: config.withdrawals.collectBatchMaxEntries, maxGas: BigInt(config.withdrawals.collectBatchMaxGas) };
+  const collection = new CollectionIntake(db.sequelize, registry, wallets, new CollectionPlanner(db.sequelize, registry, nodeOf, wallets, new SweepPricer(nodeOf, wallets, keyStore, batchLimits.maxEntries), logger, config.withdrawals.collectWaitAlertSeconds),
+    new CollectionProcessor(db.sequelize, registry, nodeOf, wallets, feeWallets, keyStore, logger,
+      { maxInputs: config.withdrawals.collectMaxInputs, maxFeeRates: config.withdrawals.collectMaxFeeRates },
+      new DelegatedSweeper(db.sequelize, feeWallets, keyStore, logger, batchLimits)), config.withdrawals.collectPlanMs, logger);
   return [
     // the pipeline first: its chain check at start reads the hot wallets' outputs before the ledger's first sync drops those the node no longer lists
     new TransferPipeline(db.sequelize, registry, () => ledger.payoutChains(), nodeOf, keyStore, config.withdrawals, logger,

@@ -5,6 +5,15 @@ import type { AccountCode } from '@wcs/core';
  * beside this file; collection/delegated.ts is thin orchestration around them.
  */
 
+/** What bounds a batch (docs/collection.md, "Delegated sweeps"): WCS_COLLECT_BATCH_MAX_ENTRIES and WCS_COLLECT_BATCH_MAX_GAS. */
+export interface BatchLimits {
+  readonly maxEntries: number;
+  readonly maxGas: bigint;
+}
+
+/** 100 entries (peers' batch forwarders flush 50–200) and 8 M gas, well inside a 30 M block. */
+export const DEFAULT_BATCH_LIMITS: BatchLimits = Object.freeze({ maxEntries: 100, maxGas: 8_000_000n });
+
 /**
  * What a deposit address's code says about its next delegated sweep:
  * - READY: delegated to the forwarder of its current collector: swept without an authorization;

@@ -5,16 +5,13 @@ import type { Logger } from '../config/logger';
 import { raiseAlert } from '../deposits/scan-lease';
 import { createTransfers, keyRefOf, type StoredKey } from '../transfers/model';
 import { CollectNotices, loadItems } from './collect-events';
-import { delegationVerdict, packBatches, type BatchEntry } from './delegated-decisions';
+import { DEFAULT_BATCH_LIMITS, delegationVerdict, packBatches, type BatchEntry, type BatchLimits } from './delegated-decisions';
 import type { FeeWallets } from './fee-wallets';
+import { evmGas } from './sweep-quote';
 
-/** What bounds a batch (docs/collection.md, "Delegated sweeps"): WCS_COLLECT_BATCH_MAX_ENTRIES and WCS_COLLECT_BATCH_MAX_GAS. */
-export interface BatchLimits {
-  readonly maxEntries: number;
-  readonly maxGas: bigint;
-}
+/** A FEE_WALLET_LOW alert at most this often per fee wallet. */
+const FEE_ALERT_EVERY_MS = 3_600_000;
 
-export const DEFAULT_BATCH_LIMITS: BatchLimits = Object.freeze({ maxEntries: 100, maxGas: 8_000_000n });
 
 /** A HOT_GATHER item in delegated mode, as the processor read it. */
 export interface DelegatedItem {
@@ -57,6 +54,7 @@ export function delegatedParts(adapter: ChainAdapter, node: TransferNode): { swe
  */
 export class DelegatedSweeper {
   private readonly supportSaid = new Map<number, string>();
+  private readonly feeAlerted = new Map<string, number>();
 
   constructor(
     private readonly sequelize: Sequelize,
@@ -155,14 +153,21 @@ export class DelegatedSweeper {
       const go = entries.filter((e) => !signed.failed.has(e.item.item.id));
       const batches = packBatches(go, { maxEntries: this.limits.maxEntries, maxGas: this.limits.maxGas, baseGas: sweeps.batchBaseGas });
       const nativeToken = chain.tokens.find((t) => t.contract === null)!;
+      const price = await this.pricePerGas(adapter, node, go[0]!.item);
+      if (price instanceof Error) {
+        waiting.push(...go.map((e) => ({ id: e.item.item.id, reason: `the fee per gas could not be read from the node (tried again next step): ${price.message}` })));
+        continue;
+      }
       let spare = await this.feeWallets.spendable(chain, fee);
       for (const batch of batches) {
         const auths = [...new Set(batch.filter((e) => e.authorize).map((e) => e.address))].map((a) => signed.byAddress.get(a)!);
         const data = sweeps.batchData(batch.map((e) => ({ account: e.address, token: e.item.item.contract })));
         // the fee wallet must hold the batch's most gas at a generous price: a rough floor checked here, the exact one by the pipeline
         const gas = batch.reduce((s, e) => s + e.gas, sweeps.batchBaseGas);
-        if (spare === 0n) {
-          waiting.push(...batch.map((e) => ({ id: e.item.item.id, reason: `the fee wallet ${fee.address} holds nothing to pay a batch sweep of about ${gas} gas (fund it)` })));
+        const cost = gas * price;
+        if (spare < cost) {
+          waiting.push(...batch.map((e) => ({ id: e.item.item.id, reason: `the fee wallet ${fee.address} holds too little for a batch sweep of up to ${gas} gas (${cost} wei; fund it)` })));
+          await this.feeAlert(chain, fee.address, applicationId, spare, cost);
           continue;
         }
         made += await launch(batch.map((e) => e.item), {
@@ -173,6 +178,27 @@ export class DelegatedSweeper {
       }
     }
     return { made, waiting };
+  }
+
+  /** The fee per gas now, read as the node prices one item's own transfer (the address holds what it moves, so the estimate succeeds). */
+  private async pricePerGas(adapter: ChainAdapter, node: TransferNode, r: ReadyItem): Promise<bigint | Error> {
+    try {
+      const spec = adapter.keySpec('deposit');
+      const fromPublicKey = await this.keyStore().getPublicKey({ applicationId: r.item.application_id, spec, purpose: 'deposit', index: r.item.source.key?.index ?? 0 });
+      return evmGas(await node.transferInput({ from: r.item.from_address, fromPublicKey, to: r.to, memo: null, contract: r.item.contract, amount: 1n })).price;
+    } catch (e) {
+      return e instanceof Error ? e : new Error(String(e));
+    }
+  }
+
+  private async feeAlert(chain: ChainView, address: string, applicationId: number, spare: bigint, cost: bigint): Promise<void> {
+    const k = `${chain.id}/${address}`;
+    if (Date.now() - (this.feeAlerted.get(k) ?? 0) < FEE_ALERT_EVERY_MS) return;
+    this.feeAlerted.set(k, Date.now());
+    await raiseAlert(this.sequelize, null, chain.id, 'FEE_WALLET_LOW',
+      `${chain.code}: application ${applicationId}'s fee wallet ${address} can spend ${spare} and a batch sweep needs up to ${cost}: delegated sweeps wait until it is funded`,
+      { applicationId, address, spendable: spare.toString(), needed: cost.toString() });
+    this.logger.warn('fee wallet too poor for a batch sweep: delegated sweeps wait', { chain: chain.code, applicationId, address });
   }
 
   /** Every forwarder of the service on the chain (lowercase): a delegation to one of them is ours (re-delegated when its collector changed). */

@@ -75,13 +75,13 @@ export class FeeWallets {
     }
   }
 
-  /** What the fee wallet can still give: the node's balance (recorded in its ledger row) less top-ups not final yet (amount and their most fee). */
+  /** What the fee wallet can still give: the node's balance (recorded in its ledger row) less its transfers not final yet (top-ups: amount and most fee; batch sweeps and deployments: their most fee). */
   async spendable(chain: ChainView, wallet: FeeWallet): Promise<bigint> {
     const onChain = await this.nodeOf(chain).balance(wallet.address, null);
     const [r] = await this.sequelize.query<{ busy: string }>(
       `WITH w AS (UPDATE fee_wallets SET on_chain = $3::numeric, observed_at = now() WHERE id = $1 RETURNING id)
        SELECT coalesce(sum(x.amount + coalesce(x.fee, 0)), 0)::text AS busy FROM transfers x
-        WHERE x.chain_id = $2 AND x.kind = 'TOP_UP' AND x.from_address = $4 AND x.status IN ('READY','SIGNED','BROADCASTED')`,
+        WHERE x.chain_id = $2 AND x.kind IN ('TOP_UP','SWEEP_BATCH','DEPLOY') AND x.from_address = $4 AND x.status IN ('READY','SIGNED','BROADCASTED')`,
       { bind: [wallet.id, chain.id, onChain.toString(), wallet.address], type: QueryTypes.SELECT },
     );
     const spare = onChain - BigInt(r!.busy);

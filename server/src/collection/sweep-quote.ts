@@ -2,8 +2,7 @@ import { craftTransfer, paying, sequenceNode, withAmount } from '@wcs/core';
 import type { AllocatedTransfer, ChainAdapter, KeyStore, TransferInput, TransferIntent, TransferNode } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 import type { HotWallets } from '../withdrawals/hot-wallets';
-import { delegatedSweepFee } from './delegated-decisions';
-import { DEFAULT_BATCH_LIMITS } from './delegated';
+import { DEFAULT_BATCH_LIMITS, delegatedSweepFee } from './delegated-decisions';
 
 /** A plain native transfer's gas on EVM chains: what the fee wallet's gas top-up itself costs. */
 export const TOP_UP_GAS = 21_000n;

@@ -35,6 +35,15 @@ describe('config: environment and config file', () => {
     }
   });
 
+  it('delegated sweeps: WCS_COLLECT_BATCH_MAX_ENTRIES (default 100, 1 to 500) and WCS_COLLECT_BATCH_MAX_GAS (default 8000000, 500000 to 30000000)', () => {
+    const d = loadConfig({}, tmp).withdrawals;
+    expect([d.collectBatchMaxEntries, d.collectBatchMaxGas]).to.deep.equal([100, 8_000_000]);
+    const c = loadConfig({ WCS_COLLECT_BATCH_MAX_ENTRIES: '50', WCS_COLLECT_BATCH_MAX_GAS: '2000000' }, tmp).withdrawals;
+    expect([c.collectBatchMaxEntries, c.collectBatchMaxGas]).to.deep.equal([50, 2_000_000]);
+    expect(() => loadConfig({ WCS_COLLECT_BATCH_MAX_ENTRIES: '0' }, tmp)).to.throw(ConfigError, /^WCS_COLLECT_BATCH_MAX_ENTRIES: must be between 1 and 500/);
+    expect(() => loadConfig({ WCS_COLLECT_BATCH_MAX_GAS: '100' }, tmp)).to.throw(ConfigError, /^WCS_COLLECT_BATCH_MAX_GAS: must be between/);
+  });
+
   it('collection: WCS_COLLECT_MAX_INPUTS (default 200, 1 to 1400) and WCS_COLLECT_MAX_FEE_RATE_<ENV>_<CODE> (positive, at most 3 decimals, kept in thousandths)', () => {
     const d = loadConfig({}, tmp).withdrawals;
     expect(d.collectMaxInputs).to.equal(200);

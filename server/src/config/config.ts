@@ -123,6 +123,10 @@ export interface WithdrawConfig {
   readonly collectWaitAlertSeconds: number;
   /** utxo consolidations: at most this many deposit outputs per transaction (WCS_COLLECT_MAX_INPUTS, default 200). */
   readonly collectMaxInputs: number;
+  /** EVM delegated sweeps: at most this many entries per batch transaction (WCS_COLLECT_BATCH_MAX_ENTRIES, default 100, 1 to 500). */
+  readonly collectBatchMaxEntries: number;
+  /** EVM delegated sweeps: at most this much gas per batch transaction, entries counted at their upper bound (WCS_COLLECT_BATCH_MAX_GAS, default 8000000, 500000 to 30000000). */
+  readonly collectBatchMaxGas: number;
   /**
    * utxo consolidations are not launched while the node's fee rate is above this ceiling, "environment:CODE"
    * from WCS_COLLECT_MAX_FEE_RATE_<ENV>_<CODE>: thousandths of a base unit per fee unit (Bitcoin: sat/kvB
@@ -225,6 +229,8 @@ export function withdrawConfig(env: Env): WithdrawConfig {
     collectPlanMs: intVar(env, 'WCS_COLLECT_PLAN_MS', 5000, 100, 3600000),
     collectWaitAlertSeconds: intVar(env, 'WCS_COLLECT_WAIT_ALERT_SECONDS', 900, 0, 604800),
     collectMaxInputs: intVar(env, 'WCS_COLLECT_MAX_INPUTS', 200, 1, 1400),
+    collectBatchMaxEntries: intVar(env, 'WCS_COLLECT_BATCH_MAX_ENTRIES', 100, 1, 500),
+    collectBatchMaxGas: intVar(env, 'WCS_COLLECT_BATCH_MAX_GAS', 8_000_000, 500_000, 30_000_000),
     collectMaxFeeRates,
     feeCaps,
     chainCheck: enumVar(env, 'WCS_TRANSFER_CHAIN_CHECK', 'on', ['on', 'off'] as const) === 'on',

@@ -345,6 +345,9 @@ export class HotWalletLedger {
       await this.sequelize.query(
         `UPDATE hot_wallet_balances b SET incoming = coalesce((SELECT sum(coalesce(x.sent_amount, x.amount)) FROM transfers x
             WHERE x.kind = 'SWEEP' AND x.chain_id = $2 AND x.to_address = $3 AND x.chain_token_id = b.chain_token_id AND x.status = 'CONFIRMING'), 0)
+            -- delegated sweeps: a batch's items bound for this wallet, mined and not final
+            + coalesce((SELECT sum(i.amount) FROM collection_items i JOIN transfers x ON x.id = i.transfer_id
+            WHERE x.kind = 'SWEEP_BATCH' AND x.chain_id = $2 AND i.to_address = $3 AND i.chain_token_id = b.chain_token_id AND x.status = 'CONFIRMING' AND i.status = 'SWEEPING'), 0)
           WHERE b.hot_wallet_id = $1`,
         { bind: [wallet.id, chain.id, wallet.address], transaction: t },
       );
