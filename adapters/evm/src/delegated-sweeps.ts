@@ -2,16 +2,19 @@ import type { DelegatedSweeps } from '@wcs/core';
 import { authorizationDigest, batchSweeperDeployment, CREATE2_DEPLOYER, forwarderDeployment, sweepBatchData, sweepOutcomes, BATCH_PER_CALL_GAS } from './delegation';
 
 /**
- * The most gas one batch entry uses, measured on anvil (Prague) with OpenZeppelin ERC-20s and
- * rounded up (docs/collection.md, "Delegated sweeps: gas"): the EIP-7702 authorization's own
- * 25000 (PER_EMPTY_ACCOUNT_COST, no refund for an account holding only tokens) and its calldata,
- * the entry's calldata and call, the forwarder's balance read and transfer (a collector balance
- * slot written for the first time included).
+ * The most gas one batch entry uses, from receipts on anvil (Prague; OpenZeppelin ERC-20s; the
+ * delegation tests' gas table, adapters/evm/src/delegation/sweep-gas.test.ts) with about 40 %
+ * headroom (a collector balance slot written for the first time costs 17,100 more once per token
+ * and batch): an entry in a batch of 50 measured 13.2k gas (ERC-20) and 13.0k (native) once the
+ * address is delegated; its first sweep adds the EIP-7702 authorization, 25,000 intrinsic (no
+ * refund for an account holding only tokens) plus its calldata, 18.0k more measured in all.
+ * Used to size batches and price sweeps for the cost guard; the batch's own gas limit is the
+ * node's estimate.
  */
 export const ENTRY_GAS = Object.freeze({
-  token: 60_000n,
-  native: 25_000n,
-  authorization: 28_000n,
+  token: 20_000n,
+  native: 18_000n,
+  authorization: 26_000n,
 });
 
 /** The batch's gas beyond its entries: the transaction's 21000, and the headroom the batch sweeper demands before each call (BATCH_PER_CALL_GAS, 63/64 rule), needed at the last one. */
