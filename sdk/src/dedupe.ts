@@ -13,6 +13,7 @@
  * | `collect`           | (itemId, status)                   |
  * | `chain_event`       | (event, id)                        |
  * | `transfer`          | (event, id)                        |
+ * | `delegation`        | (event, id)                        |
  * | `test`              | none: nothing to de-duplicate      |
  *
  * dedupeKey() joins the fields with ':' behind the event name, so that one table can hold the
@@ -31,6 +32,7 @@ export const DEDUPE_FIELDS = {
   collect: ['itemId', 'status'],
   chain_event: ['event', 'id'],
   transfer: ['event', 'id'],
+  delegation: ['event', 'id'],
   test: [],
 } as const satisfies Record<WebhookEventName, readonly string[]>;
 

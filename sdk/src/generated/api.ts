@@ -720,6 +720,29 @@ export interface ReconciliationBalance {
   openDiscrepancies: number;
 }
 
+/** Body of the delegation callback (bizType TRANSFER): one of the application's deposit addresses was found delegated (EIP-7702) to code that is not the service's forwarder, or holding contract code. Its key was used outside the service; its sweeps stop until an operator releases the block. Treat it as an incident. De-duplicate by (event, id). */
+export interface DelegationEvent {
+  /** Always delegation. */
+  event: "delegation";
+  /** The delegation block's id. */
+  id: number;
+  applicationId: number;
+  /** The internal chain id, as in support/chains. */
+  chainId: number;
+  /** Always DEPOSIT: only deposit addresses are delegated by the service. */
+  addressKind: "DEPOSIT";
+  /** The deposit address. */
+  address: string;
+  /** The user the address was issued to. */
+  externalUserId: string | null;
+  /** DELEGATED: an EIP-7702 delegation to `delegate`; CONTRACT: other code. */
+  found: "DELEGATED" | "CONTRACT";
+  /** The contract the address delegates to (EIP-55); null when found is CONTRACT. */
+  delegate: string | null;
+  /** ISO local time (UTC) the service found it. */
+  detectedTime: string;
+}
+
 // ---------------------------------------------------------------- operations
 
 /**
@@ -1153,7 +1176,7 @@ export interface OperationTypes {
 // ---------------------------------------------------------------- webhooks (callbacks the service sends)
 
 /** Every event the service sends to a callback URL, discriminated on `event`. */
-export type WebhookEvent = RechargeEvent | RechargeCreditedEvent | WithdrawEvent | CollectEvent | ChainEventEvent | TransferEvent | TestEvent;
+export type WebhookEvent = RechargeEvent | RechargeCreditedEvent | WithdrawEvent | CollectEvent | ChainEventEvent | TransferEvent | TestEvent | DelegationEvent;
 
 /** The event type of each `event` value. */
 export interface WebhookEventMap {
@@ -1171,9 +1194,11 @@ export interface WebhookEventMap {
   transfer: TransferEvent;
   /** A test callback (any bizType) */
   test: TestEvent;
+  /** A deposit address was found delegated (EIP-7702) to code the service did not put there (bizType TRANSFER) */
+  delegation: DelegationEvent;
 }
 
 /** The `event` values the service sends, in the order of the document. */
-export const WEBHOOK_EVENTS = ["recharge","recharge_credited","withdraw","collect","chain_event","transfer","test"] as const;
+export const WEBHOOK_EVENTS = ["recharge","recharge_credited","withdraw","collect","chain_event","transfer","test","delegation"] as const;
 
 export type WebhookEventName = (typeof WEBHOOK_EVENTS)[number];

@@ -1,9 +1,11 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
+import { formatLocalDateTime } from '@wcs/core';
 import type { AccountCode, ChainAdapter, DelegatedSweeps, DelegationNode, KeyStore, SignedAuthorization, TransferNode } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 import type { Logger } from '../config/logger';
 import { raiseAlert } from '../deposits/scan-lease';
 import { createTransfers, keyRefOf, type StoredKey } from '../transfers/model';
+import { enqueueCallbacks } from '../callbacks/outbox';
 import { CollectNotices, loadItems } from './collect-events';
 import { DEFAULT_BATCH_LIMITS, delegationVerdict, packBatches, type BatchEntry, type BatchLimits } from './delegated-decisions';
 import type { FeeWallets } from './fee-wallets';
@@ -262,8 +264,9 @@ export class DelegatedSweeper {
   /**
    * A deposit address delegated to code that is not the service's forwarder (or holding contract
    * code): anyone holding its key could have done it, so its sweeps stop. In one transaction: the
-   * block (at most one open per address), a DELEGATION_FOREIGN alert, and its item FAILED with its
-   * `collect` callback (the collection owner's failure path: COLLECTION_FAILED names the retry).
+   * block (at most one open per address) with its `delegation` event (bizType TRANSFER, like a
+   * custody outflow: a security signal; docs/chain-events.md), a DELEGATION_FOREIGN alert, and its
+   * item FAILED with its `collect` callback.
    */
   private async block(chain: ChainView, r: ReadyItem, code: AccountCode, delegate: string | null): Promise<void> {
     const what = code.kind === 'CONTRACT' ? 'holds contract code' : `is delegated to ${delegate} (EIP-7702), not to the service's forwarder`;
@@ -274,6 +277,15 @@ export class DelegatedSweeper {
         { bind: [r.item.application_id, chain.id, r.item.from_address, code.kind === 'CONTRACT' ? 'CONTRACT' : 'DELEGATED', delegate], type: QueryTypes.SELECT, transaction: t },
       );
       if (b) {
+        const [user] = await this.sequelize.query<{ external_user_id: string; created_at: Date }>(
+          `SELECT a.external_user_id, (SELECT found_at FROM delegation_blocks WHERE id = $4) AS created_at FROM addresses a
+            WHERE a.application_id = $1 AND a.chain_id = $2 AND a.address = $3 ORDER BY a.id LIMIT 1`,
+          { bind: [r.item.application_id, chain.id, r.item.from_address, b.id], type: QueryTypes.SELECT, transaction: t },
+        );
+        await enqueueCallbacks(this.sequelize, t, [{
+          applicationId: r.item.application_id, bizType: 'TRANSFER', bizId: Number(b.id),
+          payload: delegationPayload({ id: b.id, applicationId: r.item.application_id, chainId: chain.id, address: r.item.from_address, externalUserId: user?.external_user_id ?? null, found: code.kind === 'CONTRACT' ? 'CONTRACT' : 'DELEGATED', delegate, at: user?.created_at ?? new Date() }),
+        }]);
         await raiseAlert(this.sequelize, t, chain.id, 'DELEGATION_FOREIGN',
           `${chain.code}: deposit address ${r.item.from_address} (application ${r.item.application_id}) ${what}: its key signed a delegation the service did not; its sweeps stop (delegation block ${b.id}); move what it holds and rotate as docs/collection.md says`,
           { applicationId: r.item.application_id, address: r.item.from_address, found: code.kind, delegate, block: b.id });
@@ -325,4 +337,23 @@ export class DelegatedSweeper {
     }));
     return { failed, byAddress };
   }
+}
+
+/**
+ * The `delegation` event (bizType TRANSFER, bizId the block's id; docs/chain-events.md, "The
+ * `delegation` callback"): a deposit address found delegated to code the service did not put there.
+ */
+export function delegationPayload(d: { id: string; applicationId: number; chainId: number; address: string; externalUserId: string | null; found: 'DELEGATED' | 'CONTRACT'; delegate: string | null; at: Date }): Record<string, unknown> {
+  return {
+    event: 'delegation',
+    id: Number(d.id),
+    applicationId: d.applicationId,
+    chainId: d.chainId,
+    addressKind: 'DEPOSIT',
+    address: d.address,
+    externalUserId: d.externalUserId,
+    found: d.found,
+    delegate: d.delegate,
+    detectedTime: formatLocalDateTime(d.at),
+  };
 }

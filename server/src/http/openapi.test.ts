@@ -32,6 +32,7 @@ import { rechargeCreditedEvent, rechargeEvent, TX_STATUSES, type RechargeRow } f
 import { withdrawEvent, type OrderRow } from '../withdrawals/withdraw-events';
 import { collectEvent, type ItemRow } from '../collection/collect-events';
 import { chainEventPayload, outflowPayload } from '../chain-events/events';
+import { delegationPayload } from '../collection/delegated';
 import { CallbackService } from '../callbacks/callback-service';
 import { EventFeed } from '../callbacks/event-feed';
 import { deliver, judgeAck, signCallback } from '../callbacks/delivery';
@@ -192,10 +193,10 @@ describe('openapi.json: schemas, examples and rate-limit responses', () => {
 describe('openapi.json webhooks: the callbacks the service sends, built by its own code', () => {
   const doc = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../openapi.json'), 'utf8')) as OpenApiDocument & { webhooks: Record<string, Record<string, Operation>> };
   const checker = new SchemaChecker(doc);
-  const EVENTS = ['recharge', 'recharge_credited', 'withdraw', 'collect', 'chain_event', 'transfer', 'test'];
+  const EVENTS = ['recharge', 'recharge_credited', 'withdraw', 'collect', 'chain_event', 'transfer', 'delegation', 'test'];
   const SCHEMA_OF: Record<string, string> = {
     recharge: 'RechargeEvent', recharge_credited: 'RechargeCreditedEvent', withdraw: 'WithdrawEvent', collect: 'CollectEvent',
-    chain_event: 'ChainEventEvent', transfer: 'TransferEvent', test: 'TestEvent',
+    chain_event: 'ChainEventEvent', transfer: 'TransferEvent', delegation: 'DelegationEvent', test: 'TestEvent',
   };
   const HEADERS = ['X-Api-Key', 'X-Timestamp', 'X-Nonce', 'X-Signature', 'User-Agent'];
   const bodySchema = (event: string): JsonObject => doc.webhooks[event]!.post!.requestBody!.content['application/json']!.schema!;
@@ -346,6 +347,13 @@ describe('openapi.json webhooks: the callbacks the service sends, built by its o
     expectDocumented('chain_event', chainEventPayload(chainEventRow({ direction: 'OUT', contract: null, decimals: 18, amount: '10000000000000000', address_nature: 'CONTRACT' })), 'OUT native');
     expectDocumented('chain_event', chainEventPayload(chainEventRow({ chain_id: 301, chain_token_id: 30100, contract: null, decimals: 8, from_address: '', to_address: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', amount: '150000' })), 'BTC IN');
     expect(checker.errors(bodySchema('chain_event'), { ...chainEventPayload(chainEventRow()), directionMatched: 'BOTH' })).not.to.deep.equal([]);
+  });
+
+  it('delegation: delegationPayload (DELEGATED with its delegate, CONTRACT without) matches DelegationEvent', () => {
+    const d = { id: '7', applicationId: 1, chainId: 102, address: '0x9858EfFD232B4033E47d90003D41EC34EcaEda94', externalUserId: 'user-42', found: 'DELEGATED' as const, delegate: '0x63c0c19a282a1B52b07dD5a65b58948A07DAE32B', at: new Date(Date.UTC(2026, 10, 29, 12, 30, 5)) };
+    expectDocumented('delegation', delegationPayload(d), 'DELEGATED');
+    expectDocumented('delegation', delegationPayload({ ...d, found: 'CONTRACT', delegate: null, externalUserId: null }), 'CONTRACT');
+    expect(delegationPayload(d).detectedTime).to.equal('2026-11-29T12:30:05');
   });
 
   it('transfer: outflowPayload (DEPOSIT with its user, HOT and FEE without) matches TransferEvent', () => {
