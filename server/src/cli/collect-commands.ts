@@ -8,6 +8,7 @@ import { TOKENS } from '../container';
 import { FeeWallets, feeWalletReport, usesFeeWallet } from '../collection/fee-wallets';
 import { CollectInputError, appOf, listPolicies, requestRun, setCollectionAddress, setPolicy, type AppRow } from '../collection/operator';
 import { collectionStatus, itemView, listItems, retryItem } from '../collection/operator-items';
+import { listDelegationBlocks, releaseDelegationBlock } from '../collection/delegation-blocks';
 import { PolicyInputError } from '../collection/policy-input';
 import { cliActor } from '../operators/audit';
 import { setSettlementMode } from '../apps/settlement';
@@ -361,6 +362,36 @@ function registerRunRetryCommands(collect: Command, ctx: CliContext): void {
     });
 }
 
+// ------------------------------------------------------------------ delegation blocks
+
+function registerBlockCommands(collect: Command, ctx: CliContext): void {
+  collect
+    .command('blocks')
+    .description('EVM delegated sweeps: deposit addresses found delegated to code that is not the service\'s forwarder, whose sweeps stop (open ones; --all: released too)')
+    .option('--app <id>', 'only this application', parseId)
+    .option('--all', 'released blocks too')
+    .addOption(jsonOpt())
+    .action(async (o: { app?: number; all?: boolean; json?: boolean }) => {
+      ctx.setJson(o);
+      const rows = await ctx.withStorage((s) => listDelegationBlocks(s.database.sequelize, o.app ?? null, o.all === true));
+      ctx.emit(rows, () => (rows.length === 0 ? 'no delegation blocks' : rows.map((b) => `block ${b.id} app ${b.applicationId} chain ${b.chainId} ${b.address}: ${b.found}${b.delegate ? ` to ${b.delegate}` : ''} since ${b.foundTime}${b.releasedTime ? `, released ${b.releasedTime} by ${b.releasedBy}` : ''}`).join('\n')));
+    });
+  collect
+    .command('unblock')
+    .description('release a delegation block once the address is dealt with (its funds moved, its user given a new address): its sweeps may go again, re-delegated to the forwarder if its code allows')
+    .requiredOption('--id <id>', 'delegation block id', parseId)
+    .requiredOption('--note <text>', 'what was done (kept in the audit log)')
+    .addOption(jsonOpt())
+    .action(async (o: { id: number; note: string; json?: boolean }) => {
+      ctx.setJson(o);
+      const cfg = ctx.config();
+      const log = changeLog(ctx, cfg);
+      const out = await ctx.withStorage((s) => releaseDelegationBlock(s.database.sequelize, cliActor(), o.id, o.note), cfg);
+      log.info('delegation block released', { block: out.id, address: out.address });
+      ctx.emit(out, () => `block ${out.id} (${out.address}) released`);
+    });
+}
+
 /** wcs collect … (docs/collection.md). */
 export function registerCollectCommands(program: Command, ctx: CliContext): void {
   const collect = program.command('collect').description('collection: sweeping deposit addresses to the hot wallet (or the merchant), fee wallets, cold transfers');
@@ -368,6 +399,7 @@ export function registerCollectCommands(program: Command, ctx: CliContext): void
   registerAddressCommands(collect, ctx);
   registerSettlementCommand(collect, ctx);
   registerFeeWalletCommand(collect, ctx);
+  registerBlockCommands(collect, ctx);
   registerItemCommands(collect, ctx);
   registerRunRetryCommands(collect, ctx);
 }
