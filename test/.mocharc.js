@@ -9,7 +9,7 @@ const path = require('node:path');
 
 const LONGEST_FIRST = [
   'collect-cli', 'reconcile-evm', 'reconcile-memo', 'collection-first-token', 'reconcile-sol', 'recover-transfers',
-  'reconcile-sweep', 'restore-drill', 'restore-drill-btc', 'callbacks-processes', 'operator-cli', 'cli-errors', 'reconcile-btc',
+  'reconcile-sweep', 'restore-drill', 'restore-drill-btc', 'collection-delegated', 'callbacks-processes', 'operator-cli', 'cli-errors', 'reconcile-btc',
   'deposits-memo', 'withdrawals-evm', 'recharge-credited', 'callback-cli', 'deposits-sol-eos', 'collection-memo',
 ];
 
