@@ -175,13 +175,10 @@ describe('delegated sweeps (EIP-7702) on anvil: faults — a paused token, a tok
     }
   });
 
-  // KNOWN BUG (server/src/collection/delegated.ts, DelegatedSweeper.pricePerGas): the launcher reads
-  // the fee per gas by estimating the first ready item's own token transfer; when that item's token
-  // is paused (or its transfer reverts for any reason: a blacklisted address), the estimate fails
-  // and every item of the (application, collector) group waits ("the fee per gas could not be
-  // read"), for as long as the token stays paused. Enable this test once the price is read from
-  // something that cannot revert (e.g. a plain transfer of the fee wallet).
-  it.skip('a paused token whose items lead the queue holds up no other item: they fail inside the batch, the others succeed beside them', async () => {
+  // the launcher reads the fee per gas by pricing an item's own transfer: a paused token's items
+  // first in the queue must not hold up the others (DelegatedSweeper.pricePerGas tries a native item,
+  // then one item per token)
+  it('a paused token whose items lead the queue holds up no other item: they fail inside the batch, the others succeed beside them', async () => {
     const url = h.anvil.url;
     // a second application: its own hot wallet, so its own forwarder, whose deployment leaves time to pause the token between planning and batching
     const second = await h.createApp('paused-first');

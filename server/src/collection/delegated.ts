@@ -155,7 +155,8 @@ export class DelegatedSweeper {
       const go = entries.filter((e) => !signed.failed.has(e.item.item.id));
       const batches = packBatches(go, { maxEntries: this.limits.maxEntries, maxGas: this.limits.maxGas, baseGas: sweeps.batchBaseGas });
       const nativeToken = chain.tokens.find((t) => t.contract === null)!;
-      const price = await this.pricePerGas(adapter, node, go[0]!.item);
+      if (go.length === 0) continue;
+      const price = await this.pricePerGas(adapter, node, go.map((e) => e.item));
       if (price instanceof Error) {
         waiting.push(...go.map((e) => ({ id: e.item.item.id, reason: `the fee per gas could not be read from the node (tried again next step): ${price.message}` })));
         continue;
@@ -182,15 +183,27 @@ export class DelegatedSweeper {
     return { made, waiting };
   }
 
-  /** The fee per gas now, read as the node prices one item's own transfer (the address holds what it moves, so the estimate succeeds). */
-  private async pricePerGas(adapter: ChainAdapter, node: TransferNode, r: ReadyItem): Promise<bigint | Error> {
-    try {
-      const spec = adapter.keySpec('deposit');
-      const fromPublicKey = await this.keyStore().getPublicKey({ applicationId: r.item.application_id, spec, purpose: 'deposit', index: r.item.source.key?.index ?? 0 });
-      return evmGas(await node.transferInput({ from: r.item.from_address, fromPublicKey, to: r.to, memo: null, contract: r.item.contract, amount: 1n })).price;
-    } catch (e) {
-      return e instanceof Error ? e : new Error(String(e));
+  /**
+   * The fee per gas now, read as the node prices an item's own transfer (the address holds what
+   * it moves, so the estimate succeeds): a native item's first, then one item per token, until
+   * one answers: a token whose transfers revert (paused) never holds up the others' price.
+   */
+  private async pricePerGas(adapter: ChainAdapter, node: TransferNode, items: readonly ReadyItem[]): Promise<bigint | Error> {
+    const spec = adapter.keySpec('deposit');
+    const tried = new Set<string>();
+    let last: Error = new Error('no item to price from');
+    for (const r of [...items.filter((x) => x.item.contract === null), ...items.filter((x) => x.item.contract !== null)]) {
+      const k = r.item.contract ?? 'native';
+      if (tried.has(k)) continue;
+      tried.add(k);
+      try {
+        const fromPublicKey = await this.keyStore().getPublicKey({ applicationId: r.item.application_id, spec, purpose: 'deposit', index: r.item.source.key?.index ?? 0 });
+        return evmGas(await node.transferInput({ from: r.item.from_address, fromPublicKey, to: r.to, memo: null, contract: r.item.contract, amount: 1n })).price;
+      } catch (e) {
+        last = e instanceof Error ? e : new Error(String(e));
+      }
     }
+    return last;
   }
 
   private async feeAlert(chain: ChainView, address: string, applicationId: number, spare: bigint, cost: bigint): Promise<void> {
