@@ -17,3 +17,6 @@ export { PgKeyDirectory } from './custody/key-directory';
 export { Database } from './db/database';
 export { migrate } from './db/migrations';
 export { releaseSender, listHolds, SENDER_CHAIN_AHEAD, type SenderHold, type ReleaseResult } from './transfers/sender-holds';
+export { setCollectionAddress, setPolicy as setCollectionPolicy, CollectCommandError } from './collection/operator';
+export { retryItem as retryCollectionItem } from './collection/operator-items';
+export { listDelegationBlocks, releaseDelegationBlock } from './collection/delegation-blocks';
