@@ -76,7 +76,7 @@ describe('delegated sweeps (EIP-7702) on anvil: batches, one authorization per a
   };
 
   before(async () => {
-    anvil = await startAnvil({ chainId: 11155111 });
+    anvil = await startAnvil({ chainId: 11155111, extraArgs: ['--hardfork', 'prague'] });
     clock = await startBlockClock(anvil.url, 200);
     token = await deployErc20(anvil.url, { name: 'Test USD', symbol: 'TUSD' });
     const configFile = path.join(tempDir('wcs-delegated-'), 'config.json');

@@ -87,7 +87,7 @@ export interface HarnessOptions {
 }
 
 export async function startDelegatedHarness(o: HarnessOptions): Promise<DelegatedHarness> {
-  const anvil = await startAnvil({ chainId: 11155111, extraArgs: o.anvilArgs ?? [] });
+  const anvil = await startAnvil({ chainId: 11155111, extraArgs: o.anvilArgs ?? ['--hardfork', 'prague'] });
   let clock: BlockClock | null = null;
   let db: TestDatabase | null = null;
   let pool: Pool | null = null;
