@@ -13,13 +13,14 @@ import { Pool } from 'pg';
 import { anvilRpc, deployErc20, erc20Balance, mintErc20, sendNative, startAnvil, startBlockClock, type AnvilDevnet, type BlockClock } from '@wcs/adapter-evm/devnet';
 import { batchSweeperDeployment, forwarderDeployment } from '@wcs/adapter-evm';
 import type { CreatedApplication } from '@wcs/server';
-import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
+import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { WcsService } from '@wcs/server';
 import { SigningClient } from './client/signing-client';
 import { waitForHotWallet } from './support/payouts';
 import { CallbackReceiver, verifyCallback } from './support/callback-receiver';
 import { expectOk, pollUntil } from './support/expect';
 import { ADDRESS_CREATE } from './support/recharge-types';
+import { cliJson, describeCli, runCli } from './support/processes';
 import { tempDir } from './support/temp';
 
 const ETH_CHAIN = 102;
@@ -47,6 +48,7 @@ describe('delegated sweeps (EIP-7702) on anvil: batches, one authorization per a
   let pool: Pool;
   let hot: string;
   let fee: string;
+  let env: Record<string, string>;
   const receiver = new CallbackReceiver();
   const q = async <T>(text: string, params: unknown[] = []): Promise<T[]> => (await pool.query(text, params)).rows as T[];
   const newAddress = async (c: SigningClient, user: string) => (expectOk(await c.post(ADDRESS_CREATE, { chainCode: 'ETH', externalUserId: user })) as { address: string }).address;
@@ -85,10 +87,12 @@ describe('delegated sweeps (EIP-7702) on anvil: batches, one authorization per a
     await receiver.start();
     db = await createTestDatabase();
     pool = new Pool({ connectionString: db.url, max: 3 });
-    svc = await WcsService.start(testConfig(db.url, {
+    const vars = {
       WCS_RPC_TEST_ETH: anvil.url, WCS_CONFIG: configFile, WCS_CALLBACK_POLL_MS: '50', WCS_CALLBACK_ALLOW_PRIVATE: '1',
-      WCS_HOT_WALLET_REFRESH_MS: '300', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '200', WCS_COLLECT_PLAN_MS: '300',
-    }), testLogger(), { api: true, workers: true });
+      WCS_HOT_WALLET_REFRESH_MS: '300', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '200', WCS_COLLECT_PLAN_MS: '300', WCS_RECONCILE_INTERVAL_SECONDS: '0',
+    };
+    env = { ...process.env, ...testEnv(db.url, vars) } as Record<string, string>;
+    svc = await WcsService.start(testConfig(db.url, vars), testLogger(), { api: true, workers: true });
     app = await svc.storage.applications.create(TEST_ACTOR, { name: 'delegated', environment: 'test', chains: ['ETH'] });
     await svc.storage.applications.setCallback(TEST_ACTOR, app.id, 'COLLECT', receiver.url(`/collect/${app.id}`));
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
@@ -177,5 +181,17 @@ describe('delegated sweeps (EIP-7702) on anvil: batches, one authorization per a
     expect(batch!.n, 'no authorization in the later batch').to.equal(0);
     const auths = await authorizations(app.id);
     expect(auths.get(first!.from_address.toLowerCase())).to.equal(1);
+  });
+
+  it('reconciliation agrees with the chain: every deposit address, the hot wallet and the fee wallet, with the batches\' items in the ledger', async () => {
+    // nothing in flight, and the scan past the last batch
+    const open = await pollUntil(() => q<{ n: number }>(`SELECT count(*)::int AS n FROM transfers WHERE status NOT IN ('SUCCESS','FAILED')`), (r) => r[0]!.n === 0, 60_000, 200);
+    expect(open.ok).to.equal(true);
+    const r = await runCli(['reconcile', 'run', '--chain', 'ETH', '--full', '--json'], env, 300_000);
+    expect(r.code, describeCli(['reconcile', 'run'], r)).to.equal(0);
+    const [pass] = cliJson(['reconcile', 'run'], r) as Array<{ opened: number; compared: number }>;
+    expect(pass!.opened, 'no discrepancy opened').to.equal(0);
+    expect(pass!.compared, 'the deposit addresses, hot and fee wallets were compared').to.be.greaterThan(TOKEN_ADDRESSES);
+    expect(await q(`SELECT id, address, amount::text FROM reconcile_discrepancies`)).to.deep.equal([]);
   });
 });
