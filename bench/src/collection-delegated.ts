@@ -38,7 +38,7 @@ import { removeTestKeystore } from './lib/wcs';
 function sweepJson(s: SweepRun) {
   const c = s.costs;
   return {
-    label: s.label, seconds: s.seconds, blocks: s.blocks, stuck: s.stuck, timeline: s.timeline, batchTimeline: s.batches,
+    label: s.label, seconds: s.seconds, blocks: s.blocks, blockClock: s.blockClock, stuck: s.stuck, timeline: s.timeline, batchTimeline: s.batches,
     costs: c && {
       sweep: totalsJson(c.sweep), deploy: totalsJson(c.deploy), byKind: Object.fromEntries(Object.entries(c.byKind).map(([k, v]) => [k, totalsJson(v)])),
       perAddress: c.perAddress, batchSizes: c.batchSizes, authorizations: c.authorizations,
@@ -103,7 +103,7 @@ async function main(): Promise<number> {
           // the two bare variants in turn, the order swapped every round
           for (const v of round % 2 === 1 ? (['bounds', 'estimates'] as const) : (['estimates', 'bounds'] as const)) {
             progress(`round ${round}: bare delegated script (gas limits from ${v}) on the same chain`);
-            const b = await runBareDelegated(run.url, run.token, { collector: run.hot, nTok, nNat: settings.n - nTok, batchSize, conf: CONFIRMATIONS, estimate: v === 'estimates' });
+            const b = await runBareDelegated(run.url, run.token, { clock: run.clock, collector: run.hot, nTok, nNat: settings.n - nTok, batchSize, conf: CONFIRMATIONS, estimate: v === 'estimates' });
             bare[v] = b;
             failures.push(...b.failures.map((f) => `round ${round} (bare, ${v}): ${f}`));
             progress(`  bare (${v}): ${b.seconds.toFixed(2)} s (${b.blocks} blocks)`);

@@ -14,6 +14,7 @@
  */
 import { getAddress, hexlify, keccak256, randomBytes, Wallet, type Authorization } from 'ethers';
 import { batchSweeperDeployment, createEvmAdapter, CREATE2_DEPLOYER, forwarderDeployment, sweepBatchData, sweepOutcomes } from '@wcs/adapter-evm';
+import type { BlockClock } from '@wcs/adapter-evm/devnet';
 import { rpc, rpcBatch } from './evm';
 import { BARE_SENDER, big, EVM_CHAIN_ID, feeNow, fund, nativeBalances, NATIVE_AMOUNT, sendMany, tipOf, tokenBalances, TOKEN_AMOUNT, waitReceipts } from './sweep-chain';
 import { perAddressGas, totals, type CostTotals, type CostUnit, type PerAddressGas } from './sweep-gas';
@@ -59,7 +60,7 @@ function serviceSweeps() {
   return adapter.delegatedSweeps;
 }
 
-export async function runBareDelegated(url: string, token: string, o: { collector: string; nTok: number; nNat: number; batchSize: number; conf: number; estimate: boolean }): Promise<BareRun> {
+export async function runBareDelegated(url: string, token: string, o: { clock: BlockClock; collector: string; nTok: number; nNat: number; batchSize: number; conf: number; estimate: boolean }): Promise<BareRun> {
   const failures: string[] = [];
   const bounds = serviceSweeps();
   const forwarder = forwarderDeployment(o.collector);
@@ -68,7 +69,7 @@ export async function runBareDelegated(url: string, token: string, o: { collecto
   await ensureDeployed(url, forwarder);
   const tokW = Array.from({ length: o.nTok }, () => new Wallet(hexlify(randomBytes(32))));
   const natW = Array.from({ length: o.nNat }, () => new Wallet(hexlify(randomBytes(32))));
-  await fund(url, token, tokW.map((w) => w.address), natW.map((w) => w.address), NATIVE_AMOUNT);
+  await fund(url, token, tokW.map((w) => w.address), natW.map((w) => w.address), NATIVE_AMOUNT, o.clock);
   const collTok0 = (await tokenBalances(url, token, [o.collector]))[0]!;
   const collNat0 = (await nativeBalances(url, [o.collector]))[0]!;
   const sender = new Wallet(BARE_SENDER);

@@ -135,7 +135,11 @@ export function timeline(q: Q, o: { appId: number; afterItem: string; addrs: str
   );
 }
 
-export interface BatchTimelineRow { id: string; items: number; auths: number; created: number; signed: number | null; broadcast: number | null; finished: number | null; block: number | null; attempts: number }
+export interface BatchTimelineRow {
+  id: string; items: number; auths: number; created: number; signed: number | null; broadcast: number | null; finished: number | null; block: number | null; attempts: number;
+  /** When the bench first saw its block (s after the trigger; set by the caller). */
+  seen?: number | null;
+}
 
 /** Each SWEEP_BATCH of the window: its items and authorizations, seconds after the trigger when it was created, signed, broadcast and finished (database clock), its block. */
 export function batchTimeline(q: Q, o: { appId: number; since: Date }): Promise<BatchTimelineRow[]> {

@@ -71,7 +71,7 @@ function sweepRows(rounds: Round[]): string[][] {
       for (const s of m.sweeps) {
         const c = s.costs;
         rows.push([
-          String(r.round), m.mode, s.label, s.stuck ? `${s.seconds.toFixed(2)} (stopped)` : s.seconds.toFixed(2), fmtInt(s.blocks),
+          String(r.round), m.mode, s.label, s.stuck ? `${s.seconds.toFixed(2)} (stopped)` : s.seconds.toFixed(2), `${fmtInt(s.blocks)} (${s.blockClock.meanMs?.toFixed(0) ?? '-'} / ${s.blockClock.longestGapMs ?? '-'} ms)`,
           c ? fmtInt(c.sweep.transactions) : '-', c ? fmtInt(Number(c.sweep.gas)) : '-', c ? fmtInt(gwei(c.sweep.fee)) : '-',
           c?.sweep.meanPrice ? gwei(c.sweep.meanPrice).toFixed(4) : '-',
           fmtGas(c?.perAddress.token), fmtGas(c?.perAddress.native), c ? `${c.perAddress.method}${c.perAddress.maxMiss !== null ? ` (fit miss ≤ ${fmtInt(c.perAddress.maxMiss)})` : ''}` : '-',
@@ -93,7 +93,7 @@ export function printReport(done: Round[], failures: readonly string[]): ReturnT
   const figs = done.map(roundFigures);
   out('');
   out('sweeps (gas and fees from the receipts of the service\'s transactions, DEPLOY excluded; gas per address: exact from the transactions or batches of one kind, else a least-squares split of the batches)');
-  out(table(['round', 'target', 'sweep', 's', 'blocks', 'txs', 'gas', 'fee gwei', 'price gwei', 'gas/ERC-20 addr', 'gas/native addr', 'per address', 'batches: entries', 'auths'], sweepRows(done),
+  out(table(['round', 'target', 'sweep', 's', 'blocks (mean / longest gap)', 'txs', 'gas', 'fee gwei', 'price gwei', 'gas/ERC-20 addr', 'gas/native addr', 'per address', 'batches: entries', 'auths'], sweepRows(done),
     [true, false, false, true, true, true, true, true, true, true, true, false, false, true]));
   for (const r of done) {
     const d = r.delegated.deploy;
@@ -104,13 +104,13 @@ export function printReport(done: Round[], failures: readonly string[]): ReturnT
     for (const m of [r.topup, r.delegated]) {
       for (const s of m.sweeps) {
         if (!s.timeline.length) continue;
-        out(`round ${r.round} ${m.mode} ${s.label} sweep, timeline (database clock, s after the trigger; first / last):`);
+        out(`round ${r.round} ${m.mode} ${s.label} sweep, timeline (database clock, s after the trigger; first / last); blocks every ${s.blockClock.meanMs?.toFixed(0) ?? '-'} ms on average, longest gap ${s.blockClock.longestGapMs ?? '-'} ms:`);
         out(table(['transfers', 'n', 'created', 'signed', 'broadcast', 'finished'], s.timeline.map((x) => [x.what, fmtInt(x.n), x.created, x.signed, x.broadcast, x.finished]), [false, true, false, false, false, false]));
         if (s.batches.length) {
           const f = (x: number | null) => (x === null ? '-' : x.toFixed(2));
-          out(table(['batch', 'items', 'auths', 'created', 'signed', 'broadcast', 'finished', 'block', 'attempts'],
-            s.batches.map((b) => [b.id, String(b.items), String(b.auths), f(b.created), f(b.signed), f(b.broadcast), f(b.finished), b.block === null ? '-' : String(b.block), String(b.attempts)]),
-            [true, true, true, true, true, true, true, true, true]));
+          out(table(['batch', 'items', 'auths', 'created', 'signed', 'broadcast', 'block', 'block seen', 'finished', 'attempts'],
+            s.batches.map((b) => [b.id, String(b.items), String(b.auths), f(b.created), f(b.signed), f(b.broadcast), b.block === null ? '-' : String(b.block), f(b.seen ?? null), f(b.finished), String(b.attempts)]),
+            [true, true, true, true, true, true, true, true, true, true]));
         }
       }
     }

@@ -49,6 +49,8 @@ export interface SweepRun {
   readonly label: 'first' | 'second';
   readonly seconds: number;
   readonly blocks: number;
+  /** Blocks as the bench saw them appear (the tip polled about every 50 ms with the items): mean interval and longest gap, ms. */
+  readonly blockClock: { meanMs: number | null; longestGapMs: number | null };
   /** Why the sweep stopped short (items FAILED, or none reached SUCCESS for stallMs), else null. */
   readonly stuck: string | null;
   readonly costs: SweepCosts | null;
@@ -60,6 +62,8 @@ export interface SweepRun {
 export interface ModeRun {
   readonly mode: SweepMode;
   readonly url: string;
+  /** The chain's block clock (still running: the caller's chainCleanup stops it). */
+  readonly clock: BlockClock;
   readonly token: string;
   readonly hot: string;
   readonly feeWallet: string;
@@ -151,7 +155,7 @@ export async function runServiceMode(mode: SweepMode, s: ServiceSettings, chainC
     const lastItem = async () => (await q<{ id: string }>('SELECT coalesce(max(id), 0)::text AS id FROM collection_items WHERE application_id = $1', [appId]))[0]!.id;
     /** Funds the addresses (native with room for a delegated account's receive()) and waits for `expect` confirmed deposits among them. */
     const fundAndConfirm = async (what: string, tok: string[], nat: string[], expectDeposits: number) => {
-      await fund(url, token, tok, nat, NATIVE_AMOUNT);
+      await fund(url, token, tok, nat, NATIVE_AMOUNT, clock);
       const all = [...tok, ...nat];
       await waitFor(`${what}: ${expectDeposits} deposits CONFIRMED`, async () => (await confirmed(all)) >= expectDeposits, 120_000 + 100 * all.length, async () => JSON.stringify({
         recharges: await q(`SELECT tx_status, count(*)::int AS n FROM recharges WHERE application_id = $1 AND address = ANY($2::text[]) GROUP BY 1`, [appId, all]),
@@ -166,7 +170,7 @@ export async function runServiceMode(mode: SweepMode, s: ServiceSettings, chainC
       hot = (await q<{ address: string }>('SELECT address FROM hot_wallets WHERE application_id = $1 AND chain_id = $2', [appId, chainId]))[0]?.address ?? '';
       return hot !== '';
     }, 60_000);
-    await fund(url, token, [], [hot], () => 10n * ETHER);
+    await fund(url, token, [], [hot], () => 10n * ETHER, clock);
     await waitFor('the native fee quote', async () => (await q<{ n: number }>('SELECT count(*)::int AS n FROM withdraw_fee_quotes WHERE chain_id = $1 AND chain_token_id = $2', [chainId, ETH_TOKEN_ID]))[0]!.n === 1, 60_000);
     progress(`${mode}: warm-up sweep of one ERC-20 and one native address`);
     const warm = await createAddresses(['warm-t', 'warm-n']);
@@ -208,9 +212,12 @@ export async function runServiceMode(mode: SweepMode, s: ServiceSettings, chainC
       let lastChange = performance.now();
       let lastShow = 0;
       let stuck: string | null = null;
+      // when each block was first seen (the tip polled with the items): how fast anvil mined during the sweep
+      const seen = new Map<number, number>([[tip0, Date.now()]]);
       for (;;) {
         checkAborted();
-        const st = await itemStates(addrs, afterItem);
+        const [st, tip] = await Promise.all([itemStates(addrs, afterItem), tipOf(url)]);
+        if (!seen.has(tip)) seen.set(tip, Date.now());
         const done = st.find((x) => x.status === 'SUCCESS')?.n ?? 0;
         const failed = st.find((x) => x.status === 'FAILED')?.n ?? 0;
         if (done === s.n) break;
@@ -229,10 +236,19 @@ export async function runServiceMode(mode: SweepMode, s: ServiceSettings, chainC
       }
       const seconds = (performance.now() - t0) / 1000;
       const blocks = (await tipOf(url)) - tip0;
+      const seenList = [...seen.entries()].sort((a, b) => a[0] - b[0]);
+      const gaps = seenList.slice(1).map(([, at], i) => at - seenList[i]![1]);
+      const blockClock = { meanMs: gaps.length ? (seenList[seenList.length - 1]![1] - seenList[0]![1]) / (seenList[seenList.length - 1]![0] - seenList[0]![0]) : null, longestGapMs: gaps.length ? Math.max(...gaps) : null };
+      const minedAt = (block: number | null) => {
+        if (block === null) return null;
+        const first = seenList.find(([b]) => b >= block);
+        return first ? (first[1] - trigger.getTime()) / 1000 : null;
+      };
       if (stuck) failures.push(`${mode} ${label} sweep: ${stuck}`);
       progress(`  ${mode} ${label}: ${stuck ? 'STOPPED' : 'done'} after ${seconds.toFixed(2)} s (${blocks} blocks)`);
       const tl = await timeline(q, { appId, afterItem, addrs, trigger }).catch((e: Error) => { failures.push(`${mode} ${label}: timeline not read: ${e.message}`); return []; });
       const bt = mode === 'DELEGATED' ? await batchTimeline(q, { appId, since: trigger }).catch((e: Error) => { failures.push(`${mode} ${label}: batch timeline not read: ${e.message}`); return []; }) : [];
+      for (const b of bt) b.seen = minedAt(b.block);
       // every transaction sent is mined (or the sweep stopped): wait for the stragglers' receipts before reading them
       await sleep(3 * s.blockMs);
       const costs = await sweepCosts(q, url, { appId, afterItem, since: trigger, addrs, tokenId: TOKEN_ID }).catch((e: Error) => { failures.push(`${mode} ${label}: costs not read: ${e.message}`); return null; });
@@ -245,7 +261,7 @@ export async function runServiceMode(mode: SweepMode, s: ServiceSettings, chainC
       const hotTok = (await tokenBalances(url, token, [hot]))[0]!;
       const expected = BigInt(sweeps.length + 1) * tok.reduce((a, _x, i) => a + TOKEN_AMOUNT(i), 0n) + TOKEN_AMOUNT(0);
       if (!stuck && hotTok !== expected) failures.push(`${mode} ${label}: the hot wallet holds ${hotTok} token units, expected ${expected}`);
-      sweeps.push({ label, seconds, blocks, stuck, costs, timeline: tl, batches: bt });
+      sweeps.push({ label, seconds, blocks, blockClock, stuck, costs, timeline: tl, batches: bt });
       if (stuck) break;
     }
     await stopChild(workers, 30_000);
@@ -255,7 +271,7 @@ export async function runServiceMode(mode: SweepMode, s: ServiceSettings, chainC
       const code = await rpc<string>(url, 'eth_getCode', [tok[0], 'latest']);
       if (!code.startsWith('0xef0100')) failures.push(`DELEGATED: ${tok[0]} is not delegated after the sweeps (code ${code.slice(0, 20)})`);
     }
-    return { mode, url, token, hot, feeWallet, sweeps, deploy, failures };
+    return { mode, url, clock, token, hot, feeWallet, sweeps, deploy, failures };
   } finally {
     await cleanup.run();
   }
