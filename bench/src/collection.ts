@@ -26,76 +26,23 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { getAddress, hexlify, Interface, randomBytes, Wallet } from 'ethers';
-import { ANVIL_DEV_KEYS, deployErc20, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
+import { getAddress, hexlify, randomBytes, Wallet } from 'ethers';
+import { deployErc20, startAnvil, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
 import { testEnv } from '@wcs/server/testing';
 import { rpc, rpcBatch } from './lib/evm';
+import { big, ERC20, ETHER, EVM_CHAIN_ID, FEE_FUNDER, feeNow, MINTER, NATIVE_AMOUNT, NATIVE_FUNDER, sendMany, tipOf, TOKEN_AMOUNT, waitReceipts, type Receipt } from './lib/sweep-chain';
 import { openStatsConnection, requestStatementStats, resetStatementStats } from './lib/postgres';
-import { checkAborted, CleanupStack, httpRequest, runMain, sleep, startChild, stopChild, type Child } from './lib/processes';
+import { checkAborted, CleanupStack, runMain, sleep, startChild, stopChild, type Child } from './lib/processes';
 import { fmtInt, machineInfo, machineLine, out, printFailures, progress, table, writeResults } from './lib/report';
 import { boolEnv, intEnv } from './lib/settings';
-import { signedJsonPost } from './lib/signing';
-import { createAppViaCli, prepareBenchStorage, startApiServer, wcsStartArgs, LIMITS_FAR_ABOVE_LOAD } from './lib/wcs';
+import { createAddresses as createAddressesVia, createAppViaCli, prepareBenchStorage, startApiServer, wcsStartArgs, LIMITS_FAR_ABOVE_LOAD } from './lib/wcs';
 
 const GOAL_THROUGHPUT_PERCENT = 50;
 const GOAL_COST_RATIO = 1.1;
-const EVM_CHAIN_ID = 11155111;
 const ETH_TOKEN_ID = 10200;
 const TOKEN_ID = 10299;
 const CONFIRMATIONS = 3;
-const ETHER = 10n ** 18n;
-const GWEI = 10n ** 9n;
 const ANVIL_ARGS = ['--hardfork', 'cancun'];
-const CREATE_PATH = '/api/v1/wallet/address/create';
-const ERC20 = new Interface(['function mint(address to, uint256 amount)', 'function transfer(address to, uint256 amount) returns (bool)', 'function balanceOf(address) view returns (uint256)']);
-/** Who pays what (anvil dev accounts, 10,000 ETH each; the deployer of the token is the minter). */
-const MINTER = ANVIL_DEV_KEYS[0]!;
-const NATIVE_FUNDER = ANVIL_DEV_KEYS[1]!;
-const FEE_FUNDER = ANVIL_DEV_KEYS[2]!;
-const NATIVE_AMOUNT = (i: number) => ETHER / 100n + BigInt(i) * GWEI;
-const TOKEN_AMOUNT = (i: number) => 5n * ETHER + BigInt(i);
-
-interface Receipt { transactionHash: string; blockNumber: string; status: string; gasUsed: string; effectiveGasPrice: string; from: string; to: string }
-const big = (x: string | bigint | number) => BigInt(x);
-const tipOf = async (url: string) => Number(BigInt(await rpc<string>(url, 'eth_blockNumber')));
-
-/** Waits until every hash has a receipt with `conf` confirmations; returns them by hash. */
-async function waitReceipts(url: string, hashes: string[], conf: number, timeoutMs: number, what: string): Promise<Map<string, Receipt>> {
-  const got = new Map<string, Receipt>();
-  const t0 = performance.now();
-  for (;;) {
-    checkAborted();
-    const missing = hashes.filter((h) => !got.has(h));
-    if (missing.length) {
-      const rs = await rpcBatch<Receipt | null>(url, missing.map((h) => ({ method: 'eth_getTransactionReceipt', params: [h] })));
-      missing.forEach((h, i) => rs[i] && got.set(h, rs[i]!));
-    }
-    if (got.size === hashes.length) {
-      const last = hashes.length ? Math.max(...[...got.values()].map((r) => Number(big(r.blockNumber)))) : 0;
-      if (hashes.length === 0 || (await tipOf(url)) - last + 1 >= conf) return got;
-    }
-    if (performance.now() - t0 > timeoutMs) throw new Error(`${what}: ${hashes.length - got.size} of ${hashes.length} transactions without a receipt after ${timeoutMs} ms`);
-    await sleep(20);
-  }
-}
-
-/** Signs and sends many transactions from one key with nonces counted here (JSON-RPC batches); returns the hashes. */
-async function sendMany(url: string, key: string, txs: Array<{ to: string; value?: bigint; data?: string; gasLimit: bigint }>, fee: { maxFee: bigint; tip: bigint }): Promise<string[]> {
-  const w = new Wallet(key);
-  let nonce = Number(big(await rpc<string>(url, 'eth_getTransactionCount', [w.address, 'pending'])));
-  const raws: string[] = [];
-  for (const t of txs) {
-    raws.push(await w.signTransaction({ type: 2, chainId: EVM_CHAIN_ID, nonce: nonce++, to: t.to, value: t.value ?? 0n, data: t.data ?? '0x', gasLimit: t.gasLimit, maxFeePerGas: fee.maxFee, maxPriorityFeePerGas: fee.tip }));
-  }
-  return rpcBatch<string>(url, raws.map((r) => ({ method: 'eth_sendRawTransaction', params: [r] })));
-}
-
-async function feeNow(url: string): Promise<{ maxFee: bigint; tip: bigint; base: bigint }> {
-  const block = await rpc<{ baseFeePerGas: string }>(url, 'eth_getBlockByNumber', ['latest', false]);
-  const tip = big(await rpc<string>(url, 'eth_maxPriorityFeePerGas'));
-  const base = big(block.baseFeePerGas);
-  return { maxFee: 2n * base + tip, tip, base };
-}
 
 interface CostRow { kind: 'token' | 'native'; paid: bigint; waste: bigint; min: bigint; leftover: bigint }
 function costSummary(rows: CostRow[]) {
@@ -225,21 +172,7 @@ async function main(): Promise<number> {
     await fund([], [hot], () => 10n * ETHER);
     await waitFor('the native fee quote', async () => (await q<{ n: number }>('SELECT count(*)::int AS n FROM withdraw_fee_quotes WHERE chain_id = $1 AND chain_token_id = $2', [chainId, ETH_TOKEN_ID]))[0]!.n === 1, 60_000);
 
-    const createAddresses = async (users: string[]): Promise<string[]> => {
-      const res: string[] = new Array(users.length);
-      let next = 0;
-      await Promise.all(Array.from({ length: 16 }, async () => {
-        while (next < users.length) {
-          const i = next++;
-          const { body, headers } = signedJsonPost(app, CREATE_PATH, JSON.stringify({ chainCode: 'ETH', externalUserId: users[i] }));
-          const r = await httpRequest(api.port, 'POST', CREATE_PATH, headers, body);
-          const env2 = JSON.parse(r.body) as { code: number; data?: { address: string } };
-          if (r.status !== 200 || env2.code !== 0 || !env2.data?.address) throw new Error(`address/create ${users[i]}: HTTP ${r.status} ${r.body.slice(0, 200)}`);
-          res[i] = env2.data.address;
-        }
-      }));
-      return res;
-    };
+    const createAddresses = (users: string[]) => createAddressesVia(api.port, app, 'ETH', users);
     const confirmedDeposits = async (addrs: string[]) =>
       (await q<{ n: number }>(`SELECT count(DISTINCT address)::int AS n FROM recharges WHERE chain_id = $1 AND application_id = $2 AND tx_status IN ('CONFIRMED','SETTLED') AND address = ANY($3::text[])`, [chainId, app.id, addrs]))[0]!.n;
     const itemStates = (addrs: string[]) =>

@@ -16,20 +16,18 @@ import { Client } from 'pg';
 import { deployErc20, startAnvil, startBlockClock, type AnvilDevnet, type BlockClock } from '@wcs/adapter-evm/devnet';
 import { createTestDatabase, testEnv } from '@wcs/server/testing';
 import { rpc } from './evm';
-import { checkAborted, CleanupStack, httpRequest, sleep, startChild, stopChild, withTimeout, type Child } from './processes';
+import { checkAborted, CleanupStack, sleep, startChild, stopChild, withTimeout, type Child } from './processes';
 import { progress } from './report';
-import { signedJsonPost } from './signing';
 import { ETHER, EVM_CHAIN_ID, FEE_FUNDER, feeNow, fund, nativeBalances, NATIVE_AMOUNT, sendMany, tipOf, tokenBalances, TOKEN_AMOUNT, waitReceipts } from './sweep-chain';
 import { batchTimeline, deployCosts, queryOf, sweepCosts, timeline, type BatchTimelineRow, type SweepCosts, type TimelineRow } from './sweep-measure';
 import type { CostTotals } from './sweep-gas';
-import { createAppViaCli, startApiServer, wcsStartArgs, LIMITS_FAR_ABOVE_LOAD } from './wcs';
+import { createAddresses as createAddressesVia, createAppViaCli, startApiServer, wcsStartArgs, LIMITS_FAR_ABOVE_LOAD } from './wcs';
 
 export type SweepMode = 'TOPUP' | 'DELEGATED';
 export const ETH_TOKEN_ID = 10200;
 export const TOKEN_ID = 10299;
 export const CONFIRMATIONS = 3;
 export const ANVIL_ARGS = ['--hardfork', 'prague'];
-const CREATE_PATH = '/api/v1/wallet/address/create';
 
 export interface ServiceSettings {
   readonly n: number;
@@ -133,21 +131,7 @@ export async function runServiceMode(mode: SweepMode, s: ServiceSettings, chainC
        ON CONFLICT (application_id, chain_token_id) DO UPDATE SET enabled = EXCLUDED.enabled, sweep_mode = EXCLUDED.sweep_mode, updated_at = now()`,
       [appId, ETH_TOKEN_ID, (ETHER / 1000n).toString(), TOKEN_ID, enabled, ETHER.toString(), (3000n * ETHER).toString(), mode],
     );
-    const createAddresses = async (users: string[]): Promise<string[]> => {
-      const res: string[] = new Array(users.length);
-      let next = 0;
-      await Promise.all(Array.from({ length: 16 }, async () => {
-        while (next < users.length) {
-          const i = next++;
-          const { body, headers } = signedJsonPost(app, CREATE_PATH, JSON.stringify({ chainCode: 'ETH', externalUserId: users[i] }));
-          const r = await httpRequest(api.port, 'POST', CREATE_PATH, headers, body);
-          const e = JSON.parse(r.body) as { code: number; data?: { address: string } };
-          if (r.status !== 200 || e.code !== 0 || !e.data?.address) throw new Error(`address/create ${users[i]}: HTTP ${r.status} ${r.body.slice(0, 200)}`);
-          res[i] = e.data.address;
-        }
-      }));
-      return res;
-    };
+    const createAddresses = (users: string[]) => createAddressesVia(api.port, app, 'ETH', users);
     const confirmed = async (addrs: string[]) =>
       (await q<{ n: number }>(`SELECT count(*)::int AS n FROM recharges WHERE chain_id = $1 AND application_id = $2 AND tx_status IN ('CONFIRMED','SETTLED') AND address = ANY($3::text[])`, [chainId, appId, addrs]))[0]!.n;
     const itemStates = (addrs: string[], afterItem: string) =>

@@ -5,8 +5,8 @@ import * as path from 'node:path';
 import { createTestDatabase, freePort, prepareTestKeystore, type TestDatabase } from '@wcs/server/testing';
 import { stopCluster } from './postgres';
 import { RESULTS_DIR } from './report';
-import { checkAborted, runNode, startChild, stopChild, waitReady, withTimeout, type Child, type CleanupStack } from './processes';
-import type { Credentials } from './signing';
+import { checkAborted, httpRequest, runNode, startChild, stopChild, waitReady, withTimeout, type Child, type CleanupStack } from './processes';
+import { signedJsonPost, type Credentials } from './signing';
 
 export const SERVER_DIR = path.dirname(require.resolve('@wcs/server/package.json'));
 export const WCS_BIN = path.join(SERVER_DIR, 'bin', 'wcs.js');
@@ -127,4 +127,23 @@ export function allChainsConfigEnv(cleanup: CleanupStack): Record<string, string
   const eos = { id: 108, code: 'EOS', name: 'EOS Jungle Testnet', family: 'eos', environment: 'test', network: 'jungle4', nativeSymbol: 'EOS', decimals: 4, confirmations: 1, evmChainId: null, options: { depositAccount: 'wcsdeposit11' } };
   fs.writeFileSync(file, JSON.stringify({ chains: [eos] }));
   return { WCS_CONFIG: file };
+}
+
+const ADDRESS_CREATE_PATH = '/api/v1/wallet/address/create';
+
+/** One deposit address per user through the signed API (`address/create`), 16 requests at a time; the addresses in the users' order. */
+export async function createAddresses(port: number, app: Credentials, chainCode: string, users: readonly string[]): Promise<string[]> {
+  const res: string[] = new Array(users.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (next < users.length) {
+      const i = next++;
+      const { body, headers } = signedJsonPost(app, ADDRESS_CREATE_PATH, JSON.stringify({ chainCode, externalUserId: users[i] }));
+      const r = await httpRequest(port, 'POST', ADDRESS_CREATE_PATH, headers, body);
+      const e = JSON.parse(r.body) as { code: number; data?: { address: string } };
+      if (r.status !== 200 || e.code !== 0 || !e.data?.address) throw new Error(`address/create ${users[i]}: HTTP ${r.status} ${r.body.slice(0, 200)}`);
+      res[i] = e.data.address;
+    }
+  }));
+  return res;
 }
