@@ -330,7 +330,7 @@ describe('collection on Solana (litesvm behind a JSON-RPC endpoint): native depo
     expect(waits.map((w) => w.address).sort()).to.deep.equal([sol, spl].sort());
     for (const w of waits) {
       expect(w.holds, `${w.address} waits, it is not skipped`).to.equal(false);
-      expect(w.reason).to.match(/still pending: the sweep empties and closes the account/);
+      expect(w.reason).to.match(/still pending: the sweep moves the whole balance at the address \(Solana: and closes the account\)/);
     }
 
     node.releaseTip();

@@ -109,16 +109,18 @@ describe('reconciliation while sweeps and their gas top-ups are in flight (anvil
     const deadline = Date.now() + 240_000;
     const sweepSeen = () => passes.some((p) => p.inFlight.some((s) => s.startsWith('SWEEP')));
     for (;;) {
-      if (!sweepSeen()) {
-        // a pass takes longer than a sweep's whole life on 100 ms blocks (on a loaded machine all the more):
-        // watch for the first open sweep and hold the blocks back at once, so a pass sees it in flight
-        // an item funded (its top-up final) is signed next: hold the blocks from then, so its sweep stays unmined
-        const funded = await pollUntil(() => q<{ n: number }>(`SELECT count(*)::int AS n FROM collection_items WHERE application_id = $1 AND status IN ('FUNDED','SWEEPING')`, [app.id]), (r) => r[0]!.n > 0, 3_000, 20);
-        const s = funded.ok ? await (async () => {
-          await clock.pause();
-          return pollUntil(openTransfers, (o) => o.some((t) => t.kind === 'SWEEP'), 15_000, 25);
-        })() : { ok: false };
-        if (!s.ok && funded.ok) clock.resume();
+      if (!sweepSeen() && (await openTransfers()).some((t) => t.kind === 'TOP_UP')) {
+        // a sweep's whole life (its top-up final, signed, mined, final) fits in one pass's CLI run on a
+        // loaded machine: the blocks are taken off the clock while top-ups are open and mined one at a
+        // time until an item is funded; its sweep is then signed and broadcast but stays unmined for a pass
+        await clock.pause();
+        const funded = await pollUntil(async () => {
+          const r = await q<{ n: number }>(`SELECT count(*)::int AS n FROM collection_items WHERE application_id = $1 AND status IN ('FUNDED','SWEEPING')`, [app.id]);
+          if (r[0]!.n === 0) await mine(anvil.url, 1);
+          return r;
+        }, (r) => r[0]!.n > 0, 60_000, 200);
+        const s = funded.ok ? await pollUntil(openTransfers, (o) => o.some((t) => t.kind === 'SWEEP'), 15_000, 25) : { ok: false };
+        if (!s.ok) clock.resume();
         if (s.ok) {
           try {
             const open = await openTransfers();

@@ -674,7 +674,7 @@ export interface FeedEvent {
   /** When the event was written (UTC). */
   createTime: string;
   /** The webhook's JSON body, byte for byte the same fields and values. */
-  payload: RechargeEvent | RechargeCreditedEvent | WithdrawEvent | CollectEvent | ChainEventEvent | TransferEvent | TestEvent;
+  payload: RechargeEvent | RechargeCreditedEvent | WithdrawEvent | CollectEvent | ChainEventEvent | TransferEvent | DelegationEvent | TestEvent;
 }
 
 export interface FeedPage {

@@ -11,9 +11,6 @@ import { DEFAULT_BATCH_LIMITS, delegationVerdict, packBatches, type BatchEntry, 
 import type { FeeWallets } from './fee-wallets';
 import { evmGas } from './sweep-quote';
 
-/** A FEE_WALLET_LOW alert at most this often per fee wallet. */
-const FEE_ALERT_EVERY_MS = 3_600_000;
-
 
 /** A HOT_GATHER item in delegated mode, as the processor read it. */
 export interface DelegatedItem {
@@ -56,7 +53,6 @@ export function delegatedParts(adapter: ChainAdapter, node: TransferNode): { swe
  */
 export class DelegatedSweeper {
   private readonly supportSaid = new Map<number, string>();
-  private readonly feeAlerted = new Map<string, number>();
 
   constructor(
     private readonly sequelize: Sequelize,
@@ -170,7 +166,9 @@ export class DelegatedSweeper {
         const cost = gas * price;
         if (spare < cost) {
           waiting.push(...batch.map((e) => ({ id: e.item.item.id, reason: `the fee wallet ${fee.address} holds too little for a batch sweep of up to ${gas} gas (${cost} wei; fund it)` })));
-          await this.feeAlert(chain, fee.address, applicationId, spare, cost);
+          if (await this.feeWallets.alertLow(chain, fee.address, applicationId, spare, cost, 'a batch sweep', 'delegated sweeps')) {
+            this.logger.warn('fee wallet too poor for a batch sweep: delegated sweeps wait', { chain: chain.code, applicationId, address: fee.address });
+          }
           continue;
         }
         made += await launch(batch.map((e) => e.item), {
@@ -204,16 +202,6 @@ export class DelegatedSweeper {
       }
     }
     return last;
-  }
-
-  private async feeAlert(chain: ChainView, address: string, applicationId: number, spare: bigint, cost: bigint): Promise<void> {
-    const k = `${chain.id}/${address}`;
-    if (Date.now() - (this.feeAlerted.get(k) ?? 0) < FEE_ALERT_EVERY_MS) return;
-    this.feeAlerted.set(k, Date.now());
-    await raiseAlert(this.sequelize, null, chain.id, 'FEE_WALLET_LOW',
-      `${chain.code}: application ${applicationId}'s fee wallet ${address} can spend ${spare} and a batch sweep needs up to ${cost}: delegated sweeps wait until it is funded`,
-      { applicationId, address, spendable: spare.toString(), needed: cost.toString() });
-    this.logger.warn('fee wallet too poor for a batch sweep: delegated sweeps wait', { chain: chain.code, applicationId, address });
   }
 
   /** Every forwarder of the service on the chain (lowercase): a delegation to one of them is ours (re-delegated when its collector changed). */

@@ -1,6 +1,10 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { canPay, type AdapterRegistry, type ChainAdapter, type ChainDefinition, type KeyStore, type TransferNode } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
+import { raiseAlert } from '../deposits/scan-lease';
+
+/** A FEE_WALLET_LOW alert at most this often per fee wallet (and process). */
+const LOW_ALERT_EVERY_MS = 3_600_000;
 import type { StoredKey } from '../transfers/model';
 
 export interface FeeWallet {
@@ -22,6 +26,7 @@ export function usesFeeWallet(adapter: ChainAdapter): boolean {
 
 export class FeeWallets {
   private readonly known = new Map<string, FeeWallet>();
+  private readonly lowAlerted = new Map<string, number>();
 
   constructor(
     private readonly sequelize: Sequelize,
@@ -73,6 +78,21 @@ export class FeeWallets {
       const onChain = await this.nodeOf(chain).balance(r.address, null);
       await this.sequelize.query('UPDATE fee_wallets SET on_chain = $2::numeric, observed_at = now() WHERE id = $1', { bind: [r.id, onChain.toString()] });
     }
+  }
+
+  /**
+   * FEE_WALLET_LOW: the fee wallet can spend `spare` and `what` (a gas top-up, a batch sweep) needs
+   * `cost`, so `waiting` wait until it is funded; at most once an hour per fee wallet and process.
+   * True when raised now (the caller logs it).
+   */
+  async alertLow(chain: ChainView, address: string, applicationId: number, spare: bigint, cost: bigint, what: string, waiting: string): Promise<boolean> {
+    const k = `${chain.id}/${address}`;
+    if (Date.now() - (this.lowAlerted.get(k) ?? 0) < LOW_ALERT_EVERY_MS) return false;
+    this.lowAlerted.set(k, Date.now());
+    await raiseAlert(this.sequelize, null, chain.id, 'FEE_WALLET_LOW',
+      `${chain.code}: application ${applicationId}'s fee wallet ${address} can spend ${spare} and ${what} needs ${cost}: ${waiting} wait until it is funded`,
+      { applicationId, address, spendable: spare.toString(), needed: cost.toString() });
+    return true;
   }
 
   /** What the fee wallet can still give: the node's balance (recorded in its ledger row) less its transfers not final yet (top-ups: amount and most fee; batch sweeps and deployments: their most fee). */

@@ -1,19 +1,16 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { paying } from '@wcs/core';
 import type { AdapterRegistry, ChainAdapter, KeyStore, Receivability, TransferInput, TransferNode } from '@wcs/core';
 import type { ChainView } from '../catalogue/catalogue';
 import type { Logger } from '../config/logger';
-import { raiseAlert } from '../deposits/scan-lease';
 import { hotKeyRef, type HotWallets } from '../withdrawals/hot-wallets';
 import { createTransfers, type NewTransfer, type StoredKey, type TransferOptions } from '../transfers/model';
-import { topUpAmount } from './decisions';
-import { asError, balancesAll, transferInputs } from '../transfers/node-calls';
+import { asError } from '../transfers/node-calls';
 import { lastTrustline, openTrustline, receiveStep } from './trustlines';
 import { FeeWallets } from './fee-wallets';
 import { DelegatedSweeper } from './delegated';
-import { evmGas, TOP_UP_GAS } from './sweep-quote';
+import { TopUpSweeper } from './topup-sweeps';
+import { ITEM_CHUNK, type ItemRow, type Launch } from './processor-items';
 
-const ITEM_CHUNK = 500;
 /** utxo consolidations: at most this many deposit outputs per transaction (peers: 200–250). */
 export const MAX_CONSOLIDATION_INPUTS = 200;
 
@@ -36,34 +33,7 @@ function formatMilli(milli: bigint): string {
   const frac = (milli % 1000n).toString().padStart(3, '0').replace(/0+$/, '');
   return frac ? `${milli / 1000n}.${frac}` : `${milli / 1000n}`;
 }
-/** A FEE_WALLET_LOW alert at most this often per fee wallet. */
-const FEE_ALERT_EVERY_MS = 3_600_000;
 
-/** An item and the transfer it launches (its top-up or its sweep), with what the EVM top-up measured. */
-interface Launch {
-  readonly item: ItemRow;
-  readonly transfer: NewTransfer;
-  readonly status: 'TOPPING_UP' | 'SWEEPING';
-  readonly to: string;
-  readonly feePerUnit?: bigint;
-  readonly gasLimit?: bigint;
-}
-
-interface ItemRow {
-  id: string;
-  application_id: number;
-  chain_token_id: number;
-  from_address: string;
-  amount: string;
-  status: 'PLANNED' | 'FUNDED';
-  source: { key?: { namespace: string; index: number }; utxos?: Array<{ txHash: string; vout: number; amount: string }> | null; gasLimit?: string };
-  fee_per_unit: string | null;
-  contract: string | null;
-  settlement_mode: 'ON_CONFIRM' | 'PASS_THROUGH';
-  merchant_address: string | null;
-  merchant_memo: string | null;
-  sweep_mode: 'TOPUP' | 'DELEGATED';
-}
 
 /**
  * Turns PLANNED (and FUNDED) HOT_GATHER items into transfers through the one pipeline, per chain
@@ -81,7 +51,7 @@ interface ItemRow {
  * makes a second top-up or sweep for it.
  */
 export class CollectionProcessor {
-  private readonly feeAlerted = new Map<string, number>();
+  private readonly topUps: TopUpSweeper;
 
   constructor(
     private readonly sequelize: Sequelize,
@@ -93,7 +63,14 @@ export class CollectionProcessor {
     private readonly logger: Logger,
     private readonly limits: ConsolidationLimits = { maxInputs: MAX_CONSOLIDATION_INPUTS, maxFeeRates: new Map() },
     private readonly delegated: DelegatedSweeper = new DelegatedSweeper(sequelize, feeWallets, keyStore, logger),
-  ) {}
+  ) {
+    this.topUps = new TopUpSweeper(nodeOf, feeWallets, keyStore, logger, {
+      launch: (list) => this.launch(list),
+      wait: (list) => this.wait(list),
+      depositKey: (adapter, item) => this.depositKey(adapter, item),
+      sweep: (chain, item, key, to, amount, options) => this.sweep(chain, item, key, to, null, amount, options),
+    });
+  }
 
   /** Whether `address` can receive `contract` on the chain now (the node's `receivable`); null where the chain has no such rule. */
   async receivability(chain: ChainView, address: string, contract: string): Promise<Receivability | Error | null> {
@@ -147,7 +124,7 @@ export class CollectionProcessor {
     if (adapter.spendModel === 'sequence' && adapter.addressing === 'hd') {
       const delegated = ready.filter((r) => r.item.sweep_mode === 'DELEGATED');
       const topup = ready.filter((r) => r.item.sweep_mode !== 'DELEGATED');
-      return (delegated.length > 0 ? await this.sweepDelegated(chain, adapter, delegated) : 0) + (topup.length > 0 ? await this.evm(chain, adapter, topup) : 0);
+      return (delegated.length > 0 ? await this.sweepDelegated(chain, adapter, delegated) : 0) + (topup.length > 0 ? await this.topUps.sweep(chain, adapter, topup) : 0);
     }
     return this.direct(chain, adapter, ready);
   }
@@ -160,7 +137,7 @@ export class CollectionProcessor {
   private async sweepDelegated(chain: ChainView, adapter: ChainAdapter, ready: ReadonlyArray<{ item: ItemRow; to: string; memo: string | null }>): Promise<number> {
     const node = this.nodeOf(chain);
     // a chain whose catalogue flag is off or whose node does not run EIP-7702 keeps the top-up path (said once in the log)
-    if ((await this.delegated.unsupported(chain, adapter, node)) !== null) return this.evm(chain, adapter, ready);
+    if ((await this.delegated.unsupported(chain, adapter, node)) !== null) return this.topUps.sweep(chain, adapter, ready);
     const byId = new Map(ready.map((r) => [r.item.id, r.item]));
     const { made, waiting } = await this.delegated.step(chain, adapter, node, ready, (items, transfer) =>
       this.launch(items.map(({ item, to }) => ({ item: byId.get(item.id)!, to, status: 'SWEEPING' as const, transfer })), true));
@@ -353,113 +330,6 @@ export class CollectionProcessor {
     return `the fee rate ${formatMilli(rate)} sat/vB is above the ceiling ${formatMilli(ceiling)} sat/vB (${name}): consolidations wait`;
   }
 
-  /**
-   * EVM: native items sweep at once; token items need gas at the address: the sweep's exact fee at
-   * the current price, less what the address holds, comes from the fee wallet first (TOPPING_UP),
-   * once per item; FUNDED items (their top-up confirmed) sweep, paying at most the measured price.
-   */
-  private async evm(chain: ChainView, adapter: ChainAdapter, ready: ReadonlyArray<{ item: ItemRow; to: string; memo: string | null }>): Promise<number> {
-    const node = this.nodeOf(chain);
-    const payer = paying(adapter);
-    // EVM is a sequence chain: its crafter makes a sweep's fee exact (EIP-1559)
-    const exactFee = payer.spendModel === 'sequence' && payer.transfers.exactFee ? payer.transfers.exactFee.bind(payer.transfers) : null;
-    const nativeToken = chain.tokens.find((t) => t.contract === null)!;
-    const natives = ready.filter((r) => r.item.contract === null);
-    const launchNatives = () => this.launch(natives.map(({ item, to }) => ({
-      item, to, status: 'SWEEPING' as const,
-      transfer: this.sweep(chain, item, this.depositKey(adapter, item), to, null, BigInt(item.amount), { feeFromAmount: true, exactFee: { maxPerUnit: null } }),
-    })));
-    const tokens = ready.filter((r) => r.item.contract !== null);
-    if (tokens.length === 0) return launchNatives();
-    let made = 0;
-    const keyStore = this.keyStore();
-    // every token item's sweep input in one set-based read (a JSON-RPC batch), the gas at each address beside it
-    const requests = await Promise.all(tokens.map(async (r) => {
-      const key = this.depositKey(adapter, r.item);
-      const publicKey = await keyStore.getPublicKey({ applicationId: r.item.application_id, spec: adapter.keySpec('deposit'), purpose: 'deposit', index: key.index });
-      return { r, key, request: { from: r.item.from_address, fromPublicKey: publicKey, to: r.to, memo: null, contract: r.item.contract, amount: BigInt(r.item.amount) } };
-    }));
-    // a FUNDED item was measured when its top-up was sized (gas limit and price stored): only the gas at its address is read again
-    const measured = (r: (typeof tokens)[number]) => (r.item.status === 'FUNDED' && r.item.source.gasLimit !== undefined && r.item.fee_per_unit !== null
-      ? { gasLimit: BigInt(r.item.source.gasLimit), price: BigInt(r.item.fee_per_unit) } : null);
-    const toEstimate = requests.filter((x) => measured(x.r) === null);
-    const [inputs, gasAt] = await Promise.all([
-      transferInputs(node, toEstimate.map((x) => x.request)),
-      balancesAll(node, requests.map((x) => ({ address: x.r.item.from_address, contract: null }))),
-    ]);
-    const inputOf = new Map(toEstimate.map((x, i) => [x, inputs[i]!]));
-    const unread: Array<{ id: string; reason: string }> = [];
-    const reads = requests.map((x, i) => {
-      const known = measured(x.r);
-      const input = known === null ? inputOf.get(x)! : null;
-      const gasAtAddress = gasAt[i]!;
-      if (input instanceof Error || gasAtAddress instanceof Error) {
-        const error = input instanceof Error ? input : (gasAtAddress as Error);
-        this.logger.warn('collection: gas not read; tried again next step', { chain: chain.code, item: x.r.item.id, error });
-        unread.push({ id: x.r.item.id, reason: `the sweep's gas could not be read from the node (tried again next step): ${error.message}` });
-        return null;
-      }
-      return { r: x.r, key: x.key, gasAtAddress, gas: known ?? evmGas(exactFee ? exactFee(input!, null) : input!) };
-    });
-    const sweeps: Launch[] = [];
-    const topups: Launch[] = [];
-    const waiting: Array<{ id: string; reason: string }> = [...unread];
-    const byApp = new Map<number, bigint>();
-    for (const x of reads) {
-      if (!x) continue;
-      const { r, key, gasAtAddress, gas } = x;
-      const funded = r.item.status === 'FUNDED';
-      // the price: measured when the top-up was sized (FUNDED), else now; never more than the address's gas pays for
-      const price = funded && r.item.fee_per_unit !== null && BigInt(r.item.fee_per_unit) < gas.price ? BigInt(r.item.fee_per_unit) : gas.price;
-      const need = gas.gasLimit * price;
-      const short = topUpAmount(need, gasAtAddress);
-      if (short === 0n || funded) {
-        const affordable = gasAtAddress / gas.gasLimit;
-        const cap = affordable < price ? affordable : price;
-        if (cap === 0n) {
-          waiting.push({ id: r.item.id, reason: `the address holds ${gasAtAddress} wei of gas, the sweep needs ${need}` });
-          continue;
-        }
-        sweeps.push({ item: r.item, to: r.to, status: 'SWEEPING', transfer: this.sweep(chain, r.item, key, r.to, null, BigInt(r.item.amount), { exactFee: { maxPerUnit: cap.toString() } }) });
-        continue;
-      }
-      const fee = await this.feeWallets.ensure(r.item.application_id, chain);
-      const spare = byApp.get(r.item.application_id) ?? (await this.feeWallets.spendable(chain, fee));
-      // the top-up's own fee: a plain transfer at the same price
-      const cost = short + TOP_UP_GAS * gas.price;
-      if (spare < cost) {
-        waiting.push({ id: r.item.id, reason: `the fee wallet ${fee.address} holds too little for a top-up of ${short} wei (fund it)` });
-        await this.feeAlert(chain, fee.address, r.item.application_id, spare, cost);
-        continue;
-      }
-      byApp.set(r.item.application_id, spare - cost);
-      topups.push({
-        item: r.item, to: r.to, status: 'TOPPING_UP', feePerUnit: price, gasLimit: gas.gasLimit,
-        transfer: { applicationId: r.item.application_id, chainId: chain.id, chainTokenId: nativeToken.id, kind: 'TOP_UP', key: fee.key, to: r.item.from_address, memo: null, amount: short },
-      });
-    }
-    await this.wait(waiting);
-    // token work first (a top-up's confirmations are the long pole), then the native sweeps
-    const tokenWork = (await this.launch(topups)) + (await this.launch(sweeps));
-    made += tokenWork;
-    // while a full queue of token items is being launched, the native sweeps wait a step, so the
-    // top-ups are signed first and confirm while the natives are signed; token items that wait
-    // (a poor fee wallet) launch nothing and hold nothing up
-    const moreTokens = tokens.filter((r) => r.item.status === 'PLANNED').length >= ITEM_CHUNK;
-    if (tokenWork > 0 && moreTokens && natives.length > 0) return made;
-    made += await launchNatives();
-    return made;
-  }
 
-  private async feeAlert(chain: ChainView, address: string, applicationId: number, spare: bigint, cost: bigint): Promise<void> {
-    const k = `${chain.id}/${address}`;
-    const last = this.feeAlerted.get(k) ?? 0;
-    if (Date.now() - last < FEE_ALERT_EVERY_MS) return;
-    this.feeAlerted.set(k, Date.now());
-    await raiseAlert(this.sequelize, null, chain.id, 'FEE_WALLET_LOW',
-      `${chain.code}: application ${applicationId}'s fee wallet ${address} can spend ${spare} and a gas top-up needs ${cost}: token sweeps wait until it is funded`,
-      { applicationId, address, spendable: spare.toString(), needed: cost.toString() });
-    this.logger.warn('fee wallet too poor for a gas top-up: sweeps wait', { chain: chain.code, applicationId, address });
-  }
 }
 

@@ -143,9 +143,19 @@ describe('databaseUnavailable on the errors a real Postgres and real drivers giv
       expect(err, 'the query failed').to.be.instanceOf(Error);
       expect(databaseUnavailable(err), String(err)).to.not.equal(null);
       expect(toWcsError(err).error.code).to.equal(1000009002);
-      // the pool drops the dead connection: the next query works without a restart
-      const [rows] = await sequelize.query('SELECT 1 AS one');
-      expect(rows).to.deep.equal([{ one: 1 }]);
+      // the pool drops the dead connection: queries work again without a restart. The pool learns of
+      // the terminated backend from the socket's close, which on a loaded machine can come after the
+      // failed query has returned: the query right after may still get that connection (and fail
+      // with "Connection terminated"), never more than once
+      const failures: unknown[] = [];
+      let rows: unknown = null;
+      for (let i = 0; i < 3 && rows === null; i++) {
+        rows = await sequelize.query('SELECT 1 AS one').then(([r]) => r, (e: unknown) => { failures.push(e); return null; });
+        if (rows === null) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(rows, `the pool recovered: ${failures.map(String).join('; ')}`).to.deep.equal([{ one: 1 }]);
+      expect(failures.length, 'at most the one query that raced the close').to.be.at.most(1);
+      for (const f of failures) expect(databaseUnavailable(f), String(f)).to.not.equal(null);
     } finally {
       await sequelize.close();
     }
