@@ -1,5 +1,5 @@
 'use strict';
-// The end-to-end suite runs its files in 3 parallel workers (each with its own embedded Postgres
+// The end-to-end suite runs its files in 4 parallel workers (each with its own embedded Postgres
 // cluster: src/support/mocha-fixtures.ts). Workers take files in the order listed, so the longest
 // files go first (longest-processing-time-first scheduling): a long file started last would run
 // alone at the end while the other workers idle. The list is a hint from CI's timings; every other
@@ -35,5 +35,5 @@ module.exports = {
   timeout: 120000,
   exit: true,
   parallel: true,
-  jobs: 3,
+  jobs: 4,
 };
