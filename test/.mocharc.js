@@ -1,5 +1,5 @@
 'use strict';
-// The end-to-end suite runs its files in 4 parallel workers (each with its own embedded Postgres
+// The end-to-end suite runs its files in 3 parallel workers (each with its own embedded Postgres
 // cluster: src/support/mocha-fixtures.ts). Workers take files in the order listed, so the longest
 // files go first (longest-processing-time-first scheduling): a long file started last would run
 // alone at the end while the other workers idle. The list is a hint from CI's timings; every other
@@ -8,9 +8,10 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const LONGEST_FIRST = [
-  'collect-cli', 'reconcile-evm', 'reconcile-memo', 'collection-first-token', 'reconcile-sol', 'recover-transfers',
-  'reconcile-sweep', 'restore-drill', 'restore-drill-btc', 'collection-delegated', 'callbacks-processes', 'operator-cli', 'cli-errors', 'reconcile-btc',
-  'deposits-memo', 'withdrawals-evm', 'recharge-credited', 'callback-cli', 'deposits-sol-eos', 'collection-memo',
+  'collect-cli', 'reconcile-evm', 'restore-drill', 'recover-transfers', 'operator-cli', 'reconcile-memo', 'reconcile-sol',
+  'callbacks-processes', 'cli-errors', 'collection-delegated', 'collection-first-token', 'reconcile-btc', 'console-withdrawals-browser',
+  'withdrawals-evm', 'deposits-memo', 'recharge-credited', 'callback-cli', 'restore-drill-btc', 'deposits-sol-eos', 'secrets-rotation',
+  'collection-delegated-faults', 'reconcile-sweep', 'collection-memo',
 ];
 
 function testFiles(dir) {
@@ -35,5 +36,5 @@ module.exports = {
   timeout: 120000,
   exit: true,
   parallel: true,
-  jobs: 4,
+  jobs: 3,
 };
