@@ -21,11 +21,12 @@ import { Pool } from 'pg';
 import { anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, startAnvil, startBlockClock, type AnvilDevnet, type BlockClock } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
 import { WcsService } from '@wcs/server';
-import { createTestDatabase, freePort, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
+import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { SigningClient } from './client/signing-client';
 import { waitForHotWallet } from './support/payouts';
 import { expectOk, pollUntil, sleep } from './support/expect';
 import { WcsProcess } from './support/processes';
+import { kill9 as kill9Workers, minedSince as minedSinceOn, spawnWorkers } from './support/crash-harness';
 import { ADDRESS_CREATE } from './support/recharge-types';
 import { RpcRelay, type RelayHoldMode } from './support/rpc-relay';
 import { tempDir } from './support/temp';
@@ -35,7 +36,6 @@ const ETH_TOKEN_ID = 10200;
 const TOKEN_ID = 10299;
 const ETHER = 10n ** 18n;
 
-interface ChainTx { hash: string; from: string; to: string | null; nonce: string; blockNumber: string }
 interface Item { id: string; from_address: string; chain_token_id: number; status: string; topup_transfer_id: string | null; transfer_id: string | null; amount: string; waiting_reason: string | null }
 
 describe('collection: kill -9 of the workers between top-up and sweep, and between signing and broadcast (one top-up, one sweep per address)', function () {
@@ -63,32 +63,15 @@ describe('collection: kill -9 of the workers between top-up and sweep, and betwe
   const itemsAt = (addresses: readonly string[]) => q<Item>(
     `SELECT id::text AS id, from_address, chain_token_id, status, topup_transfer_id::text AS topup_transfer_id, transfer_id::text AS transfer_id, amount::text AS amount, waiting_reason
        FROM collection_items WHERE application_id = $1 AND lower(from_address) = ANY($2::text[]) ORDER BY id`, [app.id, addresses.map(lower)]);
-  /** Every transaction mined in blocks [from, latest]. */
-  const minedSince = async (from: bigint): Promise<ChainTx[]> => {
-    const top = await height();
-    const out: ChainTx[] = [];
-    for (let n = from; n <= top; n += 50n) {
-      const blocks = await Promise.all(Array.from({ length: Number(top - n + 1n < 50n ? top - n + 1n : 50n) }, (_x, i) =>
-        anvilRpc<{ transactions: ChainTx[] }>(anvil.url, 'eth_getBlockByNumber', [`0x${(n + BigInt(i)).toString(16)}`, true])));
-      for (const b of blocks) out.push(...b.transactions);
-    }
-    return out;
-  };
+  const minedSince = (from: bigint) => minedSinceOn(anvil.url, from);
   const startWorkers = async () => {
-    const env = {
-      ...process.env,
-      ...testEnv(db.url, {
-        WCS_RPC_TEST_ETH: relayUrl, WCS_CONFIG: configFile, WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '200',
-        WCS_COLLECT_PLAN_MS: '300', WCS_RPC_TIMEOUT_MS: '60000',
-        // the killed process's deposit scan lease lapses this soon (default 30 s), so the restarted one scans new deposits at once
-        WCS_SCAN_LEASE_MS: '3000',
-      }),
-    };
-    workers = WcsProcess.spawn(['start', '--workers-only'], env, await freePort());
+    workers = await spawnWorkers(db.url, {
+      WCS_RPC_TEST_ETH: relayUrl, WCS_CONFIG: configFile, WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '200',
+      WCS_COLLECT_PLAN_MS: '300', WCS_RPC_TIMEOUT_MS: '60000',
+    });
   };
   const kill9 = async () => {
-    const r = await workers!.stop('SIGKILL');
-    expect(r.signal).to.equal('SIGKILL');
+    await kill9Workers(workers!);
     workers = null;
   };
   const settled = async (addresses: readonly string[]) => {

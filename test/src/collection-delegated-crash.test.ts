@@ -19,13 +19,14 @@ import { anvilRpc, deployErc20, erc20Balance, mine, mintErc20, sendNative, start
 import { batchSweeperDeployment, forwarderDeployment } from '@wcs/adapter-evm';
 import type { CreatedApplication } from '@wcs/server';
 import { WcsService } from '@wcs/server';
-import { createTestDatabase, freePort, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
+import { createTestDatabase, prepareTestKeystore, testConfig, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
 import { SigningClient } from './client/signing-client';
 import { CallbackReceiver } from './support/callback-receiver';
 import { authorityOf, delegationCode, type RpcAuthorization } from './support/eip7702';
 import { waitForHotWallet } from './support/payouts';
 import { expectOk, pollUntil, sleep } from './support/expect';
 import { WcsProcess } from './support/processes';
+import { kill9 as kill9Workers, minedSince as minedSinceOn, spawnWorkers } from './support/crash-harness';
 import { ADDRESS_CREATE } from './support/recharge-types';
 import { RpcRelay, type RelayHoldMode } from './support/rpc-relay';
 import { tempDir } from './support/temp';
@@ -37,7 +38,6 @@ const ETHER = 10n ** 18n;
 const TOKEN_ADDRESSES = 10;
 const NATIVE_ADDRESSES = 4;
 
-interface ChainTx { hash: string; from: string; to: string | null; nonce: string; blockNumber: string }
 interface Item { id: string; from_address: string; chain_token_id: number; status: string; transfer_id: string | null; topup_transfer_id: string | null; tx_hash: string | null; amount: string }
 interface StoredBatch { id: string; status: string; tx_hash: string; raw: string; attempts: number; from_address: string; to_address: string }
 
@@ -69,32 +69,15 @@ describe('delegated sweeps (EIP-7702): kill -9 of the workers between signing an
   const itemsAt = (addresses: readonly string[]) => q<Item>(
     `SELECT id::text AS id, from_address, chain_token_id, status, transfer_id::text AS transfer_id, topup_transfer_id::text AS topup_transfer_id, tx_hash, amount::text AS amount
        FROM collection_items WHERE application_id = $1 AND lower(from_address) = ANY($2::text[]) ORDER BY id`, [app.id, addresses.map(lower)]);
-  /** Every transaction mined in blocks [from, latest]. */
-  const minedSince = async (from: bigint): Promise<ChainTx[]> => {
-    const top = await height();
-    const out: ChainTx[] = [];
-    for (let n = from; n <= top; n += 50n) {
-      const blocks = await Promise.all(Array.from({ length: Number(top - n + 1n < 50n ? top - n + 1n : 50n) }, (_x, i) =>
-        anvilRpc<{ transactions: ChainTx[] }>(anvil.url, 'eth_getBlockByNumber', [`0x${(n + BigInt(i)).toString(16)}`, true])));
-      for (const b of blocks) out.push(...b.transactions);
-    }
-    return out;
-  };
+  const minedSince = (from: bigint) => minedSinceOn(anvil.url, from);
   const startWorkers = async () => {
-    const env = {
-      ...process.env,
-      ...testEnv(db.url, {
-        WCS_RPC_TEST_ETH: relayUrl, WCS_CONFIG: configFile, WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '200',
-        WCS_COLLECT_PLAN_MS: '300', WCS_RPC_TIMEOUT_MS: '60000', WCS_CALLBACK_POLL_MS: '50', WCS_CALLBACK_ALLOW_PRIVATE: '1',
-        // the killed process's deposit scan lease lapses this soon (default 30 s), so the restarted one scans new deposits at once
-        WCS_SCAN_LEASE_MS: '3000',
-      }),
-    };
-    workers = WcsProcess.spawn(['start', '--workers-only'], env, await freePort());
+    workers = await spawnWorkers(db.url, {
+      WCS_RPC_TEST_ETH: relayUrl, WCS_CONFIG: configFile, WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '200',
+      WCS_COLLECT_PLAN_MS: '300', WCS_RPC_TIMEOUT_MS: '60000', WCS_CALLBACK_POLL_MS: '50', WCS_CALLBACK_ALLOW_PRIVATE: '1',
+    });
   };
   const kill9 = async () => {
-    const r = await workers!.stop('SIGKILL');
-    expect(r.signal).to.equal('SIGKILL');
+    await kill9Workers(workers!);
     workers = null;
   };
   const settled = async (addresses: readonly string[]) => {

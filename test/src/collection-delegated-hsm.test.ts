@@ -8,19 +8,16 @@
  * wallet; the node recovers the fee wallet (its key on the token) as the sender of every batch.
  */
 import { expect } from 'chai';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { anvilRpc, deployErc20, erc20Balance, mintErc20, sendNative, startAnvil, startBlockClock, type AnvilDevnet, type BlockClock } from '@wcs/adapter-evm/devnet';
+import { anvilRpc, erc20Balance, mintErc20, sendNative, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
 import { batchSweeperDeployment, forwarderDeployment } from '@wcs/adapter-evm';
 import type { CreatedApplication } from '@wcs/server';
-import { startTestService, type TestService } from '@wcs/server/testing';
+import type { TestService } from '@wcs/server/testing';
 import { SigningClient } from './client/signing-client';
 import { authorityOf, delegationCode, evmAddressOfKey, type RpcAuthorization } from './support/eip7702';
 import { waitForHotWallet } from './support/payouts';
 import { expectOk, pollUntil } from './support/expect';
 import { ADDRESS_CREATE } from './support/recharge-types';
-import { createTestToken, type TestToken } from './support/softhsm';
-import { tempDir } from './support/temp';
+import { startHsmEvm, type HsmEvm } from './support/hsm-evm';
 
 const ETH_CHAIN = 102;
 const ETH_TOKEN_ID = 10200;
@@ -37,9 +34,8 @@ interface Key { backend: string; namespace: string; purpose: string; application
 describe('delegated sweeps (EIP-7702) signed by the PKCS#11 key store (SoftHSM2) on anvil: authorizations by the deposit keys, batches by the fee key', function () {
   this.timeout(180_000);
   let anvil: AnvilDevnet;
-  let clock: BlockClock;
   let token: string;
-  let hsm: TestToken;
+  let env: HsmEvm | undefined;
   let svc: TestService;
   let app: CreatedApplication;
   let client: SigningClient;
@@ -57,19 +53,8 @@ describe('delegated sweeps (EIP-7702) signed by the PKCS#11 key store (SoftHSM2)
        FROM transfers WHERE application_id = $1 ORDER BY id`, [app.id]);
 
   before(async () => {
-    anvil = await startAnvil({ chainId: Number(EVM_CHAIN_ID) });
-    clock = await startBlockClock(anvil.url, 100);
-    token = await deployErc20(anvil.url, { name: 'Test USD', symbol: 'TUSD' });
-    const config = path.join(tempDir('wcs-delegated-hsm-'), 'config.json');
-    fs.writeFileSync(config, JSON.stringify({ tokens: [{ id: TOKEN_ID, chainCode: 'ETH', environment: 'test', symbol: 'TUSD', name: 'Test USD (anvil)', contract: token, decimals: 18 }] }));
-    hsm = createTestToken();
-    const { SOFTHSM2_CONF: _conf, ...tokenEnv } = hsm.env;
-    svc = await startTestService({
-      env: {
-        ...tokenEnv, WCS_KEYSTORE_BACKEND: 'pkcs11', WCS_RPC_TEST_ETH: anvil.url, WCS_CONFIG: config,
-        WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '200', WCS_COLLECT_PLAN_MS: '300',
-      },
-    });
+    env = await startHsmEvm('delegated-hsm', Number(EVM_CHAIN_ID));
+    ({ anvil, token, svc } = env);
     app = await svc.createApp({ chains: ['ETH'] });
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
     hot = await waitForHotWallet(q, app.id, ETH_CHAIN);
@@ -85,9 +70,7 @@ describe('delegated sweeps (EIP-7702) signed by the PKCS#11 key store (SoftHSM2)
   });
 
   after(async () => {
-    await svc?.stop();
-    await clock?.stop();
-    await anvil?.stop();
+    await env?.stop();
   });
 
   it(`${TOKEN_ADDRESSES} ERC-20 + ${NATIVE_ADDRESSES} native addresses swept in batches: the authorities on chain are the deposit keys on the token, each address delegated to the forwarder, no top-up`, async () => {

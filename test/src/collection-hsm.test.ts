@@ -8,17 +8,14 @@
 import { expect } from 'chai';
 import { secp256k1 } from '@noble/curves/secp256k1';
 import { keccak_256 } from '@noble/hashes/sha3';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { anvilRpc, deployErc20, erc20Balance, mintErc20, sendNative, startAnvil, startBlockClock, type AnvilDevnet, type BlockClock } from '@wcs/adapter-evm/devnet';
+import { anvilRpc, erc20Balance, mintErc20, sendNative, type AnvilDevnet } from '@wcs/adapter-evm/devnet';
 import type { CreatedApplication } from '@wcs/server';
-import { startTestService, type TestService } from '@wcs/server/testing';
+import type { TestService } from '@wcs/server/testing';
 import { SigningClient } from './client/signing-client';
 import { waitForFunded, waitForHotWallet } from './support/payouts';
 import { expectOk, pollUntil } from './support/expect';
 import { ADDRESS_CREATE } from './support/recharge-types';
-import { createTestToken, type TestToken } from './support/softhsm';
-import { tempDir } from './support/temp';
+import { startHsmEvm, type HsmEvm } from './support/hsm-evm';
 
 const ETH_CHAIN = 102;
 const ETH_TOKEN_ID = 10200;
@@ -38,9 +35,8 @@ interface Receipt { from: string; to: string; status: string; gasUsed: string; e
 describe('collection signed by the PKCS#11 key store (SoftHSM2) on anvil: a native sweep and an ERC-20 sweep with its gas top-up', function () {
   this.timeout(240_000);
   let anvil: AnvilDevnet;
-  let clock: BlockClock;
   let token: string;
-  let hsm: TestToken;
+  let env: HsmEvm | undefined;
   let svc: TestService;
   let app: CreatedApplication;
   let client: SigningClient;
@@ -57,19 +53,8 @@ describe('collection signed by the PKCS#11 key store (SoftHSM2) on anvil: a nati
   const receipt = (hash: string) => anvilRpc<Receipt>(anvil.url, 'eth_getTransactionReceipt', [hash]);
 
   before(async () => {
-    anvil = await startAnvil({ chainId: 11155111 });
-    clock = await startBlockClock(anvil.url, 100);
-    token = await deployErc20(anvil.url, { name: 'Test USD', symbol: 'TUSD' });
-    const config = path.join(tempDir('wcs-collect-hsm-'), 'config.json');
-    fs.writeFileSync(config, JSON.stringify({ tokens: [{ id: TOKEN_ID, chainCode: 'ETH', environment: 'test', symbol: 'TUSD', name: 'Test USD (anvil)', contract: token, decimals: 18 }] }));
-    hsm = createTestToken();
-    const { SOFTHSM2_CONF: _conf, ...tokenEnv } = hsm.env;
-    svc = await startTestService({
-      env: {
-        ...tokenEnv, WCS_KEYSTORE_BACKEND: 'pkcs11', WCS_RPC_TEST_ETH: anvil.url, WCS_CONFIG: config,
-        WCS_HOT_WALLET_REFRESH_MS: '200', WCS_WITHDRAW_POLL_MS: '100', WCS_SCAN_POLL_MS: '200', WCS_COLLECT_PLAN_MS: '300',
-      },
-    });
+    env = await startHsmEvm('collect-hsm');
+    ({ anvil, token, svc } = env);
     app = await svc.createApp({ chains: ['ETH'] });
     client = new SigningClient(svc.url, { apiKey: app.apiKey, apiSecret: app.apiSecret });
     hot = await waitForHotWallet(q, app.id, ETH_CHAIN);
@@ -86,9 +71,7 @@ describe('collection signed by the PKCS#11 key store (SoftHSM2) on anvil: a nati
   });
 
   after(async () => {
-    await svc?.stop();
-    await clock?.stop();
-    await anvil?.stop();
+    await env?.stop();
   });
 
   it('the deposit keys and the fee key are generated on the token (custody_keys purposes deposit and fee); both sweeps succeed, signed there, with exact amounts', async () => {
