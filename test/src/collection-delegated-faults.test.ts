@@ -214,6 +214,25 @@ describe('delegated sweeps (EIP-7702) on anvil: faults — a paused token, a tok
     }
   });
 
+  it('an empty fee wallet, as a new operator has it: the items wait naming it, no deployment is attempted, one FEE_WALLET_LOW; funded, they are swept', async () => {
+    const url = h.anvil.url;
+    const third = await h.createApp('empty-fee-wallet');
+    const x = await h.newAddress(third.client, 'ef-0');
+    await mintErc20(url, tokenB, x, 4n * ETHER);
+    await rechargesConfirmed(h, third.app.id, 1);
+    await h.setPolicies(third.app.id, [tokenPolicy(TOKEN_B)]);
+    const waits = await pollUntil(() => h.items(third.app.id), (rows) => rows.length === 1 && /fee wallet .* holds too little to deploy/.test(rows[0]!.waiting_reason ?? ''), 30_000, 100);
+    expect(waits.ok, `the item waits for the fee wallet: ${JSON.stringify(waits.result)}`).to.equal(true);
+    await sleep(1_000); // several steps: still no transfer of this application
+    expect(await h.q(`SELECT kind, status FROM transfers WHERE application_id = $1`, [third.app.id]), 'no deployment made while the fee wallet cannot pay it').to.deep.equal([]);
+    expect((await h.q<{ n: number }>(`SELECT count(*)::int AS n FROM operator_alerts WHERE kind = 'FEE_WALLET_LOW' AND details->>'address' = $1`, [third.fee]))[0]!.n).to.equal(1);
+    await sendNative(url, third.fee, ETHER);
+    const done = await pollUntil(() => h.items(third.app.id), (rows) => rows[0]?.status === 'SUCCESS', 60_000, 200);
+    expect(done.ok, JSON.stringify(done.result)).to.equal(true);
+    expect(await erc20Balance(url, tokenB, third.hot)).to.equal(4n * ETHER);
+    expect((await h.q<{ kind: string; status: string }>(`SELECT kind, status FROM transfers WHERE application_id = $1 ORDER BY id`, [third.app.id])).map((t) => `${t.kind}:${t.status}`)).to.deep.equal(['DEPLOY:SUCCESS', 'SWEEP_BATCH:SUCCESS']);
+  });
+
   it('a token whose transfer returns nothing (USDT-like) is swept whole to the hot wallet', async () => {
     const { app, client } = h;
     const url = h.anvil.url;

@@ -4,11 +4,14 @@ import type { AccountCode, ChainAdapter, DelegatedSweeps, DelegationNode, KeySto
 import type { ChainView } from '../catalogue/catalogue';
 import type { Logger } from '../config/logger';
 import { raiseAlert } from '../deposits/scan-lease';
-import { createTransfers, keyRefOf, type StoredKey } from '../transfers/model';
+import { createTransfers, keyRefOf } from '../transfers/model';
 import { enqueueCallbacks } from '../callbacks/outbox';
 import { CollectNotices, loadItems } from './collect-events';
 import { DEFAULT_BATCH_LIMITS, delegationVerdict, packBatches, type BatchEntry, type BatchLimits } from './delegated-decisions';
-import type { FeeWallets } from './fee-wallets';
+import type { FeeWallet, FeeWallets } from './fee-wallets';
+
+/** The most gas a DEPLOY of one of the service's contracts uses (the two measured 720,475 together on anvil). */
+const DEPLOY_GAS = 1_000_000n;
 import { evmGas } from './sweep-quote';
 
 
@@ -112,8 +115,13 @@ export class DelegatedSweeper {
       const fee = await this.feeWallets.ensure(applicationId, chain);
       const addresses = [...new Set(list.map((r) => r.item.from_address))];
       const codes = await parts.node.codes([sweeper.address, forwarder.address, ...addresses]);
+      const price = await this.pricePerGas(adapter, node, list);
+      if (price instanceof Error) {
+        waiting.push(...list.map((r) => ({ id: r.item.id, reason: `the fee per gas could not be read from the node (tried again next step): ${price.message}` })));
+        continue;
+      }
       // the contracts first: each deployed once, by a DEPLOY transfer of this fee wallet
-      const pending = await this.ensureDeployed(chain, applicationId, fee.key, [
+      const pending = await this.ensureDeployed(chain, applicationId, fee, price, [
         { role: 'BATCH_SWEEPER' as const, d: sweeper, collector: null, code: codes[0]! },
         { role: 'FORWARDER' as const, d: forwarder, collector: list[0]!.to, code: codes[1]! },
       ]);
@@ -152,11 +160,6 @@ export class DelegatedSweeper {
       const batches = packBatches(go, { maxEntries: this.limits.maxEntries, maxGas: this.limits.maxGas, baseGas: sweeps.batchBaseGas });
       const nativeToken = chain.tokens.find((t) => t.contract === null)!;
       if (go.length === 0) continue;
-      const price = await this.pricePerGas(adapter, node, go.map((e) => e.item));
-      if (price instanceof Error) {
-        waiting.push(...go.map((e) => ({ id: e.item.item.id, reason: `the fee per gas could not be read from the node (tried again next step): ${price.message}` })));
-        continue;
-      }
       let spare = await this.feeWallets.spendable(chain, fee);
       for (const batch of batches) {
         const auths = [...new Set(batch.filter((e) => e.authorize).map((e) => e.address))].map((a) => signed.byAddress.get(a)!);
@@ -214,7 +217,7 @@ export class DelegatedSweeper {
    * null when every contract has code; else why the items wait. A contract without code gets its
    * DEPLOY transfer unless one is open (at most one per contract; a failed one is made again).
    */
-  private async ensureDeployed(chain: ChainView, applicationId: number, key: StoredKey, contracts: ReadonlyArray<{ role: 'FORWARDER' | 'BATCH_SWEEPER'; d: { address: string; deployer: string; deployData: string }; collector: string | null; code: AccountCode | Error }>): Promise<string | null> {
+  private async ensureDeployed(chain: ChainView, applicationId: number, fee: FeeWallet, price: bigint, contracts: ReadonlyArray<{ role: 'FORWARDER' | 'BATCH_SWEEPER'; d: { address: string; deployer: string; deployData: string }; collector: string | null; code: AccountCode | Error }>): Promise<string | null> {
     const reasons: string[] = [];
     for (const c of contracts) {
       if (c.code instanceof Error) {
@@ -230,6 +233,21 @@ export class DelegatedSweeper {
         continue;
       }
       const nativeToken = chain.tokens.find((t) => t.contract === null)!;
+      // a fee wallet that cannot pay the deployment makes no transfer (a refused one would be made again every step)
+      const cost = DEPLOY_GAS * price;
+      const spare = await this.feeWallets.spendable(chain, fee);
+      const open = await this.sequelize.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM evm_contracts e JOIN transfers x ON x.id = e.transfer_id WHERE e.chain_id = $1 AND e.address = $2 AND x.status <> 'FAILED'`,
+        { bind: [chain.id, c.d.address], type: QueryTypes.SELECT },
+      );
+      if (open[0]!.n === 0 && spare < cost) {
+        if (await this.feeWallets.alertLow(chain, fee.address, applicationId, spare, cost, 'deploying the service\'s contracts', 'delegated sweeps')) {
+          this.logger.warn('fee wallet too poor to deploy the delegated sweeps\' contracts: they wait', { chain: chain.code, applicationId, address: fee.address });
+        }
+        reasons.push(`the fee wallet ${fee.address} holds too little to deploy the ${c.role === 'FORWARDER' ? 'forwarder' : 'batch sweeper'} (up to ${cost} wei; fund it)`);
+        continue;
+      }
+      const key = fee.key;
       const id = await this.sequelize.transaction(async (t) => {
         await this.sequelize.query(`INSERT INTO evm_contracts (chain_id, address, role, collector) VALUES ($1, $2, $3, $4) ON CONFLICT (chain_id, address) DO NOTHING`, {
           bind: [chain.id, c.d.address, c.role, c.collector], transaction: t,
