@@ -26,6 +26,7 @@ import { decode, encodeForSigning, hashes, verifyKeypairSignature } from 'xrpl';
 import { SerialBuffer, createInitialTypes, createTransactionTypes, getTypesFromAbi } from 'eosjs/dist/eosjs-serialize';
 import { Signature } from 'eosjs/dist/eosjs-key-conversions';
 import { eosPublicKeyToLegacyString } from '@wcs/adapter-eos';
+import type { ReplayServer } from '@wcs/core/testing';
 import { formatLocalDateTime } from '@wcs/core';
 import type { CreatedApplication } from '@wcs/server';
 import { WcsService } from '@wcs/server';
@@ -39,6 +40,7 @@ import {
   type EosCollectionNode, type HorizonCollectionNode, type XrpCollectionNode,
 } from './support/recorded-nodes';
 import { ADDRESS_CREATE } from './support/recharge-types';
+import { scanState } from './support/scan-state';
 import { tempDir } from './support/temp';
 
 const XRP_CHAIN = 106;
@@ -95,7 +97,7 @@ describe('collection on the memo chains (XRP, Stellar, EOS) on recorded node ans
   async function credited(chainId: number, txHash: string) {
     const r = await pollUntil(() => q<{ id: string; tx_status: string; amount: string; address: string; memo: string | null }>(
       'SELECT id::text AS id, tx_status, amount::text AS amount, address, memo FROM recharges WHERE chain_id = $1 AND tx_hash = $2', [chainId, txHash]), (rows) => rows[0]?.tx_status === 'SETTLED', 60_000, 100);
-    expect(r.ok, `deposit ${txHash} on chain ${chainId}: ${JSON.stringify(r.result)}`).to.equal(true);
+    if (!r.ok) expect.fail(`deposit ${txHash} on chain ${chainId}: ${JSON.stringify(r.result)}; the scan: ${await scanState(pool, chainId, ({ [XRP_CHAIN]: xrp, [XLM_CHAIN]: xlm, [EOS_CHAIN]: eos } as Record<number, ReplayServer>)[chainId])}`);
     return r.result[0]!;
   }
 

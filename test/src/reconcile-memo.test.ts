@@ -22,6 +22,7 @@ import { expect } from 'chai';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Pool } from 'pg';
+import type { ReplayServer } from '@wcs/core/testing';
 import type { CreatedApplication } from '@wcs/server';
 import { WcsService } from '@wcs/server';
 import { createTestDatabase, prepareTestKeystore, testConfig, testEnv, testLogger, type TestDatabase, TEST_ACTOR } from '@wcs/server/testing';
@@ -34,6 +35,7 @@ import {
   type EosReconcileNode, type HorizonReconcileNode, type XrpReconcileNode,
 } from './support/reconcile-memo-nodes';
 import { ADDRESS_CREATE } from './support/recharge-types';
+import { scanState } from './support/scan-state';
 import { tempDir } from './support/temp';
 
 const XRP_CHAIN = 106;
@@ -70,16 +72,17 @@ describe('reconciliation of the shared deposit accounts of XRP, Stellar and EOS 
   const shared = async (chainId: number): Promise<BalanceRow> => (await q<BalanceRow>(
     `SELECT address, address_kind, chain_token_id, ledger::text AS ledger, on_chain::text AS on_chain, unexplained::text AS unexplained, suspect_height::text AS suspect_height
        FROM reconcile_balances WHERE chain_id = $1 AND chain_token_id = $2 AND address_kind = 'SHARED'`, [chainId, NATIVE[chainId as 106]]))[0]!;
+  const nodes = (): Record<number, ReplayServer> => ({ [XRP_CHAIN]: xrp, [XLM_CHAIN]: xlm, [EOS_CHAIN]: eos });
   const credited = async (chainId: number, n: number) => {
     const r = await pollUntil(() => q<{ tx_status: string; amount: string; memo: string }>('SELECT tx_status, amount::text AS amount, memo FROM recharges WHERE chain_id = $1', [chainId]),
       (rows) => rows.length === n && rows.every((x) => x.tx_status === 'SETTLED'), 60_000, 100);
-    expect(r.ok, `chain ${chainId}: ${n} deposits credited: ${JSON.stringify(r.result)}`).to.equal(true);
+    if (!r.ok) expect.fail(`chain ${chainId}: ${n} deposits credited: ${JSON.stringify(r.result)}; the scan: ${await scanState(pool, chainId, nodes()[chainId])}`);
     return r.result;
   };
   const unattributed = async (chainId: number, n: number) => {
     const r = await pollUntil(() => q<{ amount: string; memo: string | null }>('SELECT amount::text AS amount, memo FROM unattributed_deposits WHERE chain_id = $1 ORDER BY amount', [chainId]),
       (rows) => rows.length === n, 60_000, 100);
-    expect(r.ok, `chain ${chainId}: ${n} unattributed deposits: ${JSON.stringify(r.result)}`).to.equal(true);
+    if (!r.ok) expect.fail(`chain ${chainId}: ${n} unattributed deposits: ${JSON.stringify(r.result)}; the scan: ${await scanState(pool, chainId, nodes()[chainId])}`);
     return r.result;
   };
   const opening = async (chainId: number) => q<{ address: string; amount: string; kind: string }>(
