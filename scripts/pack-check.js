@@ -4,7 +4,8 @@
 //
 // 1. packs @wcs/core from core/ (its dist/ is the root `tsc -b` build) and @wcs/sdk from a copy of
 //    sdk/ in a temporary folder, where `npm pack` runs its prepack build as a publish would (the
-//    end-to-end suite rebuilds sdk/dist/esm while this runs: the copy keeps the two apart);
+//    end-to-end suite rebuilds sdk/dist/esm while this runs: the copy keeps the two apart); the
+//    packing is scripts/lib/pack.js, which the SDK README's test (test/src/sdk-readme.test.ts) shares;
 // 2. checks each tarball: no test files, every source map's sources shipped with it, every file
 //    its `exports` names present;
 // 3. installs both tarballs (and chai, core/testing's peer) into an empty project and loads there
@@ -18,29 +19,15 @@
 // An install that warns EBADENGINE fails the check. Exit code 0 when every step passed, 1 otherwise;
 // the temporary folder is removed unless --keep.
 'use strict';
-const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { ROOT, npm, childEnv, StepError, children, collect, run, copyTree, pack, packSdk } = require('./lib/pack');
 
-const ROOT = path.resolve(__dirname, '..');
 const KEEP = process.argv.includes('--keep');
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const tsc = require.resolve('typescript/bin/tsc', { paths: [ROOT] });
 
-/** The environment of every command: nothing that would find packages another way (NODE_PATH), nor the npm run that started us. */
-function childEnv() {
-  const env = { ...process.env };
-  for (const k of Object.keys(env)) {
-    if (k === 'NODE_PATH' || k === 'INIT_CWD' || k === 'npm_config_local_prefix' || k === 'npm_config_call' || /^npm_(package|lifecycle)_/.test(k)) delete env[k];
-  }
-  return env;
-}
-
-class StepError extends Error {}
-
-/** Commands running now: ended, with the temporary folder removed, when this script is interrupted. */
-const children = new Set();
+/** The temporary folder: removed, with the commands running now (scripts/lib/pack.js's children) ended, when this script is interrupted. */
 let tmpDir = null;
 for (const sig of ['SIGINT', 'SIGTERM']) {
   process.on(sig, async () => {
@@ -58,32 +45,6 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-/** Spawns a command whose output is collected; resolves with it and the exit code. */
-function collect(cmd, args, cwd, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32' });
-    children.add(child);
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('error', (e) => {
-      children.delete(child);
-      reject(new StepError(`cannot run ${cmd}: ${e.message}`));
-    });
-    child.on('close', (code, signal) => {
-      children.delete(child);
-      resolve({ out, code: code ?? signal });
-    });
-  });
-}
-
-/** Runs a command in `cwd`; its output is kept and shown only when it fails. */
-async function run(cmd, args, cwd) {
-  const { out, code } = await collect(cmd, args, cwd, childEnv());
-  if (code !== 0) throw new StepError(`${[cmd, ...args].join(' ')} (in ${cwd}) exited ${code}:\n${out}`);
-  return out;
-}
-
 function check(ok, message) {
   if (!ok) throw new StepError(message);
 }
@@ -92,19 +53,6 @@ function check(ok, message) {
 function noEngineWarnings(output, where) {
   const bad = output.split('\n').filter((l) => /EBADENGINE/.test(l));
   check(bad.length === 0, `${where}: npm install warned about engines:\n${bad.join('\n')}`);
-}
-
-/** Copies a folder, leaving out what a build or an install makes. */
-function copyTree(from, to, skip) {
-  fs.cpSync(from, to, { recursive: true, filter: (src) => !skip.includes(path.relative(from, src).split(path.sep)[0]) || path.relative(from, src) === '' });
-}
-
-/** `npm pack --json` in `cwd` of `spec`: the tarball's path and the files in it. */
-async function pack(spec, cwd, dest) {
-  const out = await run(npm, ['pack', spec, '--json', '--pack-destination', dest], cwd);
-  const json = JSON.parse(out.slice(out.indexOf('[')));
-  const p = json[0];
-  return { name: p.name, version: p.version, file: path.join(dest, p.filename), integrity: p.integrity, files: p.files.map((f) => f.path), size: p.size };
 }
 
 /** The file paths an `exports` map names, with the conditions leading to each. */
@@ -202,13 +150,10 @@ async function main() {
     let sdk;
     await step('packed @wcs/core and @wcs/sdk', async () => {
       check(fs.existsSync(path.join(ROOT, 'core', 'dist', 'index.js')), 'core/dist is missing: build first (npx tsc -b tsconfig.json)');
-      // the SDK from a copy of its folder, its prepack build run there; the root's node_modules give it typescript and @types/node
-      const sdkCopy = path.join(tmp, 'sdk');
-      copyTree(path.join(ROOT, 'sdk'), sdkCopy, ['node_modules', 'dist']);
-      fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(sdkCopy, 'node_modules'), 'dir');
+      // the SDK from a copy of its folder, its prepack build run there (scripts/lib/pack.js, shared with the SDK README's test)
       [core, sdk] = await Promise.all([
         pack(path.join(ROOT, 'core'), tmp, packs).then((p) => ({ ...p, dir: path.join(ROOT, 'core') })),
-        pack('.', sdkCopy, packs).then((p) => ({ ...p, dir: sdkCopy })),
+        packSdk(tmp, packs),
       ]);
       checkTarball(core, JSON.parse(fs.readFileSync(path.join(core.dir, 'package.json'), 'utf8')));
       checkTarball(sdk, JSON.parse(fs.readFileSync(path.join(sdk.dir, 'package.json'), 'utf8')));

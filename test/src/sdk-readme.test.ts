@@ -5,10 +5,18 @@
  * ES module and run with node against a real service (real Postgres): the client examples as
  * scripts, the webhook examples as the merchant's receiver the service delivers real callbacks to
  * (express as written; the Next.js route handler served through a tiny Request/Response bridge).
+ *
+ * They run as a merchant meets the SDK: @wcs/sdk packed by `npm pack` from a copy of sdk/ (its
+ * prepack build run there: scripts/lib/pack.js, as scripts/pack-check.js packs it), installed from
+ * that tarball with express and the types the examples use into an empty project in the system's
+ * temporary folder, outside the repository (no workspace link, no NODE_PATH, no node_modules of the
+ * repository up the tree); the examples are type-checked, compiled and run in that project. Only
+ * TypeScript itself (the compiler and its lib files) comes from the repository.
  */
 import { expect } from 'chai';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as ts from 'typescript';
 import { enqueueCallback, TOKENS, type BizType, type CallbackService, type CreatedApplication } from '@wcs/server';
@@ -17,6 +25,53 @@ import { pollUntil } from './support/expect';
 
 const ROOT = path.resolve(__dirname, '../..');
 const README = path.join(ROOT, 'sdk', 'README.md');
+
+/** scripts/lib/pack.js (CommonJS, shared with scripts/pack-check.js): what this file uses of it. */
+interface PackLib {
+  childEnv(): NodeJS.ProcessEnv;
+  run(cmd: string, args: string[], cwd: string): Promise<string>;
+  packSdk(tmp: string, dest: string): Promise<{ name: string; version: string; file: string; files: string[] }>;
+  npm: string;
+  /** The commands running now, each its own process group. */
+  children: Set<ChildProcess>;
+}
+const packLib = require(path.join(ROOT, 'scripts', 'lib', 'pack.js')) as PackLib;
+
+/** What the examples import besides @wcs/sdk, at the versions the repository's lock file installs (the npm cache has them). */
+const EXAMPLE_DEPS = ['express', '@types/express', '@types/node'].map((name) => {
+  const version = (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+  return `${name}@${version}`;
+});
+
+/** True when `file` (its real path) lies inside `dir`. */
+const inside = (file: string, dir: string) => fs.realpathSync(file).startsWith(fs.realpathSync(dir) + path.sep);
+
+/**
+ * Packs @wcs/sdk and installs the tarball, with EXAMPLE_DEPS, into `<tmp>/project`, a new empty
+ * project; resolves with the project's folder and the tarball's name once `@wcs/sdk` resolves from
+ * there to the installed copy (not a link back into the repository).
+ */
+async function installPackedSdk(tmp: string): Promise<{ project: string; tarball: string }> {
+  const packs = path.join(tmp, 'packs');
+  fs.mkdirSync(packs);
+  let sdk: Awaited<ReturnType<PackLib['packSdk']>>;
+  try {
+    sdk = await packLib.packSdk(tmp, packs);
+  } catch (e) {
+    throw new Error(`packing @wcs/sdk (npm pack of a copy of sdk/, its prepack build) failed: ${(e as Error).message}`);
+  }
+  const project = path.join(tmp, 'project');
+  fs.mkdirSync(project);
+  fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'wcs-sdk-readme-merchant', version: '1.0.0', private: true }, null, 2));
+  try {
+    await packLib.run(packLib.npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', sdk.file, ...EXAMPLE_DEPS], project);
+  } catch (e) {
+    throw new Error(`installing the packed @wcs/sdk (${path.basename(sdk.file)}) and ${EXAMPLE_DEPS.join(', ')} into the empty project ${project} failed: ${(e as Error).message}`);
+  }
+  const installed = path.join(project, 'node_modules', '@wcs', 'sdk');
+  if (fs.lstatSync(installed).isSymbolicLink()) throw new Error(`${installed} is a link, not the installed tarball`);
+  return { project, tarball: path.basename(sdk.file) };
+}
 
 interface Example {
   name: string;
@@ -52,13 +107,16 @@ describe('sdk/README.md examples, compiled and run against the real service', fu
   this.timeout(120_000);
   let svc: TestService;
   let app: CreatedApplication;
+  let tmp: string;
+  /** The merchant's project: the packed SDK installed, the examples written, compiled and run there. */
   let dir: string;
+  let tarball: string;
   let examples: Example[];
   const children: ChildProcess[] = [];
 
   const file = (name: string) => path.join(dir, `${name}.mjs`);
   const env = (): NodeJS.ProcessEnv => ({
-    ...process.env,
+    ...packLib.childEnv(),
     WCS_BASE_URL: svc.url,
     WCS_API_KEY: app.apiKey,
     WCS_API_SECRET: app.apiSecret,
@@ -118,24 +176,46 @@ describe('sdk/README.md examples, compiled and run against the real service', fu
 
   before(async () => {
     examples = readmeExamples(fs.readFileSync(README, 'utf8'));
-    // the examples run as ES modules, i.e. on the SDK's ESM build, which the root `tsc -b` does not make (sdk's npm run build does):
-    // build it from the current sources (tsconfig.esm.json, then the {"type":"module"} marker)
-    const sdk = path.join(ROOT, 'sdk');
-    for (const args of [[require.resolve('typescript/bin/tsc'), '-p', path.join(sdk, 'tsconfig.esm.json')], [path.join(sdk, 'scripts', 'esm-package.mjs')]]) {
-      const b = spawnSync(process.execPath, args, { cwd: sdk, encoding: 'utf8' });
-      if (b.status !== 0) throw new Error(`building the SDK's ESM output failed: ${b.stdout}${b.stderr}`);
-    }
-    // under the repository, so that `@wcs/sdk`, express and their types resolve from its node_modules
-    fs.mkdirSync(path.join(ROOT, 'test', 'dist'), { recursive: true });
-    dir = fs.mkdtempSync(path.join(ROOT, 'test', 'dist', 'readme-'));
-    svc = await startTestService({ env: { WCS_CALLBACK_POLL_MS: '50' } });
-    app = await svc.createApp({ name: 'readme merchant', chains: ['ETH', 'BTC'] });
+    // outside the repository: nothing resolves from its node_modules by walking up the tree
+    tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'wcs-sdk-readme-')));
+    if (inside(tmp, ROOT)) throw new Error(`the temporary folder ${tmp} is inside the repository ${ROOT}: set TMPDIR elsewhere`);
+    // the pack and install (npm, tsc) while the service starts; both settle before a failure is thrown (after() stops the service)
+    const [installed, started] = await Promise.allSettled([
+      installPackedSdk(tmp),
+      (async () => {
+        svc = await startTestService({ env: { WCS_CALLBACK_POLL_MS: '50' } });
+        app = await svc.createApp({ name: 'readme merchant', chains: ['ETH', 'BTC'] });
+      })(),
+    ]);
+    if (installed.status === 'rejected') throw installed.reason;
+    if (started.status === 'rejected') throw started.reason;
+    dir = installed.value.project;
+    tarball = installed.value.tarball;
   });
 
   after(async () => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+    // a pack or install still running (a before() that timed out): its whole process group
+    for (const c of packLib.children) {
+      try {
+        process.kill(-c.pid!, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
     await svc?.stop();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('@wcs/sdk, express and their types resolve from the merchant project to what was installed there (the packed SDK, not the workspace)', () => {
+    const req = (spec: string) => require.resolve(spec, { paths: [dir] });
+    for (const spec of ['@wcs/sdk', '@wcs/sdk/package.json', 'express', '@types/express/package.json', '@types/node/package.json']) {
+      expect(inside(req(spec), dir), `${spec} resolves to ${req(spec)}, outside ${dir}`).to.equal(true);
+    }
+    expect(path.dirname(req('@wcs/sdk/package.json'))).to.equal(path.join(dir, 'node_modules', '@wcs', 'sdk'));
+    const lock = JSON.parse(fs.readFileSync(path.join(dir, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string; link?: boolean }> };
+    expect(lock.packages['node_modules/@wcs/sdk']?.link, 'installed, not linked').to.equal(undefined);
+    expect(lock.packages['node_modules/@wcs/sdk']?.resolved, 'installed from the tarball just packed').to.match(new RegExp(`^file:.*${tarball.replace(/[.]/g, '\\.')}$`));
   });
 
   it('every ts block is a tagged example, with a unique name', () => {
@@ -148,7 +228,7 @@ describe('sdk/README.md examples, compiled and run against the real service', fu
     for (const e of examples) fs.writeFileSync(path.join(dir, `${e.name}.mts`), e.code);
     const options: ts.CompilerOptions = {
       module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, lib: ['lib.es2022.d.ts'],
-      strict: true, noEmit: true, types: ['node'], esModuleInterop: true, skipLibCheck: true, typeRoots: [path.join(ROOT, 'node_modules', '@types')],
+      strict: true, noEmit: true, types: ['node'], esModuleInterop: true, skipLibCheck: true, typeRoots: [path.join(dir, 'node_modules', '@types')],
     };
     const program = ts.createProgram(examples.map((e) => path.join(dir, `${e.name}.mts`)), options);
     const diags = ts.getPreEmitDiagnostics(program);
@@ -157,6 +237,12 @@ describe('sdk/README.md examples, compiled and run against the real service', fu
     // the SDK resolved to its ESM declarations through the exports map
     const sdkFile = program.getSourceFiles().map((s) => s.fileName).find((f) => f.includes(`${path.sep}sdk${path.sep}dist${path.sep}`));
     expect(sdkFile, 'the examples import the built @wcs/sdk').to.match(/sdk\/dist\/esm\//);
+    // ... the packed one, installed in the project; and nothing but TypeScript's own lib files comes from elsewhere (the repository)
+    expect(sdkFile!.startsWith(path.join(dir, 'node_modules', '@wcs', 'sdk', 'dist', 'esm') + path.sep), sdkFile).to.equal(true);
+    const tsLib = path.dirname(require.resolve('typescript/lib/lib.d.ts'));
+    const outside = program.getSourceFiles().map((s) => s.fileName).filter((f) => !f.startsWith(dir + path.sep) && !f.startsWith(tsLib + path.sep));
+    expect(outside, 'declarations read from outside the merchant project').to.deep.equal([]);
+    expect(program.getSourceFiles().some((s) => s.fileName.startsWith(path.join(dir, 'node_modules', '@types', 'express') + path.sep)), 'express types from the project').to.equal(true);
     for (const e of examples) {
       const js = ts.transpileModule(e.code, { compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 }, fileName: `${e.name}.mts` }).outputText;
       fs.writeFileSync(file(e.name), js);
