@@ -38,7 +38,7 @@ export const CHAIN_CODE: StringRule = { pattern: CHAIN_CODE_RE, patternText: CHA
  * so a string of emoji twice over the limit in units would pass it).
  */
 export function maxUnits(s: z.ZodString, max: number, error = atMostChars(max)): z.ZodString {
-  return s.check(z.refine((v: string) => v.length <= max, { error }));
+  return s.check(z.refine((v: string) => v.length <= max, { error })).meta({ maxLength: max });
 }
 
 function withRule(s: z.ZodString, rule: StringRule): z.ZodString {
@@ -101,7 +101,7 @@ export function queryInt(rule: IntRule = {}) {
   return queryString()
     .regex(/^-?\d{1,15}$/, { error: 'must be an integer' })
     .transform(Number)
-    .pipe(intChecks(z.number(), rule));
+    .pipe(intChecks(z.int(), rule));
 }
 
 /** A query parameter naming one of `values`. */
@@ -116,13 +116,13 @@ export function queryLocalTime() {
     if (d) return d;
     ctx.issues.push({ code: 'custom', message: LOCAL_TIME_TEXT, input: s });
     return z.NEVER;
-  });
+  }).meta({ type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}$' }); // documented as the text it is read from
 }
 
 /** pageNo and pageSize of a listing (defaults 1 and `size.default`). */
 export function paging(size: { readonly default: number; readonly max: number }) {
   return {
-    pageNo: queryInt({ min: 1, max: 1_000_000 }).default(1),
-    pageSize: queryInt({ min: 1, max: size.max }).default(size.default),
+    pageNo: queryInt({ min: 1, max: 1_000_000 }).default(1).meta({ description: 'From 1.', example: 1 }),
+    pageSize: queryInt({ min: 1, max: size.max }).default(size.default).meta({ description: `At most ${size.max}.`, example: size.default }),
   };
 }
