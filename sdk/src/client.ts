@@ -9,8 +9,8 @@
  * Amounts stay decimal strings. Requests are signed per the spec, each attempt anew; retries
  * follow http.ts (reads and key-idempotent writes only; 429 for all).
  */
-import type * as api from './generated/api.js';
-import { OPERATIONS } from './generated/api.js';
+import type * as api from './api.js';
+import { OPERATIONS } from './api.js';
 import { ErrorCode, WcsApiError } from './errors.js';
 import { Transport, unwrap, type AttemptInfo, type CallOptions, type RetryClass, type RetryOptions, type Route } from './http.js';
 import { RequestSigner } from './signing.js';

@@ -21,7 +21,7 @@
  * The values cannot be confused: every field but appOrderNo is an integer or a fixed word, and
  * appOrderNo comes second to last, before a status that holds no ':'.
  */
-import type { WebhookEvent, WebhookEventName } from './generated/api.js';
+import type { WebhookEvent, WebhookEventName } from './api.js';
 import type { SeenStore } from './webhooks/stores.js';
 
 /** The documented key fields of each event, in order. */

@@ -15,7 +15,7 @@
  * (the cursor points before the retention window: restart without `after` and reconcile),
  * 1000001003 INVALID_PARAMETER (a bad limit).
  */
-import type { WebhookEvent } from './generated/api.js';
+import type { WebhookEvent } from './api.js';
 import type { CallOptions } from './http.js';
 
 export type BizType = 'RECHARGE' | 'WITHDRAW' | 'COLLECT' | 'TRANSFER' | 'CHAIN_EVENT';

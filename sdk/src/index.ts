@@ -10,7 +10,7 @@
  * This entry point runs anywhere with fetch and WebCrypto (Node >= 20, browsers, edge runtimes);
  * on Node the package's `node` condition (src/node.ts) uses node:crypto instead, which is faster.
  */
-export * from './generated/api.js';
+export * from './api.js';
 export { WcsClient, ROUTES, EVENTS_FEED_PATH, sameWithdrawOrder, type WcsClientOptions, type Readiness, type RouteName } from './client.js';
 export { ErrorCode, errorCodeName, errorClassOf, WcsError, WcsApiError, WcsHttpError, WcsNetworkError, WcsTimeoutError, type ErrorCodeName, type Envelope, type RequestInfo } from './errors.js';
 export { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, buildQuery, type AttemptInfo, type CallOptions, type RetryClass, type RetryOptions, type Route } from './http.js';

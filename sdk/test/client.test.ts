@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { WcsClient, ROUTES, type WcsClientOptions } from '../src/client';
 import { ErrorCode, WcsApiError, WcsHttpError, WcsNetworkError, WcsTimeoutError, errorClassOf } from '../src/errors';
 import { Transport, DEFAULT_RETRY, buildQuery, type AttemptInfo } from '../src/http';
-import type { Withdraw, WithdrawItem } from '../src/generated/api';
+import type { Withdraw, WithdrawItem } from '../src/api';
 import { API_KEY, SECRET, ScriptedServer, err, ok, type Recorded } from './helpers';
 
 const CHAINS = [{ chainId: 102, chainCode: 'ETH' }];

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { DEDUPE_FIELDS, dedupeKey, dedupeTuple, handleOnce } from '../src/dedupe';
 import { InMemorySeenSet, InMemoryReplayStore, TtlSet } from '../src/webhooks/stores';
-import { WEBHOOK_EVENTS, type WebhookEvent } from '../src/generated/api';
+import { WEBHOOK_EVENTS, type WebhookEvent } from '../src/api';
 import { REPO_ROOT, webhookExamples } from './helpers';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -9,7 +9,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expressWebhook, captureRawBody, WebhookConfigurationError } from '../src/webhooks/express';
 import { InMemoryReplayStore, InMemorySeenSet } from '../src/webhooks/stores';
-import type { WebhookEvent } from '../src/generated/api';
+import type { WebhookEvent } from '../src/api';
 import { SECRET, callbackHeaders, webhookExamples } from './helpers';
 
 interface Posted {

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { fetchWebhookHandler } from '../src/webhooks/fetch';
 import { InMemorySeenSet } from '../src/webhooks/stores';
-import type { WebhookEvent } from '../src/generated/api';
+import type { WebhookEvent } from '../src/api';
 import { SECRET, callbackHeaders, webhookExamples } from './helpers';
 
 const ORIGIN = 'https://merchant.example.com';

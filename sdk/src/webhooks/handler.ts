@@ -10,7 +10,7 @@
  *   verification failed                   401 {"code":1,"msg":"<reason>"}   (400 for a bad body)
  *   the handler threw                     500 {"code":1,"msg":"handler failed"} — retried later
  */
-import type { WebhookEvent } from '../generated/api.js';
+import type { WebhookEvent } from '../api.js';
 import { dedupeKey } from '../dedupe.js';
 import type { SeenStore, ReplayStore } from './stores.js';
 import { WebhookVerifier, type VerificationFailure, type WebhookRequest, type WebhookVerifierOptions } from './verifier.js';

@@ -22,7 +22,7 @@
  * authenticate() does 1-5 (what the signature proves); verify() does 1-6 and returns the typed
  * event. Verify the raw bytes: JSON parsed and serialised again is not the same bytes.
  */
-import { WEBHOOK_EVENTS, type WebhookEvent } from '../generated/api.js';
+import { WEBHOOK_EVENTS, type WebhookEvent } from '../api.js';
 import { decodeUtf8, getNodeCrypto, HmacKey, resolveBackend, sha256HexAsync, sha256HexNode, fromHex, type CryptoPreference, type NodeCryptoLike } from '../crypto.js';
 import type { ReplayStore } from './stores.js';
 
