@@ -114,7 +114,8 @@ export function sameWithdrawOrder(item: api.WithdrawItem, w: api.Withdraw): bool
     w.chainTokenId === item.chainTokenId &&
     sameAddress(w.toAddress, item.toAddress) &&
     decimalEquals(w.amount, item.amount) &&
-    (item.toMemo === undefined || (w.memo ?? '') === item.toMemo)
+    // no memo given (absent or null, which the service reads as absent): not compared; "" is no memo
+    (item.toMemo === undefined || item.toMemo === null || (w.memo ?? '') === item.toMemo)
   );
 }
 

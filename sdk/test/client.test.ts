@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WcsClient, ROUTES, type WcsClientOptions } from '../src/client';
+import { WcsClient, ROUTES, sameWithdrawOrder, type WcsClientOptions } from '../src/client';
 import { ErrorCode, WcsApiError, WcsHttpError, WcsNetworkError, WcsTimeoutError, errorClassOf } from '../src/errors';
 import { Transport, DEFAULT_RETRY, buildQuery, type AttemptInfo } from '../src/http';
 import type { Withdraw, WithdrawItem } from '../src/api';
@@ -295,6 +295,16 @@ describe('client (scripted loopback server)', () => {
       e = undefined;
       await client().withdrawals.create(item).catch((x: unknown) => (e = x));
       expect((e as WcsApiError).code).to.equal(ErrorCode.WITHDRAW_ORDER_DUPLICATE);
+    });
+
+    it('sameWithdrawOrder: chain, token, address (EVM in any case), amount as a decimal; the memo when one is given (null is none)', () => {
+      expect(sameWithdrawOrder(item, existing)).to.equal(true);
+      expect(sameWithdrawOrder({ ...item, toMemo: null }, existing)).to.equal(true);
+      expect(sameWithdrawOrder({ ...item, toMemo: '' }, existing)).to.equal(true);
+      expect(sameWithdrawOrder({ ...item, toMemo: '7' }, existing)).to.equal(false);
+      expect(sameWithdrawOrder({ ...item, toMemo: '7' }, { ...existing, memo: '7' })).to.equal(true);
+      expect(sameWithdrawOrder({ ...item, amount: '1.51' }, existing)).to.equal(false);
+      expect(sameWithdrawOrder({ ...item, chainTokenId: 10201 }, existing)).to.equal(false);
     });
 
     it('batch-create: items an earlier attempt accepted come back as successes with their order; counts follow', async () => {
