@@ -2,6 +2,8 @@
  * The spec's timestamps are ISO local date-times without zone (YYYY-MM-DDThh:mm:ss).
  * The service writes them in UTC; docs/api.md says so.
  */
+export function formatLocalDateTime(d: Date): string;
+export function formatLocalDateTime(d: Date | null | undefined): string | null;
 export function formatLocalDateTime(d: Date | null | undefined): string | null {
   if (!d) return null;
   return d.toISOString().slice(0, 19);

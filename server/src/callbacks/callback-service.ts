@@ -4,6 +4,8 @@ import type { BizType } from '../apps/applications';
 import { endpointSql, enqueueCallback, notifyDue, type EnqueuedTask } from './outbox';
 import { encodeTaskCursor, pageWindow, type TaskCursor } from './task-cursor';
 import { AuditLog, type AuditActor } from '../operators/audit';
+import type { CallbackAttempt, CallbackTask } from '../contract/responses/callback';
+
 
 /** The audit target of a callback task. */
 export const taskTarget = (id: number): string => `callback-task:${id}`;
@@ -14,41 +16,10 @@ export const PAGE_SIZE_DEFAULT = 20;
 export const PAGE_SIZE_MAX = 200;
 
 /** The spec's callback task. */
-export interface CallbackTaskView {
-  id: number;
-  bizType: BizType;
-  bizId: number;
-  url: string;
-  status: TaskStatus;
-  retryTimes: number;
-  maxRetryTimes: number;
-  nextRetryTime: string | null;
-  lastResponseSummary: string | null;
-  lastError: string | null;
-  createTime: string;
-  updateTime: string;
-}
+export type CallbackTaskView = CallbackTask;
 
 /** The spec's callback attempt. */
-export interface CallbackAttemptView {
-  id: number;
-  callbackTaskId: number;
-  attemptNo: number;
-  requestHeadersSummary: Record<string, string>;
-  requestBodySummary: string | null;
-  requestBodyLength: number;
-  requestBodySha256: string;
-  responseStatus: number | null;
-  responseContentType: string | null;
-  responseBodySummary: string | null;
-  responseBodyLength: number | null;
-  responseBodySha256: string | null;
-  accepted: boolean;
-  latencyMs: number;
-  errorReason: string | null;
-  nextRetryTime: string | null;
-  createTime: string;
-}
+export type CallbackAttemptView = CallbackAttempt;
 
 interface TaskRow {
   id: string;

@@ -1,5 +1,7 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { formatLocalDateTime, formatUnits, WcsError, type AddressNature } from '@wcs/core';
+import type { ChainEvent, Outflow } from '../contract/responses/chain-event';
+
 
 export const CHAIN_EVENT_STATUSES = ['PENDING', 'CONFIRMED', 'DROPPED'] as const;
 export type ChainEventStatus = (typeof CHAIN_EVENT_STATUSES)[number];
@@ -7,54 +9,10 @@ export const OUTFLOW_KINDS = ['DEPOSIT', 'HOT', 'FEE'] as const;
 export type OutflowKind = (typeof OUTFLOW_KINDS)[number];
 
 /** A chain event record as chain-event/get and chain-event/list return it: the callback's fields and the record's state. */
-export interface ChainEventView {
-  id: number;
-  subscriptionId: number;
-  applicationId: number;
-  chainId: number;
-  chainCode: string;
-  chainTokenId: number;
-  tokenSymbol: string;
-  contractAddress: string;
-  fromAddress: string;
-  toAddress: string;
-  monitoredAddress: string;
-  amount: string;
-  txHash: string;
-  position: number;
-  blockHeight: number;
-  blockHash: string;
-  directionMatched: 'IN' | 'OUT';
-  addressNature: AddressNature;
-  status: ChainEventStatus;
-  minConfirmations: number;
-  callbackTaskId: number | null;
-  createTime: string;
-  confirmedTime: string | null;
-  updateTime: string;
-}
+export type ChainEventView = ChainEvent;
 
 /** A custody outflow record (TRANSFER) as outflow/get and outflow/list return it. */
-export interface OutflowView {
-  id: number;
-  applicationId: number;
-  chainId: number;
-  chainCode: string;
-  chainTokenId: number;
-  tokenSymbol: string;
-  contractAddress: string;
-  addressKind: OutflowKind;
-  fromAddress: string;
-  externalUserId: string | null;
-  toAddress: string;
-  amount: string;
-  txHash: string;
-  position: number;
-  blockHeight: number;
-  blockHash: string;
-  callbackTaskId: number | null;
-  createTime: string;
-}
+export type OutflowView = Outflow;
 
 export interface ChainEventFilter {
   readonly subscriptionId?: number;

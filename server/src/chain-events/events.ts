@@ -3,6 +3,7 @@ import { formatUnits, type AddressNature } from '@wcs/core';
 import { enqueueCallbacks, type CallbackEvent } from '../callbacks/outbox';
 import { raiseAlert } from '../deposits/scan-lease';
 import type { EventCandidate, OutflowCandidate } from './matching';
+import type { ChainEventEvent, TransferEvent } from '../contract/events';
 
 /** A chain event candidate with its counterparty's nature, ready to record. */
 export interface NaturedEvent {
@@ -19,7 +20,7 @@ interface EventRow {
 }
 
 /** The spec's `chain_event` event, every field of it and nothing else (docs/chain-events.md). */
-export function chainEventPayload(r: EventRow): Record<string, unknown> {
+export function chainEventPayload(r: EventRow): ChainEventEvent {
   return {
     event: 'chain_event',
     id: Number(r.id),
@@ -164,12 +165,12 @@ export async function rollbackChainEvents(sequelize: Sequelize, t: Transaction, 
 }
 
 interface OutflowRow {
-  id: string; application_id: number; chain_id: number; chain_token_id: number; address_kind: string; from_address: string; external_user_id: string | null;
+  id: string; application_id: number; chain_id: number; chain_token_id: number; address_kind: TransferEvent['addressKind']; from_address: string; external_user_id: string | null;
   to_address: string; amount: string; tx_hash: string; position: number; block_height: string;
 }
 
 /** The TRANSFER callback's `transfer` event (docs/chain-events.md, "TRANSFER"). */
-export function outflowPayload(r: OutflowRow, contract: string | null, decimals: number): Record<string, unknown> {
+export function outflowPayload(r: OutflowRow, contract: string | null, decimals: number): TransferEvent {
   return {
     event: 'transfer',
     id: Number(r.id),

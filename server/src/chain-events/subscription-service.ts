@@ -5,6 +5,7 @@ import type { ScanStatus } from '../deposits/scan-worker';
 import { trimDecimal } from './monitor';
 import { AuditLog, type AuditActor } from '../operators/audit';
 import type { SubscriptionDirection } from './matching';
+import type { ChainSubscription } from '../contract/responses/chain-event';
 
 /** Limits (docs/chain-events.md, "Limits"). */
 export const SUBSCRIPTION_LIMITS = Object.freeze({
@@ -55,22 +56,7 @@ export interface SubscriptionUpdate {
 }
 
 /** A subscription as the API returns it (docs/chain-events.md). */
-export interface SubscriptionView {
-  id: number;
-  appSubscriptionNo: string;
-  applicationId: number;
-  chainId: number;
-  chainCode: string;
-  direction: SubscriptionDirection;
-  chainTokenIds: number[] | null;
-  minAmount: string | null;
-  status: SubscriptionStatus;
-  addressCount: number;
-  /** get and create only: every monitored address, sorted. */
-  addresses?: string[];
-  createTime: string;
-  updateTime: string;
-}
+export type SubscriptionView = ChainSubscription;
 
 interface Row {
   id: string; app_subscription_no: string; application_id: number; chain_id: number; code: string; direction: SubscriptionDirection;

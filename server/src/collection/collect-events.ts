@@ -1,6 +1,7 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { formatLocalDateTime, formatUnits } from '@wcs/core';
 import { OutboxNotices, type NoticeTable } from '../callbacks/outbox';
+import type { CollectEvent } from '../contract/events';
 
 const COLLECT_NOTICES: NoticeTable = { table: 'collect_notices', recordColumn: 'item_id', stateColumn: 'status', bizType: 'COLLECT' };
 
@@ -30,7 +31,7 @@ export interface ItemRow {
   created_at: Date;
   finished_at: Date | null;
   related: string[];
-  funding: { id: string; status: string; tx_hash: string | null; from_address: string; to_address: string; amount: string; fail_reason: string | null } | null;
+  funding: { id: string; status: NonNullable<CollectEvent['gasFunding']>['status']; tx_hash: string | null; from_address: string; to_address: string; amount: string; fail_reason: string | null } | null;
 }
 
 export const ITEM_SELECT = `SELECT i.id::text AS id, i.request_id::text AS request_id, i.application_id, i.chain_id, i.chain_token_id, i.stage, i.from_address_id, i.from_address,
@@ -41,8 +42,18 @@ export const ITEM_SELECT = `SELECT i.id::text AS id, i.request_id::text AS reque
                                  'amount', f.amount::text, 'fail_reason', f.fail_reason) FROM transfers f WHERE f.id = i.topup_transfer_id) AS funding
   FROM collection_items i JOIN chain_tokens t ON t.id = i.chain_token_id JOIN chain_tokens n ON n.chain_id = i.chain_id AND n.contract IS NULL`;
 
-/** The spec's `collect` event, every field (docs/collection.md). */
-export function collectEvent(i: ItemRow): Record<string, unknown> {
+/** An item in any state, with the fields of its `collect` event (the operator's item views): status and finishedTime as they are now. */
+export type CollectRecord = Omit<CollectEvent, 'status' | 'finishedTime'> & { status: string; finishedTime: string | null };
+
+/** The spec's `collect` event, every field (docs/collection.md): sent only when an item ends. */
+export function collectEvent(i: ItemRow): CollectEvent {
+  const r = collectRecord(i);
+  if ((r.status !== 'SUCCESS' && r.status !== 'FAILED') || r.finishedTime === null) throw new Error(`collection item ${i.id} is ${i.status}: a collect event is sent only when an item ends`);
+  return { ...r, status: r.status, finishedTime: r.finishedTime };
+}
+
+/** The fields of an item's `collect` event, in whatever state the item is. */
+export function collectRecord(i: ItemRow): CollectRecord {
   const final = i.status === 'SUCCESS' || i.status === 'FAILED';
   return {
     event: 'collect',

@@ -13,6 +13,7 @@ import type { FeeWallet, FeeWallets } from './fee-wallets';
 /** The most gas a DEPLOY of one of the service's contracts uses (the two measured 720,475 together on anvil). */
 const DEPLOY_GAS = 1_000_000n;
 import { evmGas } from './sweep-quote';
+import type { DelegationEvent } from '../contract/events';
 
 
 /** A HOT_GATHER item in delegated mode, as the processor read it. */
@@ -362,7 +363,7 @@ export class DelegatedSweeper {
  * The `delegation` event (bizType TRANSFER, bizId the block's id; docs/chain-events.md, "The
  * `delegation` callback"): a deposit address found delegated to code the service did not put there.
  */
-export function delegationPayload(d: { id: string; applicationId: number; chainId: number; address: string; externalUserId: string | null; found: 'DELEGATED' | 'CONTRACT'; delegate: string | null; at: Date }): Record<string, unknown> {
+export function delegationPayload(d: { id: string; applicationId: number; chainId: number; address: string; externalUserId: string | null; found: 'DELEGATED' | 'CONTRACT'; delegate: string | null; at: Date }): DelegationEvent {
   return {
     event: 'delegation',
     id: Number(d.id),

@@ -1,6 +1,6 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { formatLocalDateTime, formatUnits } from '@wcs/core';
-import { collectEvent, loadItems, type ItemRow } from './collect-events';
+import { collectRecord, loadItems, type ItemRow } from './collect-events';
 import { itemTarget } from './operator';
 
 /**
@@ -46,7 +46,7 @@ export async function itemDetail(sequelize: Sequelize, id: number) {
   );
   return {
     row,
-    event: collectEvent(row) as ReturnType<typeof collectEvent> & { gasFunding: Record<string, unknown> | null; relatedRechargeIds: number[] },
+    event: collectRecord(row),
     chainCode: meta!.code,
     environment: meta!.environment,
     trigger: meta!.trigger,

@@ -1,7 +1,7 @@
 import { QueryTypes, UniqueConstraintError, type Sequelize } from 'sequelize';
 import { formatLocalDateTime, formatUnits, type Environment } from '@wcs/core';
 import { AuditLog, type AuditActor } from '../operators/audit';
-import { collectEvent, loadItems, type ItemRow } from './collect-events';
+import { collectRecord, loadItems, type ItemRow } from './collect-events';
 import { feeWalletReport } from './fee-wallets';
 import { CollectCommandError, itemTarget } from './operator';
 
@@ -39,7 +39,7 @@ export interface ItemView {
 }
 
 export function itemView(i: ItemRow): ItemView {
-  return { ...(collectEvent(i) as unknown as Omit<ItemView, 'token' | 'waitingReason'>), token: i.symbol, waitingReason: i.waiting_reason };
+  return { ...collectRecord(i), token: i.symbol, waitingReason: i.waiting_reason };
 }
 
 

@@ -19,15 +19,8 @@ export const RechargeEvent = z.strictObject({
 }).meta({ id: 'RechargeEvent', description: 'Body of the recharge callback (bizType RECHARGE): a deposit reached a state (docs/deposits.md). One per (id, txStatus); de-duplicate by (event, id, txStatus). Credit the user on SETTLED; CONFIRMED only means confirmed on chain.', allOf: [{"if":{"properties":{"txStatus":{"const":"SETTLED"}},"required":["txStatus"]},"then":{"properties":{"confirmations":{"const":-1},"minConfirmations":{"const":-1}}},"else":{"properties":{"confirmations":{"minimum":0},"minConfirmations":{"minimum":0}}}}] });
 export type RechargeEvent = z.infer<typeof RechargeEvent>;
 
-export const RechargeCreditedEvent = z.strictObject({
+export const RechargeCreditedEvent = RechargeEvent.extend({
   event: z.literal('recharge_credited').describe('Always recharge_credited.'),
-  id: z.int().describe('The recharge record (recharge/get?id=).'),
-  applicationId: z.int().describe('The application the deposit belongs to.'),
-  chainId: z.int().describe('The internal chain id, as in support/chains (not the EVM chain id).'),
-  chainTokenId: z.int().describe('As in support/tokens.'),
-  address: z.string().describe("The user's deposit address that received the funds."),
-  amount: decimalAmount.describe('The amount deposited. Decimal string in token units (plain digits, no exponent, no trailing zeros); never a JSON number.'),
-  txHash: z.string().describe("The transaction's hash."),
   blockHeight: z.int().min(0).describe('The block (ledger, slot) the transfer is in.'),
   txStatus: z.literal('SETTLED').describe('Always SETTLED: the deposit is credited.'),
   confirmations: z.literal(-1).describe('Always -1, as in the SETTLED recharge event.'),

@@ -2,35 +2,10 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import { formatLocalDateTime, formatUnits, WcsError } from '@wcs/core';
 import { AuditLog, type AuditActor } from '../operators/audit';
 import { advanceRecharges, confirmationsAt, loadRecharge, RechargeNotices, type TxStatus } from './recharges';
+import type { Recharge } from '../contract/responses/recharge';
 
 /** A recharge record as GET recharge/get and recharge/list return it (docs/deposits.md). */
-export interface RechargeView {
-  id: number;
-  applicationId: number;
-  chainId: number;
-  chainCode: string;
-  chainTokenId: number;
-  tokenSymbol: string;
-  contractAddress: string | null;
-  externalUserId: string;
-  address: string;
-  memo: string | null;
-  fromAddress: string | null;
-  amount: string;
-  txHash: string;
-  position: number;
-  blockHeight: number | null;
-  blockHash: string | null;
-  txStatus: TxStatus;
-  confirmations: number;
-  minConfirmations: number;
-  failReason: string | null;
-  createTime: string;
-  updateTime: string;
-  confirmedTime: string | null;
-  settledTime: string | null;
-  failedTime: string | null;
-}
+export type RechargeView = Recharge;
 
 interface ViewRow {
   id: string; application_id: number; chain_id: number; chain_code: string; chain_token_id: number; symbol: string; contract: string | null;

@@ -2,6 +2,7 @@ import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { formatUnits, type ObservedTransfer } from '@wcs/core';
 import { OutboxNotices, type NoticeTable } from '../callbacks/outbox';
 import type { ChainTokenView } from './tokens';
+import type { RechargeCreditedEvent, RechargeEvent } from '../contract/events';
 
 export const TX_STATUSES = ['PENDING', 'CONFIRMED', 'SETTLED', 'FAILED'] as const;
 export type TxStatus = (typeof TX_STATUSES)[number];
@@ -44,7 +45,7 @@ const ROW_SELECT = `r.id, r.application_id, r.chain_id, r.chain_token_id, r.addr
 const ROW_FROM = 'recharges r JOIN applications a ON a.id = r.application_id JOIN chain_tokens t ON t.id = r.chain_token_id';
 
 /** The spec's `recharge` event for a record in a state (confirmations -1 and minConfirmations -1 on SETTLED). */
-export function rechargeEvent(r: RechargeRow, status: TxStatus): Record<string, unknown> {
+export function rechargeEvent(r: RechargeRow, status: TxStatus): RechargeEvent {
   const settled = status === 'SETTLED';
   return {
     event: 'recharge',
@@ -67,8 +68,8 @@ export function rechargeEvent(r: RechargeRow, status: TxStatus): Record<string, 
  * turn it on: the `recharge` event at SETTLED with its own event name, plus the user it credits.
  * Merchants de-duplicate it by (event, id).
  */
-export function rechargeCreditedEvent(r: RechargeRow): Record<string, unknown> {
-  return { ...rechargeEvent(r, 'SETTLED'), event: 'recharge_credited', externalUserId: r.external_user_id, memo: r.memo };
+export function rechargeCreditedEvent(r: RechargeRow): RechargeCreditedEvent {
+  return { ...rechargeEvent(r, 'SETTLED'), event: 'recharge_credited', txStatus: 'SETTLED', confirmations: -1, minConfirmations: -1, externalUserId: r.external_user_id, memo: r.memo };
 }
 
 /** Its row in recharge_notices: once per recharge, beside the txStatus rows. */

@@ -1,6 +1,7 @@
 import { formatUnits } from '@wcs/core';
 import { OutboxNotices, type NoticeTable } from '../callbacks/outbox';
 import type { WithdrawStatus } from './withdraw-service';
+import type { WithdrawEvent } from '../contract/events';
 
 const WITHDRAW_NOTICES: NoticeTable = { table: 'withdraw_notices', recordColumn: 'withdrawal_id', stateColumn: 'status', bizType: 'WITHDRAW' };
 
@@ -29,7 +30,7 @@ export const ORDER_FROM = 'withdrawals w JOIN chain_tokens t ON t.id = w.chain_t
 export const ORDER_SELECT = `SELECT ${ORDER_COLUMNS} FROM ${ORDER_FROM}`;
 
 /** The spec's `withdraw` event (txHash "" while the order has no transaction). */
-export function withdrawEvent(o: OrderRow, status: WithdrawStatus, txHash: string | null): Record<string, unknown> {
+export function withdrawEvent(o: OrderRow, status: WithdrawEvent['status'], txHash: string | null): WithdrawEvent {
   return {
     event: 'withdraw',
     id: Number(o.id),
@@ -49,7 +50,7 @@ export class WithdrawNotices extends OutboxNotices {
     super(WITHDRAW_NOTICES);
   }
 
-  add(o: OrderRow, status: WithdrawStatus, txHash: string | null): void {
+  add(o: OrderRow, status: WithdrawEvent['status'], txHash: string | null): void {
     this.addEvent(o.id, status, o.application_id, withdrawEvent(o, status, txHash), o.callback_url);
   }
 }

@@ -7,6 +7,7 @@ import type { AppCredentials } from '../auth/credentials';
 import type { Catalogue, ChainView } from '../catalogue/catalogue';
 import { validateCallbackUrl } from '../apps/callback-url';
 import { cachedLookup, guardCallbackTarget, type TargetCheckOptions } from '../callbacks/target-guard';
+import type { Withdraw } from '../contract/responses/withdraw';
 
 export const WITHDRAW_STATUSES = ['PROCESSING', 'BROADCASTED', 'CONFIRMING', 'SUCCESS', 'FAILED'] as const;
 export type WithdrawStatus = (typeof WITHDRAW_STATUSES)[number];
@@ -28,28 +29,7 @@ export interface WithdrawItemInput {
 }
 
 /** The spec's withdrawal record (WithdrawDetailRespVO), with the record's id first. */
-export interface WithdrawRecord {
-  id: number;
-  appOrderNo: string;
-  chainCode: string;
-  chainTokenId: number;
-  token: string;
-  amount: string;
-  fee: string;
-  fromAddress: string;
-  toAddress: string;
-  memo: string | null;
-  txHash: string | null;
-  blockHeight: number | null;
-  confirmations: number;
-  status: WithdrawStatus;
-  failReason: string | null;
-  riskLevel: string | null;
-  riskReason: string | null;
-  callbackTaskId: number | null;
-  createTime: string;
-  updateTime: string;
-}
+export type WithdrawRecord = Withdraw;
 
 /** A per-item outcome: the accepted record, or the business error that refused the item. */
 export type ItemOutcome = { readonly ok: true; readonly record: WithdrawRecord } | { readonly ok: false; readonly error: WcsError };

@@ -20,15 +20,20 @@ export const ChainSubscription = z.object({
 }).meta({ id: 'ChainSubscription', description: 'A chain event subscription (docs/chain-events.md). addresses is present in the answers of subscription/create, get and update, not in list items.' });
 export type ChainSubscription = z.infer<typeof ChainSubscription>;
 
-export const ChainEvent = z.object({
-  id: z.int().describe("Chain event id (the callback's id)."),
-  subscriptionId: z.int(),
+/** The application, chain and token of a chain event or outflow record. */
+const recordToken = {
   applicationId: z.int(),
   chainId: z.int(),
   chainCode: z.string().describe('Not in the callback.'),
   chainTokenId: z.int(),
   tokenSymbol: z.string().describe('Not in the callback.'),
   contractAddress: z.string().describe('Token contract; "" for the native coin.'),
+};
+
+export const ChainEvent = z.object({
+  id: z.int().describe("Chain event id (the callback's id)."),
+  subscriptionId: z.int(),
+  ...recordToken,
   fromAddress: z.string().describe("The transfer's sender: on BTC the address the transaction's first input spends from, \"\" when no input tells one."),
   toAddress: z.string().describe("The transfer's receiver."),
   monitoredAddress: z.string().describe("The subscription's address that matched: toAddress for IN, fromAddress for OUT. Not in the callback."),
@@ -50,12 +55,7 @@ export type ChainEvent = z.infer<typeof ChainEvent>;
 
 export const Outflow = z.object({
   id: z.int().describe("Outflow id (the transfer callback's id)."),
-  applicationId: z.int(),
-  chainId: z.int(),
-  chainCode: z.string().describe('Not in the callback.'),
-  chainTokenId: z.int(),
-  tokenSymbol: z.string().describe('Not in the callback.'),
-  contractAddress: z.string().describe('Token contract; "" for the native coin.'),
+  ...recordToken,
   addressKind: z.enum(['DEPOSIT', 'HOT', 'FEE']).describe("A user's deposit address, the application's hot wallet or its fee wallet."),
   fromAddress: z.string().describe('The custody address the funds left.'),
   externalUserId: z.string().nullable().describe("The deposit address's user; null for HOT and FEE."),
