@@ -22,6 +22,130 @@ import type { OperationDoc } from './document';
  * text and examples a merchant reads. document.ts builds the paths from this list; a test checks
  * that it names exactly the routes the server mounts.
  */
+/** An example address record, shown by several operations. */
+const EXAMPLE_ADDRESS = {
+  "id": 1,
+  "chainCode": "ETH",
+  "address": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
+  "memo": null,
+  "addressType": "USER",
+  "externalUserId": "user-42",
+  "status": "ACTIVE"
+};
+
+/** An example recharge record, shown by several operations. */
+const EXAMPLE_RECHARGE = {
+  "id": 1,
+  "applicationId": 1,
+  "chainId": 102,
+  "chainCode": "ETH",
+  "chainTokenId": 10200,
+  "tokenSymbol": "ETH",
+  "contractAddress": null,
+  "externalUserId": "user-42",
+  "address": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
+  "memo": null,
+  "fromAddress": "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
+  "amount": "0.25",
+  "txHash": "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
+  "position": -1,
+  "blockHeight": 7412345,
+  "blockHash": "0x8e38b4dbf6b11fcc3b9dee84fb7986e29ca0a02cecd8977c161ff7333329681e",
+  "txStatus": "CONFIRMED",
+  "confirmations": 3,
+  "minConfirmations": 3,
+  "failReason": null,
+  "createTime": "2025-01-15T08:30:00",
+  "updateTime": "2025-01-15T08:30:12",
+  "confirmedTime": "2025-01-15T08:30:12",
+  "settledTime": null,
+  "failedTime": null
+};
+
+/** An example withdraw record, shown by several operations. */
+const EXAMPLE_WITHDRAW = {
+  "id": 1,
+  "appOrderNo": "order-1001",
+  "chainCode": "ETH",
+  "chainTokenId": 10200,
+  "token": "ETH",
+  "amount": "0.01",
+  "fee": "0.000441",
+  "fromAddress": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
+  "toAddress": "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
+  "memo": null,
+  "txHash": null,
+  "blockHeight": null,
+  "confirmations": 0,
+  "status": "PROCESSING",
+  "failReason": null,
+  "riskLevel": null,
+  "riskReason": null,
+  "callbackTaskId": null,
+  "createTime": "2025-01-15T08:30:00",
+  "updateTime": "2025-01-15T08:30:00"
+};
+
+/** An example withdraw request record, shown by several operations. */
+const EXAMPLE_WITHDRAW_REQUEST = {
+  "appOrderNo": "order-1001",
+  "chainCode": "ETH",
+  "chainTokenId": 10200,
+  "toAddress": "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
+  "amount": "0.01",
+  "remark": "payout to user-42"
+};
+
+/** An example chain event record, shown by several operations. */
+const EXAMPLE_CHAIN_EVENT = {
+  "id": 7,
+  "subscriptionId": 1,
+  "applicationId": 1,
+  "chainId": 102,
+  "chainCode": "ETH",
+  "chainTokenId": 10202,
+  "tokenSymbol": "USDC",
+  "contractAddress": "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238",
+  "fromAddress": "0x28C6c06298d514Db089934071355E5743bf21d60",
+  "toAddress": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
+  "monitoredAddress": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
+  "amount": "1250",
+  "txHash": "0x3b1f8e2a9c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7",
+  "position": 41,
+  "blockHeight": 7412345,
+  "blockHash": "0x6d2e8f1a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6",
+  "directionMatched": "IN",
+  "addressNature": "EOA",
+  "status": "CONFIRMED",
+  "minConfirmations": 3,
+  "callbackTaskId": 12,
+  "createTime": "2025-01-15T09:00:05",
+  "confirmedTime": "2025-01-15T09:00:41",
+  "updateTime": "2025-01-15T09:00:41"
+};
+
+/** An example outflow record, shown by several operations. */
+const EXAMPLE_OUTFLOW = {
+  "id": 3,
+  "applicationId": 1,
+  "chainId": 102,
+  "chainCode": "ETH",
+  "chainTokenId": 10202,
+  "tokenSymbol": "USDC",
+  "contractAddress": "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238",
+  "addressKind": "DEPOSIT",
+  "fromAddress": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
+  "externalUserId": "user-42",
+  "toAddress": "0x28C6c06298d514Db089934071355E5743bf21d60",
+  "amount": "500",
+  "txHash": "0x9f4e2d1c0b1a29384756a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0",
+  "position": 12,
+  "blockHeight": 7412400,
+  "blockHash": "0x1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f809",
+  "callbackTaskId": 15,
+  "createTime": "2025-01-15T10:12:30"
+};
+
 export const OPERATIONS: readonly OperationDoc[] = [
   {
     method: 'get',
@@ -133,15 +257,7 @@ export const OPERATIONS: readonly OperationDoc[] = [
         "summary": "The user's ETH deposit address",
         "value": {
           "code": 0,
-          "data": {
-            "id": 1,
-            "chainCode": "ETH",
-            "address": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-            "memo": null,
-            "addressType": "USER",
-            "externalUserId": "user-42",
-            "status": "ACTIVE"
-          },
+          "data": EXAMPLE_ADDRESS,
           "msg": ""
         }
       },
@@ -197,15 +313,7 @@ export const OPERATIONS: readonly OperationDoc[] = [
                 "chainCode": "ETH",
                 "externalUserId": "user-42",
                 "success": true,
-                "address": {
-                  "id": 1,
-                  "chainCode": "ETH",
-                  "address": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-                  "memo": null,
-                  "addressType": "USER",
-                  "externalUserId": "user-42",
-                  "status": "ACTIVE"
-                },
+                "address": EXAMPLE_ADDRESS,
                 "errorCode": null,
                 "errorMessage": null
               },
@@ -240,15 +348,7 @@ export const OPERATIONS: readonly OperationDoc[] = [
         "value": {
           "code": 0,
           "data": [
-            {
-              "id": 1,
-              "chainCode": "ETH",
-              "address": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-              "memo": null,
-              "addressType": "USER",
-              "externalUserId": "user-42",
-              "status": "ACTIVE"
-            }
+            EXAMPLE_ADDRESS
           ],
           "msg": ""
         }
@@ -637,33 +737,7 @@ export const OPERATIONS: readonly OperationDoc[] = [
         "summary": "A confirmed deposit",
         "value": {
           "code": 0,
-          "data": {
-            "id": 1,
-            "applicationId": 1,
-            "chainId": 102,
-            "chainCode": "ETH",
-            "chainTokenId": 10200,
-            "tokenSymbol": "ETH",
-            "contractAddress": null,
-            "externalUserId": "user-42",
-            "address": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-            "memo": null,
-            "fromAddress": "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
-            "amount": "0.25",
-            "txHash": "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
-            "position": -1,
-            "blockHeight": 7412345,
-            "blockHash": "0x8e38b4dbf6b11fcc3b9dee84fb7986e29ca0a02cecd8977c161ff7333329681e",
-            "txStatus": "CONFIRMED",
-            "confirmations": 3,
-            "minConfirmations": 3,
-            "failReason": null,
-            "createTime": "2025-01-15T08:30:00",
-            "updateTime": "2025-01-15T08:30:12",
-            "confirmedTime": "2025-01-15T08:30:12",
-            "settledTime": null,
-            "failedTime": null
-          },
+          "data": EXAMPLE_RECHARGE,
           "msg": ""
         }
       },
@@ -697,33 +771,7 @@ export const OPERATIONS: readonly OperationDoc[] = [
           "code": 0,
           "data": {
             "list": [
-              {
-                "id": 1,
-                "applicationId": 1,
-                "chainId": 102,
-                "chainCode": "ETH",
-                "chainTokenId": 10200,
-                "tokenSymbol": "ETH",
-                "contractAddress": null,
-                "externalUserId": "user-42",
-                "address": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-                "memo": null,
-                "fromAddress": "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
-                "amount": "0.25",
-                "txHash": "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
-                "position": -1,
-                "blockHeight": 7412345,
-                "blockHash": "0x8e38b4dbf6b11fcc3b9dee84fb7986e29ca0a02cecd8977c161ff7333329681e",
-                "txStatus": "CONFIRMED",
-                "confirmations": 3,
-                "minConfirmations": 3,
-                "failReason": null,
-                "createTime": "2025-01-15T08:30:00",
-                "updateTime": "2025-01-15T08:30:12",
-                "confirmedTime": "2025-01-15T08:30:12",
-                "settledTime": null,
-                "failedTime": null
-              }
+              EXAMPLE_RECHARGE
             ],
             "total": 1
           },
@@ -744,14 +792,7 @@ export const OPERATIONS: readonly OperationDoc[] = [
         "summary": "Two orders",
         "value": {
           "items": [
-            {
-              "appOrderNo": "order-1001",
-              "chainCode": "ETH",
-              "chainTokenId": 10200,
-              "toAddress": "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
-              "amount": "0.01",
-              "remark": "payout to user-42"
-            },
+            EXAMPLE_WITHDRAW_REQUEST,
             {
               "appOrderNo": "order-1002",
               "chainCode": "ETH",
@@ -779,28 +820,7 @@ export const OPERATIONS: readonly OperationDoc[] = [
               {
                 "appOrderNo": "order-1001",
                 "success": true,
-                "withdraw": {
-                  "id": 1,
-                  "appOrderNo": "order-1001",
-                  "chainCode": "ETH",
-                  "chainTokenId": 10200,
-                  "token": "ETH",
-                  "amount": "0.01",
-                  "fee": "0.000441",
-                  "fromAddress": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-                  "toAddress": "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
-                  "memo": null,
-                  "txHash": null,
-                  "blockHeight": null,
-                  "confirmations": 0,
-                  "status": "PROCESSING",
-                  "failReason": null,
-                  "riskLevel": null,
-                  "riskReason": null,
-                  "callbackTaskId": null,
-                  "createTime": "2025-01-15T08:30:00",
-                  "updateTime": "2025-01-15T08:30:00"
-                },
+                "withdraw": EXAMPLE_WITHDRAW,
                 "errorCode": null,
                 "errorMessage": null
               },
@@ -828,14 +848,7 @@ export const OPERATIONS: readonly OperationDoc[] = [
     bodyExamples: {
       "native": {
         "summary": "0.01 ETH to an external address",
-        "value": {
-          "appOrderNo": "order-1001",
-          "chainCode": "ETH",
-          "chainTokenId": 10200,
-          "toAddress": "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
-          "amount": "0.01",
-          "remark": "payout to user-42"
-        }
+        "value": EXAMPLE_WITHDRAW_REQUEST
       }
     },
     data: Withdraw,
@@ -846,28 +859,7 @@ export const OPERATIONS: readonly OperationDoc[] = [
         "summary": "The accepted order",
         "value": {
           "code": 0,
-          "data": {
-            "id": 1,
-            "appOrderNo": "order-1001",
-            "chainCode": "ETH",
-            "chainTokenId": 10200,
-            "token": "ETH",
-            "amount": "0.01",
-            "fee": "0.000441",
-            "fromAddress": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-            "toAddress": "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
-            "memo": null,
-            "txHash": null,
-            "blockHeight": null,
-            "confirmations": 0,
-            "status": "PROCESSING",
-            "failReason": null,
-            "riskLevel": null,
-            "riskReason": null,
-            "callbackTaskId": null,
-            "createTime": "2025-01-15T08:30:00",
-            "updateTime": "2025-01-15T08:30:00"
-          },
+          "data": EXAMPLE_WITHDRAW,
           "msg": ""
         }
       },
@@ -912,28 +904,7 @@ export const OPERATIONS: readonly OperationDoc[] = [
         "summary": "An order being processed",
         "value": {
           "code": 0,
-          "data": {
-            "id": 1,
-            "appOrderNo": "order-1001",
-            "chainCode": "ETH",
-            "chainTokenId": 10200,
-            "token": "ETH",
-            "amount": "0.01",
-            "fee": "0.000441",
-            "fromAddress": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-            "toAddress": "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
-            "memo": null,
-            "txHash": null,
-            "blockHeight": null,
-            "confirmations": 0,
-            "status": "PROCESSING",
-            "failReason": null,
-            "riskLevel": null,
-            "riskReason": null,
-            "callbackTaskId": null,
-            "createTime": "2025-01-15T08:30:00",
-            "updateTime": "2025-01-15T08:30:00"
-          },
+          "data": EXAMPLE_WITHDRAW,
           "msg": ""
         }
       },
@@ -1283,32 +1254,7 @@ export const OPERATIONS: readonly OperationDoc[] = [
         "summary": "A confirmed incoming USDC transfer",
         "value": {
           "code": 0,
-          "data": {
-            "id": 7,
-            "subscriptionId": 1,
-            "applicationId": 1,
-            "chainId": 102,
-            "chainCode": "ETH",
-            "chainTokenId": 10202,
-            "tokenSymbol": "USDC",
-            "contractAddress": "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238",
-            "fromAddress": "0x28C6c06298d514Db089934071355E5743bf21d60",
-            "toAddress": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-            "monitoredAddress": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-            "amount": "1250",
-            "txHash": "0x3b1f8e2a9c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7",
-            "position": 41,
-            "blockHeight": 7412345,
-            "blockHash": "0x6d2e8f1a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6",
-            "directionMatched": "IN",
-            "addressNature": "EOA",
-            "status": "CONFIRMED",
-            "minConfirmations": 3,
-            "callbackTaskId": 12,
-            "createTime": "2025-01-15T09:00:05",
-            "confirmedTime": "2025-01-15T09:00:41",
-            "updateTime": "2025-01-15T09:00:41"
-          },
+          "data": EXAMPLE_CHAIN_EVENT,
           "msg": ""
         }
       },
@@ -1342,32 +1288,7 @@ export const OPERATIONS: readonly OperationDoc[] = [
           "code": 0,
           "data": {
             "list": [
-              {
-                "id": 7,
-                "subscriptionId": 1,
-                "applicationId": 1,
-                "chainId": 102,
-                "chainCode": "ETH",
-                "chainTokenId": 10202,
-                "tokenSymbol": "USDC",
-                "contractAddress": "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238",
-                "fromAddress": "0x28C6c06298d514Db089934071355E5743bf21d60",
-                "toAddress": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-                "monitoredAddress": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-                "amount": "1250",
-                "txHash": "0x3b1f8e2a9c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7",
-                "position": 41,
-                "blockHeight": 7412345,
-                "blockHash": "0x6d2e8f1a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6",
-                "directionMatched": "IN",
-                "addressNature": "EOA",
-                "status": "CONFIRMED",
-                "minConfirmations": 3,
-                "callbackTaskId": 12,
-                "createTime": "2025-01-15T09:00:05",
-                "confirmedTime": "2025-01-15T09:00:41",
-                "updateTime": "2025-01-15T09:00:41"
-              }
+              EXAMPLE_CHAIN_EVENT
             ],
             "total": 1
           },
@@ -1392,26 +1313,7 @@ export const OPERATIONS: readonly OperationDoc[] = [
         "summary": "USDC moved out of a deposit address by a transaction the service did not sign",
         "value": {
           "code": 0,
-          "data": {
-            "id": 3,
-            "applicationId": 1,
-            "chainId": 102,
-            "chainCode": "ETH",
-            "chainTokenId": 10202,
-            "tokenSymbol": "USDC",
-            "contractAddress": "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238",
-            "addressKind": "DEPOSIT",
-            "fromAddress": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-            "externalUserId": "user-42",
-            "toAddress": "0x28C6c06298d514Db089934071355E5743bf21d60",
-            "amount": "500",
-            "txHash": "0x9f4e2d1c0b1a29384756a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0",
-            "position": 12,
-            "blockHeight": 7412400,
-            "blockHash": "0x1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f809",
-            "callbackTaskId": 15,
-            "createTime": "2025-01-15T10:12:30"
-          },
+          "data": EXAMPLE_OUTFLOW,
           "msg": ""
         }
       },
@@ -1445,26 +1347,7 @@ export const OPERATIONS: readonly OperationDoc[] = [
           "code": 0,
           "data": {
             "list": [
-              {
-                "id": 3,
-                "applicationId": 1,
-                "chainId": 102,
-                "chainCode": "ETH",
-                "chainTokenId": 10202,
-                "tokenSymbol": "USDC",
-                "contractAddress": "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238",
-                "addressKind": "DEPOSIT",
-                "fromAddress": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-                "externalUserId": "user-42",
-                "toAddress": "0x28C6c06298d514Db089934071355E5743bf21d60",
-                "amount": "500",
-                "txHash": "0x9f4e2d1c0b1a29384756a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0",
-                "position": 12,
-                "blockHeight": 7412400,
-                "blockHash": "0x1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f809",
-                "callbackTaskId": 15,
-                "createTime": "2025-01-15T10:12:30"
-              }
+              EXAMPLE_OUTFLOW
             ],
             "total": 1
           },
