@@ -786,8 +786,8 @@ export interface components {
             chainId: number;
             chainCode: string;
             chainName: string;
-            /** @enum {string} */
-            family: "bitcoin" | "evm" | "solana" | "xrp" | "stellar" | "eos";
+            /** @description The chain's adapter family: bitcoin, evm, solana, xrp, stellar, eos, or the family of an adapter package the operator installed (e.g. ton). */
+            family: string;
             network: string;
             nativeSymbol: string;
             decimals: number;

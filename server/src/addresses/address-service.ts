@@ -11,21 +11,14 @@ import { Batcher } from '../db/batcher';
 import { KeyIndexReserve, type ReserveMarks } from './key-index-reserve';
 import { memoMarkNamespace } from './index-marks';
 import { HdAddressWriter, type AddressRow } from './hd-address-writer';
+import type { Address } from '../contract/responses/address';
 
 /** externalUserId: 1-64 characters of letters, digits and _ - . @ : + = (docs/api.md). */
 export const EXTERNAL_USER_ID_RE = /^[A-Za-z0-9_.@:+=-]{1,64}$/;
 const MAX_KEY_INDEX = 2 ** 31 - 1;
 
 /** The spec's address record. */
-export interface AddressRecord {
-  id: number;
-  chainCode: string;
-  address: string;
-  memo: string | null;
-  addressType: 'USER';
-  externalUserId: string;
-  status: 'ACTIVE';
-}
+export type AddressRecord = Address;
 
 const ROW_COLUMNS = 'id, chain_id, chain_code, address, memo, address_type, external_user_id, status';
 

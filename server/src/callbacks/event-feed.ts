@@ -2,30 +2,13 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import { formatLocalDateTime, WcsError } from '@wcs/core';
 import type { BizType } from '../apps/applications';
 import { before, decodeFeedCursor, encodeFeedCursor, FEED_START, type FeedPosition } from './feed-cursor';
+import type { FeedEvent, FeedPage } from '../contract/events';
 
 export const FEED_LIMIT_DEFAULT = 100;
 export const FEED_LIMIT_MAX = 500;
 
-/** One event of the feed: the callback task's event, exactly as its webhook carries it. */
-export interface FeedEvent {
-  /** The callback task id (the same as in the task listing and the webhook's task). */
-  id: number;
-  /** Position just after this event: resume from it with `after`. */
-  cursor: string;
-  bizType: BizType;
-  bizId: number;
-  createTime: string;
-  /** The webhook's JSON body. */
-  payload: Record<string, unknown>;
-}
-
-export interface FeedPage {
-  list: FeedEvent[];
-  /** Pass as `after` next time: the last event's cursor, or the one given when nothing new was listed. */
-  nextCursor: string;
-  /** More events are listable right now (another page would not be empty). */
-  hasMore: boolean;
-}
+/** One event of the feed and a page of them: the contract's types (the callback task's event, exactly as its webhook carries it). */
+export type { FeedEvent, FeedPage };
 
 interface FeedRow {
   id: string;
@@ -69,7 +52,8 @@ export class EventFeed {
       bizType: r.biz_type,
       bizId: Number(r.biz_id),
       createTime: formatLocalDateTime(r.created_at)!,
-      payload: JSON.parse(r.body.toString('utf8')) as Record<string, unknown>,
+      // the body one of the event builders wrote (each returns its event type)
+      payload: JSON.parse(r.body.toString('utf8')) as FeedEvent['payload'],
     }));
     const last = list[list.length - 1];
     return { list, nextCursor: last ? last.cursor : encodeFeedCursor({ applicationId, ...from }), hasMore: rows.length > limit };

@@ -4,9 +4,10 @@ import type { AppCredentials } from '../auth/credentials';
 import { supportChainsQuery, supportTokensQuery } from '../contract/support';
 import { parseQuery } from '../contract/parse';
 import type { ApiRoute } from './routes';
+import type { Chain, Token } from '../contract/responses/support';
 
 /** A chain as GET support/chains returns it (docs/api.md). */
-export function chainJson(c: ChainView, depositDetection: string) {
+export function chainJson(c: ChainView, depositDetection: Chain['depositDetection']): Chain {
   return {
     chainId: c.id,
     chainCode: c.code,
@@ -34,9 +35,9 @@ function enabledChains(catalogue: Catalogue, app: AppCredentials): ChainView[] {
  * depositDetection per chain: ENABLED (an RPC endpoint is configured and the adapter scans),
  * NO_RPC (no WCS_RPC_<ENV>_<CODE>: deposits to this chain are not detected), NOT_SUPPORTED.
  */
-export function supportRoutes(catalogue: Catalogue, depositDetection: (chain: ChainView) => string): ApiRoute[] {
-  const status = new Map<string, string>();
-  const detection = (c: ChainView): string => {
+export function supportRoutes(catalogue: Catalogue, depositDetection: (chain: ChainView) => Chain['depositDetection']): ApiRoute[] {
+  const status = new Map<string, Chain['depositDetection']>();
+  const detection = (c: ChainView): Chain['depositDetection'] => {
     const key = `${c.environment}:${c.code}`;
     let s = status.get(key);
     if (s === undefined) status.set(key, (s = depositDetection(c)));
@@ -65,7 +66,7 @@ export function supportRoutes(catalogue: Catalogue, depositDetection: (chain: Ch
           if (chains.length === 0) throw new WcsError('CHAIN_NOT_ENABLED', { message: `Chain ${chainCode} is not enabled for this application` });
         }
         return chains.flatMap((c) =>
-          c.tokens.map((t) => ({
+          c.tokens.map((t): Token => ({
             chainTokenId: t.id,
             chainId: c.id,
             chainCode: c.code,

@@ -1,5 +1,6 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { formatLocalDateTime, formatUnits } from '@wcs/core';
+import type { ReconciliationBalance } from '../contract/responses/reconciliation';
 
 /**
  * The read side of reconciliation (docs/reconciliation.md): what the latest comparisons say, per
@@ -83,7 +84,7 @@ export async function tokenTotals(sequelize: Sequelize, f: TotalsFilter): Promis
 }
 
 /** A merchant's totals as the API returns them: decimal strings in the token's units, heights as numbers. */
-export function totalsView(t: TokenTotals): Record<string, unknown> {
+export function totalsView(t: TokenTotals): ReconciliationBalance {
   const amount = (v: bigint) => formatUnits(v, t.decimals);
   return {
     chainId: t.chainId,

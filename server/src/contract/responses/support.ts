@@ -7,7 +7,7 @@ export const Chain = z.object({
   chainId: z.int(),
   chainCode: z.string(),
   chainName: z.string(),
-  family: z.enum(['bitcoin', 'evm', 'solana', 'xrp', 'stellar', 'eos']),
+  family: z.string().describe("The chain's adapter family: bitcoin, evm, solana, xrp, stellar, eos, or the family of an adapter package the operator installed (e.g. ton)."),
   network: z.string(),
   nativeSymbol: z.string(),
   decimals: z.int(),
