@@ -12,7 +12,8 @@
 //   packed core (about half a minute);
 // - @wcs/sdk's suite, then the end-to-end suite (test/, the longest by far; its files run in
 //   parallel worker processes, longest files first: test/.mocharc.js). The sdk suite comes first, alone in its lane:
-//   its pretest rebuilds sdk/dist/esm, which the end-to-end sdk-readme test builds and imports too.
+//   its pretest rebuilds sdk/dist, which the end-to-end sdk test imports (the sdk-readme test packs
+//   its own copy of sdk/ in a temporary folder and installs the tarball outside the repository).
 //
 // Every suite runs whatever happens to the others. Exit code 1 when any suite failed (or a lane
 // could not run), 0 otherwise; SIGINT and SIGTERM are passed on to the suites.

@@ -11,7 +11,7 @@ const LONGEST_FIRST = [
   'collect-cli', 'reconcile-evm', 'restore-drill', 'recover-transfers', 'operator-cli', 'reconcile-memo', 'reconcile-sol',
   'callbacks-processes', 'cli-errors', 'collection-delegated', 'collection-first-token', 'reconcile-btc', 'console-withdrawals-browser',
   'withdrawals-evm', 'deposits-memo', 'recharge-credited', 'callback-cli', 'restore-drill-btc', 'deposits-sol-eos', 'secrets-rotation',
-  'collection-delegated-faults', 'reconcile-sweep', 'collection-memo',
+  'collection-delegated-faults', 'reconcile-sweep', 'collection-memo', 'sdk-readme',
 ];
 
 function testFiles(dir) {
