@@ -246,7 +246,15 @@ async function main(): Promise<number> {
     out(`before: ${base.commit.slice(0, 12)} "${base.subject}" (worktree, server compiled in ${base.buildSeconds.toFixed(0)} s); after: this checkout's build`);
     out(`server/src files that differ between them: ${base.changedServerFiles.length} (${base.changedServerFiles.join(', ')})`);
 
-    if (base.changedServerFiles.some((f) => f.startsWith('server/src/db/'))) throw new Error('the baseline\'s server/src/db differs from this checkout\'s: the two builds cannot share one database');
+    // one database serves both: the baseline's migrations must be the first of this checkout's, unchanged (later
+    // ones only add what the baseline never reads; the database is migrated to this checkout's last)
+    const migrationsOf = (dist: string) => (require(path.join(dist, 'db', 'migrations.js')) as { MIGRATIONS: ReadonlyArray<{ version: number; sql?: unknown }> }).MIGRATIONS;
+    const ours = migrationsOf(path.join(SERVER_DIR, 'dist'));
+    const theirs = migrationsOf(path.join(base.dir, 'server', 'dist'));
+    if (theirs.length > ours.length || theirs.some((m, i) => JSON.stringify(m) !== JSON.stringify(ours[i]))) {
+      throw new Error('the baseline\'s migrations are not the first of this checkout\'s: the two builds cannot share one database');
+    }
+    if (theirs.length < ours.length) out(`database: this checkout's migrations ${ours.slice(theirs.length).map((m) => m.version).join(', ')} are beyond the baseline's (added after it; the baseline's requests do not read them)`);
 
     cleanup.push('stop test cluster', () => stopCluster());
     const db = await createTestDatabase();
