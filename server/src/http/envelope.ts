@@ -1,10 +1,7 @@
 import type { Response } from 'express';
+import type { Envelope } from '../contract/responses/common';
 
-export interface Envelope<T = unknown> {
-  code: number;
-  data: T;
-  msg: string;
-}
+export type { Envelope };
 
 /** Where the envelope's code is left for observers of the response (the request metrics). */
 export const ENVELOPE_CODE = 'envelopeCode';
