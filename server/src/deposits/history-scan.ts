@@ -75,8 +75,12 @@ export class HistoryChainScan {
       }
       return tip;
     };
-    await this.watch.refresh();
+    // the monitor first: what it sees, the watch list read after it sees too (a shared deposit
+    // account and its first address are written in one transaction). The other way round, an
+    // address made between the two reads is a wallet of the monitor and no deposit address yet,
+    // read from the head: its earlier deposits would never be seen
     if (this.events) await this.monitor.refresh();
+    await this.watch.refresh();
     const cursor = await this.lease.read();
     if (cursor.halted) throw new Error(`scanning of ${this.chain.code} is halted: ${cursor.halted}`);
     const reads = historyReads({
@@ -188,6 +192,7 @@ export class HistoryChainScan {
       // deposits below the minimum into a deposit address (not a hot wallet or a monitored one): kept for reconciliation
       const ignored: Array<{ token: number; x: ObservedTransfer }> = [];
       const depositAddress = this.watch.addresses().has(address);
+      let refreshed = false;
       for (const x of transfers) {
         if (x.toAddress !== address) continue;
         const token = this.tokens.find(x.contract);
@@ -201,7 +206,13 @@ export class HistoryChainScan {
           continue;
         }
         const memoChain = this.chain.addressing === 'memo';
-        const owner = memoChain ? this.watch.ownerOfMemo(address, x.memo) : this.watch.ownerOf(address);
+        let owner = memoChain ? this.watch.ownerOfMemo(address, x.memo) : this.watch.ownerOf(address);
+        if (!owner && memoChain && x.memo !== null && !refreshed) {
+          // a memo made after this step's read of the watch list (its user may already have paid): read again
+          refreshed = true;
+          await this.watch.refresh();
+          owner = this.watch.ownerOfMemo(address, x.memo);
+        }
         if (!owner) {
           if (memoChain && x.succeeded) recorded += await this.unattributed(t, token.id, x);
           continue;

@@ -40,8 +40,17 @@ export class WatchList {
     private readonly memoChain: boolean,
   ) {}
 
-  /** Loads the address rows committed since the last call. */
-  async refresh(): Promise<void> {
+  /** The refresh in progress: refreshes run one after another (a scan's concurrent address reads may each ask for one). */
+  private running: Promise<void> = Promise.resolve();
+
+  /** Loads the address rows committed since the last call (each call reads after the one before it ended). */
+  refresh(): Promise<void> {
+    const next = this.running.then(() => this.load());
+    this.running = next.catch(() => undefined);
+    return next;
+  }
+
+  private async load(): Promise<void> {
     let after = this.floor;
     let added = false;
     let readAt: Date | null = null;
