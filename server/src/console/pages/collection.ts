@@ -7,7 +7,7 @@ import { CollectCommandError, appOf, chainOf, listPolicies, setPolicy, tokenOf }
 import { collectionStatus, listItems, retryItem, retryRefusal } from '../../collection/operator-items';
 import { POLICY_FIELDS, formFromPolicy, formProblems, formWords, policyInputFromForm, type PolicyFieldName } from '../../collection/policy-form-view';
 import { POLICY_DEFAULTS, PolicyInputError, policyView } from '../../collection/policy-input';
-import { collectEvent } from '../../collection/collect-events';
+import { collectRecord } from '../../collection/collect-events';
 import { html, type Html } from '../html';
 import { field, idOf, q, type ConsoleKit, type Signed } from '../kit';
 
@@ -192,7 +192,7 @@ export function registerCollectionPages(app: express.Express, kit: ConsoleKit): 
         <button type="submit">Filter</button></form>
       <table><thead><tr><th>#</th><th>Created</th><th>App</th><th>Token</th><th>Stage, status</th><th>Amount</th><th>From → to</th><th>Tx</th><th>Failure / waiting</th></tr></thead><tbody>
       ${rows.length === 0 ? html`<tr><td colspan="9">No items.</td></tr>` : rows.map((r) => {
-        const e = collectEvent(r) as { amount: string; createdTime: string };
+        const e = collectRecord(r);
         return html`<tr><td><a href="/collection/items/${r.id}">${r.id}</a></td><td>${e.createdTime}</td><td>${r.application_id}</td><td>${r.symbol} <span class="muted">#${r.chain_token_id}</span></td>
           <td>${r.stage}<br>${r.status === 'FAILED' ? html`<b class="error">FAILED</b>` : r.status}${r.retry_times > 0 ? html`<br><span class="muted">retries ${r.retry_times}</span>` : ''}</td><td>${e.amount}</td><td>${r.from_address}<br>→ ${r.to_address || '(not chosen yet)'}</td>
           <td>${r.tx_hash ? html`<span title="${r.tx_hash}">${shortHash(r.tx_hash)}</span>` : ''}</td><td>${r.status === 'FAILED' ? `${r.failure_code ?? ''}: ${r.failure_message ?? ''}` : r.waiting_reason ?? ''}</td></tr>`;
