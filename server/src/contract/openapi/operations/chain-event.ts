@@ -52,6 +52,34 @@ const EXAMPLE_OUTFLOW = {
   "createTime": "2025-01-15T10:12:30"
 };
 
+/** The example subscription (create, get), with every address. */
+const EXAMPLE_SUBSCRIPTION = {
+  "id": 1,
+  "appSubscriptionNo": "treasury-1",
+  "applicationId": 1,
+  "chainId": 102,
+  "chainCode": "ETH",
+  "direction": "BOTH",
+  "chainTokenIds": [
+    10200,
+    10202
+  ],
+  "minAmount": "0.5",
+  "status": "ACTIVE",
+  "addressCount": 2,
+  "createTime": "2025-01-15T08:30:00",
+  "updateTime": "2025-01-15T08:30:00",
+  "addresses": [
+    "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
+    "0x9858EfFD232B4033E47d90003D41EC34EcaEda94"
+  ]
+};
+
+/** A subscription with every monitored address (get, update). */
+const subscriptionWithAddresses = z.intersection(ChainSubscription, z.object({
+  addresses: z.array(z.string()),
+}));
+
 /** The operations of chain event subscriptions, chain events and outflows. */
 export const CHAIN_EVENT_OPERATIONS: readonly OperationDoc[] = [
   {
@@ -106,28 +134,7 @@ export const CHAIN_EVENT_OPERATIONS: readonly OperationDoc[] = [
         "summary": "The new subscription",
         "value": {
           "code": 0,
-          "data": {
-            "id": 1,
-            "appSubscriptionNo": "treasury-1",
-            "applicationId": 1,
-            "chainId": 102,
-            "chainCode": "ETH",
-            "direction": "BOTH",
-            "chainTokenIds": [
-              10200,
-              10202
-            ],
-            "minAmount": "0.5",
-            "status": "ACTIVE",
-            "addressCount": 2,
-            "createTime": "2025-01-15T08:30:00",
-            "updateTime": "2025-01-15T08:30:00",
-            "addresses": [
-              "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
-              "0x9858EfFD232B4033E47d90003D41EC34EcaEda94"
-            ],
-            "created": true
-          },
+          "data": { ...EXAMPLE_SUBSCRIPTION, created: true },
           "msg": ""
         }
       },
@@ -164,9 +171,7 @@ export const CHAIN_EVENT_OPERATIONS: readonly OperationDoc[] = [
     summary: 'One live subscription of the calling application, with every monitored address',
     signed: true,
     query: idQuery,
-    data: z.intersection(ChainSubscription, z.object({
-      addresses: z.array(z.string()),
-    })),
+    data: subscriptionWithAddresses,
     business: true,
     description200: 'Envelope with data = the subscription; 1008001001 CHAIN_SUBSCRIPTION_NOT_FOUND when it is not a live (ACTIVE or PAUSED) subscription of the caller. HTTP 200 also carries business errors (code of the BUSINESS class, data null; docs/errors.md).',
     examples: {
@@ -174,27 +179,7 @@ export const CHAIN_EVENT_OPERATIONS: readonly OperationDoc[] = [
         "summary": "An active subscription",
         "value": {
           "code": 0,
-          "data": {
-            "id": 1,
-            "appSubscriptionNo": "treasury-1",
-            "applicationId": 1,
-            "chainId": 102,
-            "chainCode": "ETH",
-            "direction": "BOTH",
-            "chainTokenIds": [
-              10200,
-              10202
-            ],
-            "minAmount": "0.5",
-            "status": "ACTIVE",
-            "addressCount": 2,
-            "createTime": "2025-01-15T08:30:00",
-            "updateTime": "2025-01-15T08:30:00",
-            "addresses": [
-              "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
-              "0x9858EfFD232B4033E47d90003D41EC34EcaEda94"
-            ]
-          },
+          "data": EXAMPLE_SUBSCRIPTION,
           "msg": ""
         }
       },
@@ -286,9 +271,7 @@ export const CHAIN_EVENT_OPERATIONS: readonly OperationDoc[] = [
         }
       }
     },
-    data: z.intersection(ChainSubscription, z.object({
-      addresses: z.array(z.string()),
-    })),
+    data: subscriptionWithAddresses,
     business: true,
     description200: 'Envelope with data = the subscription after the change, with every address. HTTP 200 also carries business errors (code of the BUSINESS class, data null; docs/errors.md).',
     examples: {
