@@ -1,12 +1,12 @@
 import { expect } from 'chai';
-import { Client } from 'pg';
-import { Sequelize } from 'sequelize';
+import type { Client } from 'pg';
+import type { Sequelize } from 'sequelize';
 import type { ChainDefinition, HistoryScanner, ObservedTransfer } from '@wcs/core';
-import { migrate } from '../db/migrations';
-import { createTestDatabase, testLogger, type TestDatabase } from '../testing';
+import { testLogger } from '../testing';
 import { ChainMonitor } from '../chain-events/monitor';
 import { HistoryChainScan } from './history-scan';
 import { ScanLease } from './scan-lease';
+import { scanTestDb, type ScanTestDb } from './scan-test-db';
 import { ChainTokens } from './tokens';
 import { WatchList } from './watch-list';
 
@@ -20,7 +20,7 @@ import { WatchList } from './watch-list';
  * Stellar and EOS answers).
  */
 describe('history scan: a shared deposit account created during a step is read from its first transaction (real Postgres)', () => {
-  let db: TestDatabase;
+  let t: ScanTestDb;
   let sequelize: Sequelize;
   let pg: Client;
   let appId: number;
@@ -29,23 +29,12 @@ describe('history scan: a shared deposit account created during a step is read f
   const chain = { id: CHAIN, code: 'MTST', family: 'stellar', environment: 'test', addressing: 'memo', confirmations: 1 } as unknown as ChainDefinition;
 
   before(async () => {
-    db = await createTestDatabase();
-    sequelize = new Sequelize(db.url, { dialect: 'postgres', logging: false });
-    await migrate(sequelize);
-    pg = new Client({ connectionString: db.url });
-    await pg.connect();
-    appId = (await pg.query(`INSERT INTO applications (name, environment, api_key) VALUES ('h', 'test', 'pk_test_history') RETURNING id`)).rows[0].id;
-    await pg.query(
-      `INSERT INTO chains (id, code, name, family, environment, network, curve, addressing, native_symbol, decimals, confirmations)
-       VALUES ($1, 'MTST', 'memo test', 'stellar', 'test', 'local', 'ed25519', 'memo', 'XLM', 7, 1)`,
-      [CHAIN],
-    );
+    t = await scanTestDb({ id: CHAIN, code: 'MTST', family: 'stellar', curve: 'ed25519', addressing: 'memo', nativeSymbol: 'XLM', decimals: 7 });
+    ({ sequelize, pg, appId } = t);
     await pg.query(`INSERT INTO chain_tokens (id, chain_id, symbol, name, contract, decimals) VALUES ($1, $2, 'XLM', 'Lumens', NULL, 7)`, [CHAIN * 100, CHAIN]);
   });
   after(async () => {
-    await pg?.end();
-    await sequelize?.close();
-    await db?.drop();
+    await t?.close();
   });
 
   /** The shared account and the user's memo address, in one transaction, as address/create writes them. */

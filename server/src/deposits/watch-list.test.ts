@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import { Client } from 'pg';
-import { Sequelize } from 'sequelize';
-import { migrate } from '../db/migrations';
-import { createTestDatabase, type TestDatabase } from '../testing';
+import type { Sequelize } from 'sequelize';
+import { scanTestDb, type ScanTestDb } from './scan-test-db';
 import { WatchList } from './watch-list';
 
 /**
@@ -12,7 +11,7 @@ import { WatchList } from './watch-list';
  * at once through the API were never watched, and their deposits never credited.
  */
 describe('watch list: addresses committed out of id order are still loaded (real Postgres)', () => {
-  let db: TestDatabase;
+  let t: ScanTestDb;
   let sequelize: Sequelize;
   let pg: Client;
   let appId: number;
@@ -20,22 +19,11 @@ describe('watch list: addresses committed out of id order are still loaded (real
   let n = 0;
 
   before(async () => {
-    db = await createTestDatabase();
-    sequelize = new Sequelize(db.url, { dialect: 'postgres', logging: false });
-    await migrate(sequelize);
-    pg = new Client({ connectionString: db.url });
-    await pg.connect();
-    appId = (await pg.query(`INSERT INTO applications (name, environment, api_key) VALUES ('w', 'test', 'pk_test_watch') RETURNING id`)).rows[0].id;
-    await pg.query(
-      `INSERT INTO chains (id, code, name, family, environment, network, curve, addressing, native_symbol, decimals, confirmations)
-       VALUES ($1, 'WTST', 'watch test', 'evm', 'test', 'local', 'secp256k1', 'hd', 'ETH', 18, 1)`,
-      [CHAIN],
-    );
+    t = await scanTestDb({ id: CHAIN, code: 'WTST', family: 'evm', curve: 'secp256k1', addressing: 'hd', nativeSymbol: 'ETH', decimals: 18 });
+    ({ sequelize, pg, appId } = t);
   });
   after(async () => {
-    await pg?.end();
-    await sequelize?.close();
-    await db?.drop();
+    await t?.close();
   });
 
   /** Inserts one address row through `client` (inside whatever transaction it has open); its address. */
@@ -57,7 +45,7 @@ describe('watch list: addresses committed out of id order are still loaded (real
     expect(watch.ownerOf(first.address)?.addressId).to.equal(first.id);
 
     // a slow request takes its id, then a fast one takes the next and commits first
-    const slow = new Client({ connectionString: db.url });
+    const slow = new Client({ connectionString: t.db.url });
     await slow.connect();
     try {
       await slow.query('BEGIN');
@@ -82,7 +70,7 @@ describe('watch list: addresses committed out of id order are still loaded (real
     const watch = new WatchList(sequelize, CHAIN, false);
     await watch.refresh();
     const before = watch.size;
-    const slow = new Client({ connectionString: db.url });
+    const slow = new Client({ connectionString: t.db.url });
     await slow.connect();
     try {
       await slow.query('BEGIN');
@@ -105,7 +93,7 @@ describe('watch list: addresses committed out of id order are still loaded (real
   it('100 addresses created by 10 concurrent connections, readings taken all along: every one is watched', async () => {
     const watch = new WatchList(sequelize, CHAIN, false);
     const clients = await Promise.all(Array.from({ length: 10 }, async () => {
-      const c = new Client({ connectionString: db.url });
+      const c = new Client({ connectionString: t.db.url });
       await c.connect();
       return c;
     }));
