@@ -1,6 +1,18 @@
 import { ChainEventEvent, CollectEvent, DelegationEvent, RechargeCreditedEvent, RechargeEvent, TestEvent, TransferEvent, WithdrawEvent } from '../events';
 import type { WebhookDoc } from './document';
 
+/** The deposit both recharge examples report (CONFIRMED, then credited). */
+const EXAMPLE_DEPOSIT = {
+  "id": 1,
+  "applicationId": 1,
+  "chainId": 102,
+  "chainTokenId": 10200,
+  "address": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
+  "amount": "0.25",
+  "txHash": "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
+  "blockHeight": 7412345,
+};
+
 /** Every callback the service sends (the document's `webhooks`): its event schema, text and examples. */
 export const WEBHOOKS: readonly WebhookDoc[] = [
   {
@@ -14,14 +26,7 @@ export const WEBHOOKS: readonly WebhookDoc[] = [
         "summary": "A deposit confirmed on chain",
         "value": {
           "event": "recharge",
-          "id": 1,
-          "applicationId": 1,
-          "chainId": 102,
-          "chainTokenId": 10200,
-          "address": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-          "amount": "0.25",
-          "txHash": "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
-          "blockHeight": 7412345,
+          ...EXAMPLE_DEPOSIT,
           "txStatus": "CONFIRMED",
           "confirmations": 3,
           "minConfirmations": 3
@@ -40,14 +45,7 @@ export const WEBHOOKS: readonly WebhookDoc[] = [
         "summary": "A deposit credited to user-42",
         "value": {
           "event": "recharge_credited",
-          "id": 1,
-          "applicationId": 1,
-          "chainId": 102,
-          "chainTokenId": 10200,
-          "address": "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-          "amount": "0.25",
-          "txHash": "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
-          "blockHeight": 7412345,
+          ...EXAMPLE_DEPOSIT,
           "txStatus": "SETTLED",
           "confirmations": -1,
           "minConfirmations": -1,
